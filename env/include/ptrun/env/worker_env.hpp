@@ -1,0 +1,38 @@
+#pragma once
+/// The environment a launcher gives each worker: exactly torchrun's contract.
+
+#include <cstdint>
+#include <string>
+
+#include "ptrun/env/env_map.hpp"
+
+namespace ptrun::env {
+
+/// Who one worker is and where its store lives; every field maps to one variable of names.hpp.
+struct WorkerIdentity {
+    int local_rank = 0;
+    int rank = 0;
+    int group_rank = 0;
+    int role_rank = 0;
+    std::string role_name = "default";
+    int local_world_size = 1;
+    int world_size = 1;
+    int group_world_size = 1;
+    int role_world_size = 1;
+    std::string master_addr = "127.0.0.1";
+    std::uint16_t master_port = 0;
+    int restart_count = 0;
+    int max_restarts = 0;
+    std::string run_id = "none";
+    bool use_agent_store = false;
+    std::string error_file;  ///< empty: TORCHELASTIC_ERROR_FILE is not set
+};
+
+/// `inherited` plus the contract variables for `id`. NCCL async error handling defaults to "1"
+/// and OMP_NUM_THREADS to "1" (only when unset and more than one local worker runs).
+EnvMap worker_env(const WorkerIdentity& id, const EnvMap& inherited);
+
+/// True when worker_env would set OMP_NUM_THREADS for a group of `local_world_size` workers.
+bool sets_omp_num_threads(const EnvMap& inherited, int local_world_size);
+
+}  // namespace ptrun::env

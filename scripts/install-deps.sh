@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every Debian package ptrun builds, tests and benchmarks with. Idempotent: a no-op
+# (under a second) when everything is present. Needs root (or sudo) on Debian bookworm.
+set -euo pipefail
+
+build_pkgs=(cmake g++ make pkg-config libcli11-dev libboost-dev libboost-filesystem-dev
+            libspdlog-dev libfmt-dev catch2)
+test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-base hyperfine)
+extra_pkgs=("$@")
+
+missing=()
+for p in "${build_pkgs[@]}" "${test_pkgs[@]}" "${extra_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q >/dev/null
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
