@@ -1,0 +1,45 @@
+#pragma once
+/// The local agent: starts the worker group, watches it on one event loop (child exits, signals,
+/// the grace timer; nothing polls), restarts it while restarts remain, and reports failures.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/worker_command.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace ptrun::launcher {
+
+/// Where the workers find their store (MASTER_ADDR / MASTER_PORT).
+struct StoreEndpoint {
+    std::string host;
+    std::uint16_t port = 0;
+    bool agent_hosted = false;  ///< TORCHELASTIC_USE_AGENT_STORE
+};
+
+class Agent {
+public:
+    /// `parent_env` is ptrun's own environment, inherited by every worker.
+    Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env, StoreEndpoint store,
+          std::shared_ptr<spdlog::logger> logger);
+    ~Agent();
+    Agent(const Agent&) = delete;
+    Agent& operator=(const Agent&) = delete;
+
+    /// Runs the job to its end and returns ptrun's exit code: 0 when every worker succeeded, the
+    /// first failing worker's code (128+signal for a signal death), or 128+signal when ptrun was
+    /// stopped by a signal. Blocks. Must be called from the main thread.
+    int run();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ptrun::launcher

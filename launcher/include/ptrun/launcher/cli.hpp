@@ -1,0 +1,26 @@
+#pragma once
+/// torchrun-compatible command line parsing (CLI11): both spellings, PET_* fallbacks.
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/launch_options.hpp"
+
+namespace ptrun::launcher {
+
+/// `--help` or `--version` was asked for: print `text` to stdout and exit 0.
+struct InfoRequest {
+    std::string text;
+};
+
+/// Parses `args` (argv without argv[0]); options not on the command line fall back to
+/// `PET_<NAME>` in `env`, then to torchrun's defaults. Throws UsageError on bad input.
+std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<std::string>& args,
+                                                           const env::EnvMap& env);
+
+/// The PET_ variable for a canonical option name: "nproc-per-node" -> "PET_NPROC_PER_NODE".
+std::string pet_name(std::string_view option);
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,76 @@
+#pragma once
+/// The worker group's lifecycle as data plus one pure transition function. The supervisor only
+/// reports events; `decide` says what to do next. Every row is covered by a table-driven test.
+
+#include <optional>
+#include <variant>
+
+#include "ptrun/launcher/exit_status.hpp"
+
+namespace ptrun::launcher {
+
+/// The worker whose failure stops an attempt.
+struct Failure {
+    int local_rank = 0;
+    WorkerExit exit;
+    bool operator==(const Failure&) const = default;
+};
+
+/// What the agent knows about the current attempt of the local worker group.
+struct GroupState {
+    int alive = 0;                  ///< workers started and not yet reaped
+    bool stopping = false;          ///< the group was told to stop and is being waited for
+    std::optional<Failure> failure; ///< the first failure of this attempt
+    int stop_signal = 0;            ///< non-zero: ptrun itself was asked to stop by this signal
+    int interrupts = 0;             ///< SIGINTs received (the second escalates to SIGKILL)
+    int restart_count = 0;          ///< TORCHELASTIC_RESTART_COUNT of this attempt
+    bool operator==(const GroupState&) const = default;
+};
+
+/// How many restarts the job may use.
+struct RestartPolicy {
+    int max_restarts = 0;
+};
+
+/// A worker of the group was reaped.
+struct WorkerExited {
+    int local_rank = 0;
+    WorkerExit exit;
+};
+/// ptrun received a signal; `terminate` says whether it ends the job (INT/TERM/HUP/QUIT) or is
+/// only passed on (USR1/USR2).
+struct SignalReceived {
+    int signo = 0;
+    bool terminate = true;
+};
+/// The grace period between SIGTERM and SIGKILL ran out.
+struct GraceExpired {};
+
+using Event = std::variant<WorkerExited, SignalReceived, GraceExpired>;
+
+/// What the supervisor does after an event.
+enum class ActionKind {
+    None,            ///< keep waiting
+    Forward,         ///< send `signo` to every worker group, nothing else
+    TerminateGroup,  ///< send `signo` to every worker group and arm the grace timer
+    KillGroup,       ///< SIGKILL every worker group now
+    RestartGroup,    ///< start the next attempt (state.restart_count is already advanced)
+    Finish,          ///< exit ptrun with `exit_code`
+};
+
+struct Action {
+    ActionKind kind = ActionKind::None;
+    int signo = 0;
+    int exit_code = 0;
+    bool operator==(const Action&) const = default;
+};
+
+struct Decision {
+    GroupState next;
+    Action action;
+};
+
+/// Pure: the state after `ev` and what the supervisor must do.
+Decision decide(const GroupState& state, const RestartPolicy& policy, const Event& ev);
+
+}  // namespace ptrun::launcher

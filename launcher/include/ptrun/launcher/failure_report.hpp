@@ -1,0 +1,35 @@
+#pragma once
+/// The summary printed when workers fail: enough for a person to act on.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "ptrun/launcher/exit_status.hpp"
+
+namespace ptrun::launcher {
+
+/// One worker's end, as the report shows it.
+struct WorkerEnd {
+    std::string host;
+    int local_rank = 0;
+    int rank = 0;
+    pid_t pid = 0;
+    WorkerExit exit;
+    std::chrono::system_clock::time_point time;
+    std::string error_file;  ///< path given to the worker; read if it exists
+    std::string stderr_log;  ///< path of its stderr log, "" when stderr went to the terminal
+    bool stopped_by_ptrun = false;  ///< ended by ptrun's SIGTERM/SIGKILL after another failure
+};
+
+/// The multi-line report: the root cause in full (error file message and traceback, last
+/// `tail_lines` of stderr), then one line per other worker that did not succeed.
+std::string format_failure_report(const WorkerEnd& root, const std::vector<WorkerEnd>& others,
+                                  int restart_count, int max_restarts, std::size_t tail_lines = 10);
+
+/// The last `lines` lines of the file at `path` (at most 64 KiB are read); "" if unreadable.
+std::string tail_of_file(const std::string& path, std::size_t lines);
+
+}  // namespace ptrun::launcher

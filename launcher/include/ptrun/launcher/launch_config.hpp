@@ -1,0 +1,59 @@
+#pragma once
+/// The validated, typed launch: what every later stage of ptrun works from.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/launch_options.hpp"
+#include "ptrun/launcher/node_range.hpp"
+#include "ptrun/launcher/rdzv_conf.hpp"
+#include "ptrun/launcher/std_streams.hpp"
+
+namespace ptrun::launcher {
+
+/// Facts about this machine that `resolve` needs; `main` gathers them, tests make them up.
+struct HostFacts {
+    std::string hostname = "localhost";
+    int cpu_count = 1;
+    int gpu_count = 0;
+    std::string random_id = "00000000";  ///< fresh per launch; the run id of --standalone
+};
+
+struct LaunchConfig {
+    NodeRange nnodes;
+    int nproc_per_node = 1;
+    bool standalone = false;
+    std::string rdzv_backend = "static";
+    std::string rdzv_endpoint;
+    std::string run_id = "none";
+    RdzvConf rdzv_conf;
+    int node_rank = 0;
+    std::string master_addr = "127.0.0.1";
+    std::optional<std::uint16_t> master_port;  ///< nullopt: ptrun picks a free port
+    std::string local_addr;
+    int max_restarts = 0;
+    std::string role = "default";
+    std::string log_dir;  ///< empty: a temporary directory
+    StdSpec redirects;
+    StdSpec tee;
+    std::optional<std::set<int>> local_ranks_filter;
+    std::chrono::milliseconds shutdown_timeout{30'000};
+    std::vector<int> signals_to_handle;
+    bool explain = false;
+    bool module = false;
+    bool no_python = false;
+    std::string hostname;
+    std::string program;
+    std::vector<std::string> program_args;
+};
+
+/// Validates `opts` into a LaunchConfig; throws UsageError naming the value and what was expected,
+/// or NotSupportedError for multi-node options this build does not run yet.
+LaunchConfig resolve(const LaunchOptions& opts, const HostFacts& host);
+
+}  // namespace ptrun::launcher

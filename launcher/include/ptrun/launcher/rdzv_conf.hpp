@@ -1,0 +1,16 @@
+#pragma once
+/// `--rdzv-conf key=value,key=value`.
+
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace ptrun::launcher {
+
+/// Parsed rendezvous settings; keys are kept as given.
+using RdzvConf = std::map<std::string, std::string, std::less<>>;
+
+/// Parses "k=v,k2=v2" (empty text: no settings); throws UsageError naming the bad item.
+RdzvConf parse_rdzv_conf(std::string_view text);
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,36 @@
+#pragma once
+/// Starting one worker: fork + exec of an argv (never a shell), in its own process group, with a
+/// parent-death signal so that even `kill -9` of ptrun ends it.
+
+#include <sys/types.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ptrun/env/env_map.hpp"
+
+namespace ptrun::launcher {
+
+/// exec() of a worker failed (the message carries the path and strerror).
+struct SpawnError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// What to start. Output fds of -1 inherit ptrun's own stdout / stderr.
+struct SpawnRequest {
+    std::string exec_path;
+    std::vector<std::string> argv;
+    env::EnvMap env;
+    int stdout_fd = -1;
+    int stderr_fd = -1;
+};
+
+/// Starts the worker and returns its pid (also its process group id) once exec has succeeded.
+/// Blocks only until the child has exec'd. Throws SpawnError when exec fails.
+pid_t spawn_worker(const SpawnRequest& request);
+
+/// Sends `signo` to the whole process group `pgid`; a group that is already gone is not an error.
+void signal_group(pid_t pgid, int signo);
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,6 @@
+#pragma once
+/// ptrun's version, from the CMake project.
+
+namespace ptrun::launcher {
+inline constexpr const char* kVersion = PTRUN_VERSION;
+}

@@ -1,0 +1,27 @@
+#pragma once
+/// Turns the program of a launch into the exact argv each worker execs (no shell).
+
+#include <string>
+#include <vector>
+
+#include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/launch_config.hpp"
+
+namespace ptrun::launcher {
+
+/// An executable resolved to a path, with its full argv (argv[0] as the user would expect).
+struct WorkerCommand {
+    std::string exec_path;
+    std::vector<std::string> argv;
+};
+
+/// `PROGRAM.py` -> python3 -u PROGRAM.py; `-m mod` -> python3 -u -m mod; anything else, or with
+/// --no-python, is exec'd directly. The interpreter is $PYTHON_EXEC, else python3 on PATH.
+/// Throws UsageError when the program or interpreter is missing or not executable.
+WorkerCommand make_worker_command(const LaunchConfig& config, const env::EnvMap& env);
+
+/// Finds `name` on `path_var` (or takes it as a path if it has a '/'); returns "" if not found.
+/// Sets `not_executable` when a match exists but lacks execute permission.
+std::string find_executable(const std::string& name, const std::string& path_var, bool& not_executable);
+
+}  // namespace ptrun::launcher

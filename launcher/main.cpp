@@ -1,0 +1,74 @@
+// ptrun: the only place that reads the process environment, installs process-wide signal
+// dispositions, configures logging, and turns exceptions into exit codes (see man ptrun).
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "ptrun/env/worker_env.hpp"
+#include "ptrun/launcher/agent.hpp"
+#include "ptrun/launcher/cli.hpp"
+#include "ptrun/launcher/explain.hpp"
+#include "ptrun/launcher/free_port.hpp"
+#include "ptrun/launcher/host_facts.hpp"
+#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/worker_command.hpp"
+
+extern char** environ;
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitInternal = 1;
+
+std::shared_ptr<spdlog::logger> make_logger(const std::string& host) {
+    auto logger = std::make_shared<spdlog::logger>("ptrun", std::make_shared<spdlog::sinks::stderr_color_sink_st>());
+    logger->set_pattern("[ptrun " + host + ":" + std::to_string(::getpid()) + "] %^%l%$: %v");
+    logger->set_level(spdlog::level::info);
+    return logger;
+}
+
+int launch(const std::vector<std::string>& args) {
+    using namespace ptrun::launcher;
+    auto env = ptrun::env::from_environ(environ);
+    auto parsed = parse_command_line(args, env);
+    if (auto* info = std::get_if<InfoRequest>(&parsed)) {
+        std::cout << info->text;
+        return 0;
+    }
+    const auto& options = std::get<LaunchOptions>(parsed);
+    auto config = resolve(options, read_host_facts(env));
+    if (config.explain) {
+        std::cout << explain(config, options);
+        return 0;
+    }
+    auto command = make_worker_command(config, env);
+    auto logger = make_logger(config.hostname);
+    StoreEndpoint store{config.master_addr, config.master_port ? *config.master_port : pick_free_port(config.master_addr),
+                        false};
+    if (ptrun::env::sets_omp_num_threads(env, config.nproc_per_node)) {
+        logger->info("setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
+                     "set it yourself to tune performance");
+    }
+    Agent agent(config, std::move(command), std::move(env), store, logger);
+    return agent.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        return launch(args);
+    } catch (const ptrun::launcher::UsageError& e) {
+        std::fprintf(stderr, "ptrun: error: %s\n", e.what());
+        return kExitUsage;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ptrun: internal error: %s\n", e.what());
+        return kExitInternal;
+    }
+}

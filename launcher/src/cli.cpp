@@ -1,0 +1,139 @@
+#include "ptrun/launcher/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <array>
+#include <cctype>
+
+#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/version.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+/// One torchrun option: canonical dashed name, short alias, default, whether it takes no value.
+struct OptionSpec {
+    const char* name;
+    const char* short_name;
+    const char* fallback;
+    bool is_flag;
+    const char* help;
+};
+
+constexpr std::array<OptionSpec, 25> kOptions{{
+    {"nnodes", "", "1:1", false, "Number of nodes, N or MIN:MAX"},
+    {"nproc-per-node", "", "1", false, "Workers per node: an integer, auto, cpu or gpu"},
+    {"standalone", "", "", true, "Single-node job with a local store on a free port"},
+    {"rdzv-backend", "", "static", false, "Rendezvous backend: static or c10d"},
+    {"rdzv-endpoint", "", "", false, "Rendezvous endpoint HOST[:PORT]"},
+    {"rdzv-id", "", "none", false, "Job id shared by every node of the job"},
+    {"rdzv-conf", "", "", false, "Rendezvous settings key=value,key=value"},
+    {"node-rank", "", "0", false, "Rank of this node (static rendezvous)"},
+    {"master-addr", "", "127.0.0.1", false, "Address of the node hosting the store"},
+    {"master-port", "", "", false, "Port of the store (default: a free port held by ptrun)"},
+    {"local-addr", "", "", false, "Address this node advertises"},
+    {"max-restarts", "", "0", false, "Restarts of the worker group before giving up"},
+    {"monitor-interval", "", "0.1", false, "Accepted for compatibility; supervision is event-driven"},
+    {"start-method", "", "spawn", false, "Accepted for compatibility: spawn, fork or forkserver"},
+    {"role", "", "default", false, "Worker role name (ROLE_NAME)"},
+    {"module", "-m", "", true, "Run the program as a Python module (python3 -u -m PROGRAM)"},
+    {"no-python", "", "", true, "Execute the program directly, not through python3"},
+    {"run-path", "", "", true, "Accepted for compatibility; the script runs as python3 -u SCRIPT"},
+    {"log-dir", "", "", false, "Directory for per-worker logs and error files"},
+    {"redirects", "-r", "0", false, "Streams sent to log files: 0-3 or LOCAL_RANK:0-3,..."},
+    {"tee", "-t", "0", false, "Streams sent to log files and the console: 0-3 or LOCAL_RANK:0-3,..."},
+    {"local-ranks-filter", "", "", false, "Show console output of these local ranks only: 0,1,..."},
+    {"shutdown-timeout", "", "30", false, "Seconds between SIGTERM and SIGKILL when stopping workers"},
+    {"signals-to-handle", "", "SIGINT,SIGTERM,SIGHUP,SIGUSR1,SIGUSR2", false,
+     "Signals forwarded to every worker group"},
+    {"explain", "", "", true, "Print the resolved topology and where each value came from; launch nothing"},
+}};
+
+std::string underscored(std::string name) {
+    for (auto& c : name) {
+        if (c == '-') c = '_';
+    }
+    return name;
+}
+
+std::string flag_names(const OptionSpec& spec) {
+    std::string names;
+    if (*spec.short_name) names += std::string(spec.short_name) + ",";
+    names += "--" + std::string(spec.name);
+    std::string alt = underscored(spec.name);
+    if (alt != spec.name) names += ",--" + alt;
+    return names;
+}
+
+std::string help_text(const OptionSpec& spec) {
+    std::string text = spec.help;
+    if (std::string(spec.name) != "explain") text += " [env " + pet_name(spec.name) + "]";
+    return text;
+}
+
+}  // namespace
+
+std::string pet_name(std::string_view option) {
+    std::string name = "PET_";
+    for (char c : option) {
+        name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    return name;
+}
+
+std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<std::string>& args,
+                                                           const env::EnvMap& env) {
+    CLI::App app{"ptrun [OPTIONS] PROGRAM [ARGS...]: a fast, torchrun-compatible launcher for distributed "
+                 "training", "ptrun"};
+    app.prefix_command();
+    app.footer(
+        "Everything after PROGRAM goes to the workers untouched. A .py PROGRAM runs as "
+        "python3 -u PROGRAM unless --no-python.\nSee man ptrun for the worker environment, "
+        "exit codes and logs.");
+    bool want_version = false;
+    app.add_flag("--version", want_version, "Print the version and exit");
+
+    std::map<std::string, std::string> given;
+    std::map<std::string, CLI::Option*> handles;
+    for (const auto& spec : kOptions) {
+        std::string names = flag_names(spec);
+        std::string help = help_text(spec);
+        auto* opt = spec.is_flag ? app.add_flag(names)->description(help)
+                                 : app.add_option(names, given[spec.name], help);
+        if (!spec.is_flag && *spec.fallback) opt->default_str(spec.fallback);
+        handles[spec.name] = opt;
+    }
+
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+        app.parse(reversed);
+    } catch (const CLI::CallForHelp&) {
+        return InfoRequest{app.help()};
+    } catch (const CLI::ParseError& e) {
+        throw UsageError(e.what());
+    }
+    if (want_version) return InfoRequest{"ptrun " + std::string(kVersion) + "\n"};
+
+    LaunchOptions out;
+    for (const auto& spec : kOptions) {
+        RawValue raw{spec.fallback, Source::Default};
+        if (handles[spec.name]->count() > 0) {
+            raw = {spec.is_flag ? "1" : given[spec.name], Source::Flag};
+        } else if (auto it = env.find(pet_name(spec.name)); it != env.end()) {
+            raw = {it->second, Source::PetEnv};
+        }
+        out.values.emplace(spec.name, std::move(raw));
+    }
+    auto rest = app.remaining();
+    if (rest.empty()) {
+        if (out.flag("explain")) return out;
+        throw UsageError("missing PROGRAM: expected ptrun [OPTIONS] PROGRAM [ARGS...] (see ptrun --help)");
+    }
+    if (rest.front().size() > 1 && rest.front()[0] == '-') {
+        throw UsageError("unknown option '" + rest.front() + "': expected a torchrun option before PROGRAM (see ptrun --help)");
+    }
+    out.program = rest.front();
+    out.program_args.assign(rest.begin() + 1, rest.end());
+    return out;
+}
+
+}  // namespace ptrun::launcher

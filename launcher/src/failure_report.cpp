@@ -1,0 +1,93 @@
+#include "ptrun/launcher/failure_report.hpp"
+
+#include <ctime>
+#include <fstream>
+
+#include "ptrun/launcher/error_file.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+std::string utc(std::chrono::system_clock::time_point t) {
+    std::time_t secs = std::chrono::system_clock::to_time_t(t);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return buf;
+}
+
+std::string indent(const std::string& text, const std::string& pad) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto nl = text.find('\n', start);
+        auto end = nl == std::string::npos ? text.size() : nl;
+        out += pad + text.substr(start, end - start) + "\n";
+        start = end + 1;
+    }
+    return out;
+}
+
+void field(std::string& out, const char* name, const std::string& value) {
+    out += "  ";
+    out += name;
+    out.append(12 - std::string(name).size(), ' ');
+    out += ": " + value + "\n";
+}
+
+}  // namespace
+
+std::string tail_of_file(const std::string& path, std::size_t lines) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) return "";
+    auto size = static_cast<std::streamoff>(in.tellg());
+    std::streamoff start = size > 65536 ? size - 65536 : 0;
+    in.seekg(start);
+    std::string data(static_cast<std::size_t>(size - start), '\0');
+    in.read(data.data(), static_cast<std::streamsize>(data.size()));
+    while (!data.empty() && data.back() == '\n') data.pop_back();
+    std::size_t pos = data.size();
+    for (std::size_t n = 0; n < lines && pos != std::string::npos && pos > 0; ++n) {
+        pos = data.rfind('\n', pos - 1);
+    }
+    return pos == std::string::npos || pos == 0 ? data : data.substr(pos + 1);
+}
+
+std::string format_failure_report(const WorkerEnd& root, const std::vector<WorkerEnd>& others,
+                                  int restart_count, int max_restarts, std::size_t tail_lines) {
+    const std::string rule(72, '=');
+    std::string out = rule + "\nptrun: worker group failed";
+    out += " (restarts used: " + std::to_string(restart_count) + " of " + std::to_string(max_restarts) + ")\n";
+    out += std::string(72, '-') + "\nRoot cause (first failure):\n";
+    field(out, "host", root.host);
+    field(out, "rank", std::to_string(root.rank) + " (local rank " + std::to_string(root.local_rank) + ")");
+    field(out, "pid", std::to_string(root.pid));
+    field(out, "exit", describe(root.exit));
+    field(out, "time", utc(root.time));
+    if (auto report = read_error_file(root.error_file)) {
+        field(out, "error file", root.error_file);
+        field(out, "message", report->message);
+        if (!report->traceback.empty()) out += "  traceback   :\n" + indent(report->traceback, "    ");
+    } else {
+        field(out, "error file", "<none written> (decorate the entry point with torch's @record to get one)");
+    }
+    if (!root.stderr_log.empty()) {
+        auto tail = tail_of_file(root.stderr_log, tail_lines);
+        out += "  stderr      : last lines of " + root.stderr_log + (tail.empty() ? " (empty)\n" : "\n");
+        out += indent(tail, "    | ");
+    } else {
+        out += "  stderr      : went to the terminal above (use --redirects 2 or --tee 2 to keep it)\n";
+    }
+    bool header = false;
+    for (const auto& w : others) {
+        if (w.exit.succeeded()) continue;
+        if (!header) out += "Other workers:\n";
+        header = true;
+        out += "  rank " + std::to_string(w.rank) + " (local rank " + std::to_string(w.local_rank) + ", pid " +
+               std::to_string(w.pid) + "): " + describe(w.exit) + (w.stopped_by_ptrun ? ", stopped by ptrun" : "") + "\n";
+    }
+    return out + rule + "\n";
+}
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,42 @@
+#include "ptrun/launcher/host_facts.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+namespace ptrun::launcher {
+
+int count_visible_devices(std::string_view value) {
+    if (value.empty() || value.front() == '-') return 0;
+    int n = 1;
+    for (char c : value) n += c == ',' ? 1 : 0;
+    return n;
+}
+
+HostFacts read_host_facts(const env::EnvMap& env) {
+    HostFacts h;
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) == 0) h.hostname = name;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    h.cpu_count = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                                 : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+    if (auto visible = env::lookup(env, "CUDA_VISIBLE_DEVICES")) {
+        h.gpu_count = count_visible_devices(*visible);
+    } else {
+        std::error_code ec;
+        for (auto it = std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec);
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+            h.gpu_count += 1;
+        }
+    }
+    std::random_device rd;
+    char id[17];
+    std::snprintf(id, sizeof id, "%08x%08x", rd(), rd());
+    h.random_id = id;
+    return h;
+}
+
+}  // namespace ptrun::launcher

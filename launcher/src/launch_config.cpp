@@ -1,0 +1,183 @@
+#include "ptrun/launcher/launch_config.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <limits>
+
+#include "ptrun/launcher/exit_status.hpp"
+#include "ptrun/launcher/usage_error.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+std::string quoted(std::string_view flag, const RawValue& raw) {
+    std::string where = raw.source == Source::PetEnv ? " (from PET_ environment)" : "";
+    return "--" + std::string(flag) + " '" + raw.value + "'" + where;
+}
+
+std::int64_t integer(const LaunchOptions& o, std::string_view flag, std::int64_t min, std::int64_t max) {
+    const auto& raw = o.at(flag);
+    auto v = env::parse_int(raw.value);
+    if (!v || *v < min || *v > max) {
+        throw UsageError(quoted(flag, raw) + ": expected an integer from " + std::to_string(min) +
+                         " to " + std::to_string(max));
+    }
+    return *v;
+}
+
+double seconds(const LaunchOptions& o, std::string_view flag, bool allow_zero) {
+    const auto& raw = o.at(flag);
+    char* end = nullptr;
+    double v = raw.value.empty() ? -1 : std::strtod(raw.value.c_str(), &end);
+    if (raw.value.empty() || *end != '\0' || !(v >= 0) || (!allow_zero && v == 0) || v > 1e7) {
+        throw UsageError(quoted(flag, raw) + ": expected a " +
+                         (allow_zero ? "non-negative" : "positive") + " number of seconds");
+    }
+    return v;
+}
+
+int nproc(const LaunchOptions& o, const HostFacts& host) {
+    const auto& raw = o.at("nproc-per-node");
+    if (raw.value == "cpu") return host.cpu_count;
+    if (raw.value == "auto") return host.gpu_count > 0 ? host.gpu_count : host.cpu_count;
+    if (raw.value == "gpu") {
+        if (host.gpu_count == 0) throw UsageError(quoted("nproc-per-node", raw) + ": no GPU found on this node");
+        return host.gpu_count;
+    }
+    auto v = env::parse_int(raw.value);
+    if (!v || *v < 1 || *v > 4096) {
+        throw UsageError(quoted("nproc-per-node", raw) +
+                         ": expected a positive integer (up to 4096), auto, cpu or gpu");
+    }
+    return static_cast<int>(*v);
+}
+
+std::vector<int> signal_list(const LaunchOptions& o) {
+    const auto& raw = o.at("signals-to-handle");
+    std::vector<int> out;
+    std::string_view rest = raw.value;
+    while (!rest.empty()) {
+        auto comma = rest.find(',');
+        std::string name(rest.substr(0, comma));
+        int signo = signal_number(name);
+        if (signo == 0 || signo == SIGKILL || signo == SIGSTOP || signo == SIGCHLD) {
+            throw UsageError(quoted("signals-to-handle", raw) + ": '" + name +
+                             "' is not a signal ptrun can forward (e.g. SIGTERM,SIGUSR1)");
+        }
+        out.push_back(signo);
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+    }
+    return out;
+}
+
+std::set<int> rank_filter(const RawValue& raw) {
+    std::set<int> out;
+    std::string_view rest = raw.value;
+    while (true) {
+        auto comma = rest.find(',');
+        auto v = env::parse_int(rest.substr(0, comma));
+        if (!v || *v < 0 || *v > 4096) {
+            throw UsageError(quoted("local-ranks-filter", raw) + ": expected local ranks like 0,1,3");
+        }
+        out.insert(static_cast<int>(*v));
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+    }
+    return out;
+}
+
+void check_backend(LaunchConfig& c, const LaunchOptions& o) {
+    const auto& raw = o.at("rdzv-backend");
+    if (raw.value == "etcd" || raw.value == "etcd-v2") {
+        throw NotSupportedError(quoted("rdzv-backend", raw) + ": the etcd backends are not supported; use c10d or static");
+    }
+    if (raw.value != "static" && raw.value != "c10d") {
+        throw UsageError(quoted("rdzv-backend", raw) + ": expected c10d or static");
+    }
+    c.rdzv_backend = raw.value;
+}
+
+std::optional<std::uint16_t> endpoint_port(const std::string& endpoint) {
+    auto colon = endpoint.rfind(':');
+    if (colon == std::string::npos || endpoint.find(']', colon) != std::string::npos) return std::nullopt;
+    auto v = env::parse_int(std::string_view(endpoint).substr(colon + 1));
+    if (!v || *v < 0 || *v > 65535) {
+        throw UsageError("--rdzv-endpoint '" + endpoint + "': expected HOST[:PORT] with PORT from 0 to 65535");
+    }
+    return static_cast<std::uint16_t>(*v);
+}
+
+void check_single_node(const LaunchConfig& c) {
+    if (c.nnodes.max > 1) {
+        throw NotSupportedError("--nnodes " + std::to_string(c.nnodes.min) + ":" + std::to_string(c.nnodes.max) +
+                                ": multi-node rendezvous is not supported yet; this build runs single-node jobs "
+                                "(--nnodes 1)");
+    }
+    if (c.node_rank != 0) {
+        throw NotSupportedError("--node-rank " + std::to_string(c.node_rank) +
+                                ": multi-node rendezvous is not supported yet; a single-node job is node rank 0");
+    }
+}
+
+}  // namespace
+
+LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
+    LaunchConfig c;
+    c.hostname = host.hostname;
+    c.explain = o.flag("explain");
+    c.standalone = o.flag("standalone");
+    c.nnodes = parse_node_range(o.at("nnodes").value);
+    c.nproc_per_node = nproc(o, host);
+    check_backend(c, o);
+    c.rdzv_endpoint = o.at("rdzv-endpoint").value;
+    c.rdzv_conf = parse_rdzv_conf(o.at("rdzv-conf").value);
+    c.node_rank = static_cast<int>(integer(o, "node-rank", 0, 1'000'000));
+    c.master_addr = o.at("master-addr").value;
+    if (c.master_addr.empty()) throw UsageError("--master-addr '': expected a host name or address");
+    if (!o.at("master-port").value.empty()) {
+        c.master_port = static_cast<std::uint16_t>(integer(o, "master-port", 0, 65535));
+    }
+    c.local_addr = o.at("local-addr").value;
+    c.max_restarts = static_cast<int>(integer(o, "max-restarts", 0, 1'000'000));
+    (void)seconds(o, "monitor-interval", false);
+    const auto& start = o.at("start-method");
+    if (start.value != "spawn" && start.value != "fork" && start.value != "forkserver") {
+        throw UsageError(quoted("start-method", start) + ": expected spawn, fork or forkserver");
+    }
+    c.role = o.at("role").value;
+    if (c.role.empty()) throw UsageError("--role '': expected a role name");
+    c.module = o.flag("module");
+    c.no_python = o.flag("no-python");
+    (void)o.flag("run-path");
+    if (c.module && c.no_python) {
+        throw UsageError("--module and --no-python: expected at most one of them (a module needs python3)");
+    }
+    c.log_dir = o.at("log-dir").value;
+    c.redirects = parse_std_spec(o.at("redirects").value, "--redirects");
+    c.tee = parse_std_spec(o.at("tee").value, "--tee");
+    if (!o.at("local-ranks-filter").value.empty()) c.local_ranks_filter = rank_filter(o.at("local-ranks-filter"));
+    c.shutdown_timeout = std::chrono::milliseconds(
+        static_cast<std::int64_t>(seconds(o, "shutdown-timeout", true) * 1000.0));
+    c.signals_to_handle = signal_list(o);
+
+    c.run_id = o.at("rdzv-id").value;
+    if (c.standalone) {
+        if (c.nnodes.max > 1) {
+            throw UsageError("--standalone with --nnodes " + o.at("nnodes").value +
+                             ": expected a single node (--nnodes 1) in standalone mode");
+        }
+        c.rdzv_backend = "c10d";
+        if (o.at("rdzv-id").source == Source::Default) c.run_id = host.random_id;
+    }
+    if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");
+    if (!c.master_port && c.rdzv_backend == "c10d" && !c.rdzv_endpoint.empty()) {
+        if (auto port = endpoint_port(c.rdzv_endpoint); port && *port != 0) c.master_port = port;
+    }
+    check_single_node(c);
+    c.program = o.program;
+    c.program_args = o.program_args;
+    return c;
+}
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,72 @@
+#include "ptrun/launcher/worker_command.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ptrun/launcher/usage_error.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+bool is_regular_file(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string require_executable(const std::string& name, const env::EnvMap& env, const std::string& what) {
+    bool not_executable = false;
+    auto path = find_executable(name, env::lookup(env, "PATH").value_or("/usr/bin:/bin"), not_executable);
+    if (!path.empty()) return path;
+    if (not_executable) throw UsageError(what + " '" + name + "': not executable (expected a file with execute permission)");
+    throw UsageError(what + " '" + name + "': not found" +
+                     (name.find('/') == std::string::npos ? " on PATH" : "") + " (expected an executable file)");
+}
+
+}  // namespace
+
+std::string find_executable(const std::string& name, const std::string& path_var, bool& not_executable) {
+    not_executable = false;
+    auto usable = [&](const std::string& candidate) {
+        if (!is_regular_file(candidate)) return false;
+        if (::access(candidate.c_str(), X_OK) == 0) return true;
+        not_executable = true;
+        return false;
+    };
+    if (name.empty()) return "";
+    if (name.find('/') != std::string::npos) return usable(name) ? name : "";
+    std::string_view rest = path_var;
+    while (true) {
+        auto colon = rest.find(':');
+        std::string dir(rest.substr(0, colon));
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (usable(candidate)) {
+            not_executable = false;
+            return candidate;
+        }
+        if (colon == std::string_view::npos) return "";
+        rest = rest.substr(colon + 1);
+    }
+}
+
+WorkerCommand make_worker_command(const LaunchConfig& c, const env::EnvMap& env) {
+    bool is_script = c.program.size() > 3 && c.program.compare(c.program.size() - 3, 3, ".py") == 0;
+    bool use_python = !c.no_python && (c.module || is_script);
+    WorkerCommand cmd;
+    if (!use_python) {
+        cmd.exec_path = require_executable(c.program, env, "program");
+        cmd.argv.push_back(c.program);
+    } else {
+        std::string python = env::lookup(env, "PYTHON_EXEC").value_or("python3");
+        cmd.exec_path = require_executable(python, env, "python interpreter");
+        if (!c.module && !is_regular_file(c.program)) {
+            throw UsageError("program '" + c.program + "': not found (expected a Python script)");
+        }
+        cmd.argv = {python, "-u"};
+        if (c.module) cmd.argv.push_back("-m");
+        cmd.argv.push_back(c.program);
+    }
+    cmd.argv.insert(cmd.argv.end(), c.program_args.begin(), c.program_args.end());
+    return cmd;
+}
+
+}  // namespace ptrun::launcher
