@@ -1,0 +1,151 @@
+"""Shared helpers for ptrun's integration tests: run the real binary against real workers and wait
+on events (pipes, pidfds) with bounded deadlines. Never sleeps for a fixed time."""
+import json
+import os
+import pathlib
+import select
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+PTRUN = os.environ.get("PTRUN_BIN", "build/launcher/ptrun")
+FAKE_WORKER = os.environ.get("FAKE_WORKER", "build/tests/fixtures/fake_worker")
+DEADLINE = 30.0
+
+
+def run_ptrun(args, env=None, timeout=DEADLINE, unset=(), **kw):
+    """Runs ptrun to completion; returns CompletedProcess with text stdout/stderr."""
+    full_env = {k: v for k, v in os.environ.items() if k not in unset}
+    full_env.update(env or {})
+    return subprocess.run([PTRUN, *args], env=full_env, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+class Notifier:
+    """A pipe whose write end workers inherit (--notify-fd); read 'start' lines with a deadline."""
+
+    def __init__(self):
+        self.read_fd, self.write_fd = os.pipe()
+        self.buffer = b""
+
+    def close(self):
+        for fd in (self.read_fd, self.write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def wait_lines(self, count, timeout=DEADLINE):
+        """Returns `count` lines as lists of words; raises AssertionError at the deadline."""
+        end = time.monotonic() + timeout
+        lines = []
+        while len(lines) < count:
+            while b"\n" in self.buffer and len(lines) < count:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                lines.append(line.decode().split())
+            if len(lines) >= count:
+                break
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"only {len(lines)} of {count} worker notifications in {timeout}s: {lines}")
+            ready, _, _ = select.select([self.read_fd], [], [], left)
+            if ready:
+                chunk = os.read(self.read_fd, 4096)
+                if not chunk:
+                    raise AssertionError(f"notification pipe closed after {len(lines)} of {count}")
+                self.buffer += chunk
+        return lines
+
+
+def start_ptrun(args, notifier=None, env=None):
+    """Starts ptrun in the background; workers inherit the notifier's write end."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    fds = (notifier.write_fd,) if notifier else ()
+    return subprocess.Popen([PTRUN, *args], env=full_env, pass_fds=fds, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_output(stream, text, timeout=DEADLINE):
+    """Reads `stream` (a pipe) until `text` appears; returns what was read. Raises at the deadline."""
+    fd = stream.fileno()
+    end = time.monotonic() + timeout
+    seen = ""
+    while text not in seen:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"{text!r} did not appear within {timeout}s; got {seen!r}")
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise AssertionError(f"stream closed before {text!r}; got {seen!r}")
+            seen += chunk.decode(errors="replace")
+    return seen
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+def wait_gone(pids, timeout):
+    """Waits (pidfd events) until every pid has exited; returns the pids still alive at the deadline."""
+    fds = {}
+    for pid in pids:
+        try:
+            fds[os.pidfd_open(pid)] = pid
+        except ProcessLookupError:
+            pass
+    end = time.monotonic() + timeout
+    try:
+        while fds:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select(list(fds), [], [], left)
+            for fd in ready:
+                os.close(fd)
+                del fds[fd]
+        return [pid for pid in fds.values() if pid_alive(pid)]
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def kill_all(pids):
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def read_dumps(directory):
+    """Loads every env.<rank>.<restart>.json the fake worker wrote, keyed by (rank, restart)."""
+    out = {}
+    for path in pathlib.Path(directory).glob("env.*.json"):
+        _, rank, restart, _ = path.name.split(".")
+        out[(int(rank), int(restart))] = json.loads(path.read_text())
+    return out
+
+
+class PtrunTestCase(unittest.TestCase):
+    """Gives each test a temporary directory and reaps anything a failed test left behind."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="ptrun-test-")
+        self.dir = self.tmp.name
+        self.leftover = []
+
+    def tearDown(self):
+        kill_all(self.leftover)
+        self.tmp.cleanup()
+
+    def worker(self, *args):
+        return [FAKE_WORKER, *args]

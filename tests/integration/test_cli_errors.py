@@ -1,0 +1,74 @@
+"""Bad command lines: one line naming the value and what was expected, exit 2, nothing started."""
+import os
+import stat
+import unittest
+
+from harness import PtrunTestCase, run_ptrun
+
+
+class CliErrors(PtrunTestCase):
+    def assert_rejected(self, args, *expected, env=None):
+        res = run_ptrun(args, env=env)
+        self.assertEqual(res.returncode, 2, f"{args}: {res.stderr}")
+        lines = res.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, res.stderr)
+        self.assertTrue(lines[0].startswith("ptrun: error: "), lines[0])
+        for text in expected:
+            self.assertIn(text, lines[0])
+        self.assertEqual(os.listdir(self.dir), [], "nothing may be started")
+
+    def dump(self):
+        return self.worker("--dump", self.dir)
+
+    def test_bad_values_name_the_input(self):
+        self.assert_rejected(["--nnodes", "3:2", *self.dump()], "'3:2'", "MIN")
+        self.assert_rejected(["--nnodes", "x", *self.dump()], "--nnodes 'x'", "N or MIN:MAX")
+        self.assert_rejected(["--nproc-per-node", "0", *self.dump()], "'0'", "positive integer")
+        self.assert_rejected(["--nproc_per_node", "gpu", *self.dump()], "no GPU", env={"CUDA_VISIBLE_DEVICES": ""})
+        self.assert_rejected(["--rdzv-backend", "zookeeper", *self.dump()], "'zookeeper'", "c10d or static")
+        self.assert_rejected(["--rdzv-conf", "join_timeout", *self.dump()], "'join_timeout'", "KEY=VALUE")
+        self.assert_rejected(["--max-restarts", "-1", *self.dump()], "--max-restarts '-1'")
+        self.assert_rejected(["--redirects", "7", *self.dump()], "--redirects '7'")
+        self.assert_rejected(["--tee", "0:9", *self.dump()], "--tee '0:9'")
+        self.assert_rejected(["--signals-to-handle", "SIGFOO", *self.dump()], "SIGFOO")
+        self.assert_rejected(["--start-method", "thread", *self.dump()], "'thread'")
+        self.assert_rejected(["--shutdown-timeout", "soon", *self.dump()], "'soon'")
+        self.assert_rejected(["--bogus-flag", *self.dump()], "--bogus-flag")
+        self.assert_rejected(["-m", "--no-python", "mod"], "--no-python")
+
+    def test_pet_variable_errors_say_where_the_value_came_from(self):
+        self.assert_rejected([*self.dump()], "PET_", "'abc'", env={"PET_NPROC_PER_NODE": "abc"})
+
+    def test_missing_or_non_executable_program(self):
+        self.assert_rejected(["--nproc-per-node", "2"], "missing PROGRAM")
+        self.assert_rejected(["./no-such-program"], "'./no-such-program'", "not found")
+        self.assert_rejected(["no-such-program-on-path"], "not found on PATH")
+        path = os.path.join(os.path.dirname(self.dir), os.path.basename(self.dir) + "-plain.txt")
+        self.addCleanup(os.unlink, path)
+        with open(path, "w") as f:
+            f.write("not a program")
+        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+        res = run_ptrun([path])
+        self.assertEqual(res.returncode, 2)
+        self.assertIn("not executable", res.stderr)
+        self.assert_rejected(["missing_script.py"], "'missing_script.py'", "not found",
+                             env={"PYTHON_EXEC": "/usr/bin/python3"})
+
+    def test_multi_node_options_say_not_supported_yet(self):
+        self.assert_rejected(["--nnodes", "2", *self.dump()], "not supported yet")
+        self.assert_rejected(["--node-rank", "1", *self.dump()], "not supported yet")
+        self.assert_rejected(["--rdzv-backend", "etcd", *self.dump()], "not supported")
+
+    def test_help_and_version(self):
+        res = run_ptrun(["--help"])
+        self.assertEqual(res.returncode, 0)
+        for flag in ("--nproc-per-node,--nproc_per_node", "--standalone", "--rdzv-conf", "--local-ranks-filter",
+                     "--shutdown-timeout", "--signals-to-handle", "PET_NNODES"):
+            self.assertIn(flag, res.stdout)
+        res = run_ptrun(["--version"])
+        self.assertEqual(res.returncode, 0)
+        self.assertRegex(res.stdout, r"^ptrun \d+\.\d+\.\d+\n$")
+
+
+if __name__ == "__main__":
+    unittest.main()

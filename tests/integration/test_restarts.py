@@ -1,0 +1,34 @@
+"""A failed worker stops the group; the group restarts with TORCHELASTIC_RESTART_COUNT+1."""
+import unittest
+
+from harness import PtrunTestCase, read_dumps, run_ptrun
+
+
+class Restarts(PtrunTestCase):
+    def test_group_restarts_until_it_succeeds(self):
+        res = run_ptrun(["--nproc-per-node", "3", "--max-restarts", "3",
+                         *self.worker("--dump", self.dir, "--fail-rank", "1", "--fail-attempts", "2", "--exit", "3")])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(dumps), [(r, a) for r in range(3) for a in range(3)])
+        for (rank, attempt), dump in dumps.items():
+            self.assertEqual(dump["env"]["TORCHELASTIC_RESTART_COUNT"], str(attempt))
+            self.assertRegex(dump["env"]["TORCHELASTIC_ERROR_FILE"], rf"/attempt_{attempt}/{rank}/error\.json$")
+        self.assertEqual(res.stderr.count("restarting the worker group"), 2)
+        self.assertIn("restart 2 of 3", res.stderr)
+
+    def test_exhausted_restarts_exit_with_the_failure(self):
+        res = run_ptrun(["--nproc-per-node", "2", "--max-restarts", "1",
+                         *self.worker("--dump", self.dir, "--fail-rank", "0", "--exit", "9")])
+        self.assertEqual(res.returncode, 9, res.stderr)
+        self.assertEqual(sorted(read_dumps(self.dir)), [(0, 0), (0, 1), (1, 0), (1, 1)])
+        self.assertIn("restarts used: 1 of 1", res.stderr)
+
+    def test_no_restart_by_default(self):
+        res = run_ptrun(["--nproc-per-node", "2", *self.worker("--dump", self.dir, "--fail-rank", "0", "--exit", "4")])
+        self.assertEqual(res.returncode, 4)
+        self.assertEqual(sorted(read_dumps(self.dir)), [(0, 0), (1, 0)])
+
+
+if __name__ == "__main__":
+    unittest.main()
