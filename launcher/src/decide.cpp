@@ -35,10 +35,10 @@ Decision on_signal(GroupState s, const SignalReceived& ev) {
     if (ev.signo == SIGINT) s.interrupts += 1;
     if (s.alive == 0) return {s, {ActionKind::Finish, 0, 128 + ev.signo}};
     if (s.interrupts >= 2) return {s, {ActionKind::KillGroup, SIGKILL, 0}};
-    bool first_stop_request = s.stop_signal == 0;
-    s.stop_signal = ev.signo;
+    bool already_stopping = s.stopping;
+    if (s.stop_signal == 0) s.stop_signal = ev.signo;
     s.stopping = true;
-    if (!first_stop_request) return {s, {ActionKind::Forward, ev.signo, 0}};
+    if (already_stopping) return {s, {ActionKind::Forward, ev.signo, 0}};
     return {s, {ActionKind::TerminateGroup, ev.signo, 0}};
 }
 

@@ -1,0 +1,65 @@
+#include <catch2/catch.hpp>
+
+#include "ptrun/launcher/cli.hpp"
+#include "ptrun/launcher/usage_error.hpp"
+
+using namespace ptrun::launcher;
+
+namespace {
+
+LaunchOptions parse(std::vector<std::string> args, ptrun::env::EnvMap env = {}) {
+    auto result = parse_command_line(args, env);
+    REQUIRE(std::holds_alternative<LaunchOptions>(result));
+    return std::get<LaunchOptions>(result);
+}
+
+}  // namespace
+
+TEST_CASE("cli accepts both spellings of every option", "[launcher][cli]") {
+    auto dashed = parse({"--nproc-per-node", "4", "--max-restarts=2", "train"});
+    auto underscored = parse({"--nproc_per_node", "4", "--max_restarts=2", "train"});
+    CHECK(dashed.at("nproc-per-node").value == "4");
+    CHECK(underscored.at("nproc-per-node").value == "4");
+    CHECK(underscored.at("max-restarts").value == "2");
+    CHECK(underscored.at("max-restarts").source == Source::Flag);
+}
+
+TEST_CASE("cli leaves everything after the program to the worker", "[launcher][cli]") {
+    auto o = parse({"--standalone", "train", "--nproc-per-node", "9", "-m", "--", "x"});
+    CHECK(o.program == "train");
+    CHECK(o.program_args == std::vector<std::string>{"--nproc-per-node", "9", "-m", "--", "x"});
+    CHECK(o.at("nproc-per-node").value == "1");
+    CHECK(o.flag("standalone"));
+}
+
+TEST_CASE("cli falls back to PET_ variables, then defaults", "[launcher][cli]") {
+    auto o = parse({"train"}, {{"PET_NNODES", "1:1"}, {"PET_NPROC_PER_NODE", "3"}, {"PET_STANDALONE", "1"}});
+    CHECK(o.at("nproc-per-node").value == "3");
+    CHECK(o.at("nproc-per-node").source == Source::PetEnv);
+    CHECK(o.flag("standalone"));
+    CHECK(o.at("rdzv-backend").value == "static");
+    CHECK(o.at("rdzv-backend").source == Source::Default);
+    CHECK(pet_name("nproc-per-node") == "PET_NPROC_PER_NODE");
+}
+
+TEST_CASE("cli short options -m, -r and -t", "[launcher][cli]") {
+    auto o = parse({"-m", "-r", "3", "-t", "0:1", "pkg.train"});
+    CHECK(o.flag("module"));
+    CHECK(o.at("redirects").value == "3");
+    CHECK(o.at("tee").value == "0:1");
+    CHECK(o.program == "pkg.train");
+}
+
+TEST_CASE("cli rejects unknown options and a missing program", "[launcher][cli]") {
+    CHECK_THROWS_AS(parse_command_line({"--frobnicate", "train"}, {}), UsageError);
+    CHECK_THROWS_WITH(parse_command_line({"--nproc-per-node", "2"}, {}), Catch::Contains("missing PROGRAM"));
+    CHECK_THROWS_AS(parse_command_line({"--nproc-per-node"}, {}), UsageError);
+}
+
+TEST_CASE("cli answers --help and --version", "[launcher][cli]") {
+    auto help = parse_command_line({"--help"}, {});
+    REQUIRE(std::holds_alternative<InfoRequest>(help));
+    CHECK_THAT(std::get<InfoRequest>(help).text, Catch::Contains("--rdzv-endpoint,--rdzv_endpoint"));
+    auto version = parse_command_line({"--version"}, {});
+    CHECK_THAT(std::get<InfoRequest>(version).text, Catch::StartsWith("ptrun "));
+}

@@ -1,0 +1,116 @@
+#include <catch2/catch.hpp>
+#include <csignal>
+
+#include "ptrun/launcher/decide.hpp"
+
+using namespace ptrun::launcher;
+
+namespace {
+
+GroupState running(int alive, int restart_count = 0) {
+    GroupState s;
+    s.alive = alive;
+    s.restart_count = restart_count;
+    return s;
+}
+
+const WorkerExit kOk{0, 0};
+const WorkerExit kCode3{3, 0};
+const WorkerExit kKilled{0, SIGKILL};
+
+}  // namespace
+
+TEST_CASE("decide: one row per transition of the worker group", "[launcher][decide]") {
+    struct Row {
+        const char* what;
+        GroupState before;
+        int max_restarts;
+        Event event;
+        ActionKind action;
+        int signo;
+        int exit_code;
+    };
+    GroupState stopping_after_failure = running(2);
+    stopping_after_failure.stopping = true;
+    stopping_after_failure.failure = Failure{0, kCode3};
+    GroupState last_after_failure = stopping_after_failure;
+    last_after_failure.alive = 1;
+    GroupState stopping_by_signal = running(2);
+    stopping_by_signal.stopping = true;
+    stopping_by_signal.stop_signal = SIGTERM;
+    GroupState interrupted = stopping_by_signal;
+    interrupted.stop_signal = SIGINT;
+    interrupted.interrupts = 1;
+
+    const Row rows[] = {
+        {"a success while others run keeps waiting", running(3), 0, WorkerExited{0, kOk}, ActionKind::None, 0, 0},
+        {"the last success finishes with 0", running(1), 0, WorkerExited{0, kOk}, ActionKind::Finish, 0, 0},
+        {"a failure stops the others with SIGTERM", running(3), 0, WorkerExited{1, kCode3}, ActionKind::TerminateGroup,
+         SIGTERM, 0},
+        {"a failure of the only worker without restarts finishes with its code", running(1), 0,
+         WorkerExited{0, kCode3}, ActionKind::Finish, 0, 3},
+        {"a failure of the only worker with restarts left restarts", running(1), 2, WorkerExited{0, kCode3},
+         ActionKind::RestartGroup, 0, 0},
+        {"a signal death finishes with 128+signal", running(1), 0, WorkerExited{0, kKilled}, ActionKind::Finish, 0,
+         137},
+        {"exits while stopping after a failure keep waiting", stopping_after_failure, 0, WorkerExited{1, kOk},
+         ActionKind::None, 0, 0},
+        {"the last exit after a failure finishes with the first failure's code", last_after_failure, 0,
+         WorkerExited{1, WorkerExit{0, SIGTERM}}, ActionKind::Finish, 0, 3},
+        {"the last exit after a failure restarts when restarts remain", last_after_failure, 1,
+         WorkerExited{1, WorkerExit{0, SIGTERM}}, ActionKind::RestartGroup, 0, 0},
+        {"SIGTERM is forwarded and arms the grace", running(2), 0, SignalReceived{SIGTERM, true},
+         ActionKind::TerminateGroup, SIGTERM, 0},
+        {"SIGUSR1 is only forwarded", running(2), 0, SignalReceived{SIGUSR1, false}, ActionKind::Forward, SIGUSR1, 0},
+        {"a second stop signal is forwarded again", stopping_by_signal, 0, SignalReceived{SIGTERM, true},
+         ActionKind::Forward, SIGTERM, 0},
+        {"a second SIGINT escalates to SIGKILL", interrupted, 0, SignalReceived{SIGINT, true}, ActionKind::KillGroup,
+         SIGKILL, 0},
+        {"a stop signal after a failure wins over restarting", stopping_after_failure, 3,
+         SignalReceived{SIGTERM, true}, ActionKind::Forward, SIGTERM, 0},
+        {"the last exit after a stop signal finishes with 128+signal", [] {
+             GroupState s;
+             s.alive = 1;
+             s.stopping = true;
+             s.stop_signal = SIGTERM;
+             return s;
+         }(),
+         3, WorkerExited{0, WorkerExit{0, SIGTERM}}, ActionKind::Finish, 0, 143},
+        {"the grace running out kills the group", stopping_by_signal, 0, GraceExpired{}, ActionKind::KillGroup, SIGKILL,
+         0},
+        {"the grace running out when nothing is left does nothing", running(0), 0, GraceExpired{}, ActionKind::None, 0,
+         0},
+    };
+    for (const auto& row : rows) {
+        SECTION(row.what) {
+            auto d = decide(row.before, RestartPolicy{row.max_restarts}, row.event);
+            CHECK(d.action.kind == row.action);
+            CHECK(d.action.signo == row.signo);
+            CHECK(d.action.exit_code == row.exit_code);
+        }
+    }
+}
+
+TEST_CASE("decide: a restart advances the restart count and clears the failure", "[launcher][decide]") {
+    auto d = decide(running(1, 1), RestartPolicy{3}, WorkerExited{0, kCode3});
+    REQUIRE(d.action.kind == ActionKind::RestartGroup);
+    CHECK(d.next.restart_count == 2);
+    CHECK_FALSE(d.next.failure);
+    CHECK_FALSE(d.next.stopping);
+}
+
+TEST_CASE("decide: the first failure is remembered, later ones are not", "[launcher][decide]") {
+    auto first = decide(running(3), RestartPolicy{0}, WorkerExited{2, kCode3});
+    REQUIRE(first.next.failure);
+    CHECK(first.next.failure->local_rank == 2);
+    auto second = decide(first.next, RestartPolicy{0}, WorkerExited{0, kKilled});
+    CHECK(second.next.failure->local_rank == 2);
+    auto last = decide(second.next, RestartPolicy{0}, WorkerExited{1, kOk});
+    CHECK(last.action.kind == ActionKind::Finish);
+    CHECK(last.action.exit_code == 3);
+}
+
+TEST_CASE("decide: restarts are exhausted exactly at max_restarts", "[launcher][decide]") {
+    CHECK(decide(running(1, 1), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind == ActionKind::RestartGroup);
+    CHECK(decide(running(1, 2), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind == ActionKind::Finish);
+}

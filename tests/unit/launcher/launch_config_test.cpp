@@ -1,0 +1,75 @@
+#include <catch2/catch.hpp>
+#include <csignal>
+
+#include "ptrun/launcher/cli.hpp"
+#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/usage_error.hpp"
+
+using namespace ptrun::launcher;
+
+namespace {
+
+LaunchConfig config_for(std::vector<std::string> args, HostFacts host = {}, ptrun::env::EnvMap env = {}) {
+    args.push_back("train");
+    return resolve(std::get<LaunchOptions>(parse_command_line(args, env)), host);
+}
+
+}  // namespace
+
+TEST_CASE("resolve: nproc-per-node accepts integers, auto, cpu and gpu", "[launcher][config]") {
+    HostFacts host;
+    host.cpu_count = 8;
+    host.gpu_count = 2;
+    CHECK(config_for({"--nproc-per-node", "3"}, host).nproc_per_node == 3);
+    CHECK(config_for({"--nproc-per-node", "cpu"}, host).nproc_per_node == 8);
+    CHECK(config_for({"--nproc-per-node", "gpu"}, host).nproc_per_node == 2);
+    CHECK(config_for({"--nproc-per-node", "auto"}, host).nproc_per_node == 2);
+    host.gpu_count = 0;
+    CHECK(config_for({"--nproc-per-node", "auto"}, host).nproc_per_node == 8);
+    CHECK_THROWS_WITH(config_for({"--nproc-per-node", "gpu"}, host), Catch::Contains("no GPU"));
+    CHECK_THROWS_WITH(config_for({"--nproc-per-node", "0"}, host), Catch::Contains("'0'"));
+    CHECK_THROWS_WITH(config_for({"--nproc-per-node", "two"}, host), Catch::Contains("'two'"));
+}
+
+TEST_CASE("resolve: standalone picks a random run id unless one is given", "[launcher][config]") {
+    HostFacts host;
+    host.random_id = "abc123";
+    CHECK(config_for({"--standalone"}, host).run_id == "abc123");
+    CHECK(config_for({"--standalone", "--rdzv-id", "mine"}, host).run_id == "mine");
+    CHECK(config_for({}, host).run_id == "none");
+    CHECK(config_for({"--standalone"}, host).rdzv_backend == "c10d");
+}
+
+TEST_CASE("resolve: multi-node options are refused clearly until supported", "[launcher][config]") {
+    CHECK_THROWS_AS(config_for({"--nnodes", "2"}), NotSupportedError);
+    CHECK_THROWS_AS(config_for({"--nnodes", "1:4"}), NotSupportedError);
+    CHECK_THROWS_AS(config_for({"--node-rank", "1"}), NotSupportedError);
+    CHECK_THROWS_AS(config_for({"--rdzv-backend", "etcd"}), NotSupportedError);
+    CHECK_THROWS_WITH(config_for({"--standalone", "--nnodes", "2"}), Catch::Contains("single node"));
+}
+
+TEST_CASE("resolve: store port from --master-port or the c10d endpoint", "[launcher][config]") {
+    CHECK_FALSE(config_for({}).master_port);
+    CHECK(config_for({"--master-port", "29501"}).master_port == 29501);
+    CHECK(config_for({"--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:29400"}).master_port == 29400);
+    CHECK_THROWS_WITH(config_for({"--master-port", "70000"}), Catch::Contains("--master-port '70000'"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-backend", "c10d", "--rdzv-endpoint", "h:x"}),
+                      Catch::Contains("--rdzv-endpoint 'h:x'"));
+}
+
+TEST_CASE("resolve: signals, timeouts and filters", "[launcher][config]") {
+    auto c = config_for({"--signals-to-handle", "SIGTERM,USR1,2", "--shutdown-timeout", "1.5",
+                         "--local-ranks-filter", "0,3"});
+    CHECK(c.signals_to_handle == std::vector<int>{SIGTERM, SIGUSR1, SIGINT});
+    CHECK(c.shutdown_timeout.count() == 1500);
+    CHECK(*c.local_ranks_filter == std::set<int>{0, 3});
+    CHECK_THROWS_WITH(config_for({"--signals-to-handle", "SIGKILL"}), Catch::Contains("SIGKILL"));
+    CHECK_THROWS_WITH(config_for({"--local-ranks-filter", "a"}), Catch::Contains("'a'"));
+    CHECK_THROWS_WITH(config_for({"--monitor-interval", "0"}), Catch::Contains("positive"));
+    CHECK_THROWS_WITH(config_for({"--start-method", "x"}), Catch::Contains("spawn, fork or forkserver"));
+}
+
+TEST_CASE("resolve: a bad PET_ value says it came from the environment", "[launcher][config]") {
+    CHECK_THROWS_WITH(config_for({}, {}, {{"PET_MAX_RESTARTS", "many"}}),
+                      Catch::Contains("'many'") && Catch::Contains("PET_"));
+}
