@@ -169,6 +169,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
         }
         c.rdzv_backend = "c10d";
         if (o.at("rdzv-id").source == Source::Default) c.run_id = host.random_id;
+        if (o.at("master-addr").source == Source::Default) c.master_addr = "localhost";  // as torchrun
     }
     if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");
     if (!c.master_port && c.rdzv_backend == "c10d" && !c.rdzv_endpoint.empty()) {
