@@ -196,15 +196,15 @@ struct Agent::Impl {
         io.stop();
     }
 
-    StreamPlumbing plumb(StdMask stream, const std::string& dir, int local_rank, int rank, int console_fd) {
+    StreamPlumbing plumb(StdMask stream, int attempt, int local_rank, int rank, int console_fd) {
         bool filtered_out = config.local_ranks_filter && !config.local_ranks_filter->count(local_rank);
         bool tee = has(config.tee.for_rank(local_rank), stream) && !filtered_out;
         bool to_file = tee || filtered_out || has(config.redirects.for_rank(local_rank), stream);
         if (!to_file) return {};
         StreamPlumbing p;
-        p.log_path = dir + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
+        p.log_path = logs.log_dir(attempt, local_rank) + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
         int log_fd = open_log(p.log_path);
-        keep_logs();
+        announce_logs();
         if (!tee) {
             p.child_fd = log_fd;
             return p;
@@ -220,11 +220,10 @@ struct Agent::Impl {
         return p;
     }
 
-    void keep_logs() {
-        logs.keep();
+    void announce_logs() {
         if (announced_logs) return;
         announced_logs = true;
-        log->info("worker logs: {}", logs.run_dir());
+        log->info("worker logs: {}", logs.run_log_dir());
     }
 
     void start_attempt() {
@@ -236,8 +235,7 @@ struct Agent::Impl {
             w.end.host = config.hostname;
             w.end.local_rank = lr;
             w.end.rank = config.node_rank * config.nproc_per_node + lr;
-            std::string dir = logs.worker_dir(attempt, lr);
-            w.end.error_file = dir + "/error.json";
+            w.end.error_file = logs.error_dir(attempt, lr) + "/error.json";
             env::WorkerIdentity id;
             id.local_rank = lr;
             id.rank = w.end.rank;
@@ -256,8 +254,8 @@ struct Agent::Impl {
             id.use_agent_store = store.agent_hosted;
             id.error_file = w.end.error_file;
             SpawnRequest req{command.exec_path, command.argv, env::worker_env(id, parent_env)};
-            auto out = plumb(StdMask::Out, dir, lr, w.end.rank, STDOUT_FILENO);
-            auto err = plumb(StdMask::Err, dir, lr, w.end.rank, STDERR_FILENO);
+            auto out = plumb(StdMask::Out, attempt, lr, w.end.rank, STDOUT_FILENO);
+            auto err = plumb(StdMask::Err, attempt, lr, w.end.rank, STDERR_FILENO);
             req.stdout_fd = out.child_fd;
             req.stderr_fd = err.child_fd;
             w.end.stderr_log = err.log_path;

@@ -1,6 +1,8 @@
 #include "ptrun/launcher/spawn.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -20,21 +22,42 @@ std::vector<char*> c_array(std::vector<std::string>& strings) {
     return out;
 }
 
-/// Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(const SpawnRequest& r, char* const* argv, char* const* envp, pid_t parent,
-                             int report_fd) {
+/// Everything the child needs, prepared by the parent before clone().
+struct ChildArgs {
+    const SpawnRequest* request;
+    char* const* argv;
+    char* const* envp;
+    pid_t parent;
+    sigset_t parent_mask;
+    int exec_errno = 0;  ///< written by the child (shared memory) when exec fails
+};
+
+/// Runs in the child, sharing ptrun's memory until exec (CLONE_VM | CLONE_VFORK, as posix_spawn
+/// does): raw system calls only, nothing that allocates or touches shared state.
+int exec_child(void* raw) {
+    auto* a = static_cast<ChildArgs*>(raw);
+    const SpawnRequest& r = *a->request;
+    // ptrun's own handlers (the event loop's signal pipe) must never run in the child. ptrun only
+    // handles standard signals, so 1..31 is enough.
+    for (int sig = 1; sig < 32; ++sig) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) != 0) continue;
+        if (old.sa_handler != SIG_DFL && (old.sa_handler != SIG_IGN || sig == SIGPIPE)) {
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            ::sigaction(sig, &dfl, nullptr);
+        }
+    }
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // ptrun died before prctl took effect
+    if (::getppid() != a->parent) ::_exit(127);  // ptrun died before prctl took effect
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
     if (r.stdout_fd >= 0) ::dup2(r.stdout_fd, STDOUT_FILENO);
     if (r.stderr_fd >= 0) ::dup2(r.stderr_fd, STDERR_FILENO);
-    ::execve(r.exec_path.c_str(), argv, envp);
-    int err = errno;
-    [[maybe_unused]] auto n = ::write(report_fd, &err, sizeof err);
+    ::execve(r.exec_path.c_str(), a->argv, a->envp);
+    a->exec_errno = errno;
     ::_exit(127);
 }
 
@@ -48,27 +71,19 @@ pid_t spawn_worker(const SpawnRequest& r) {
     auto argv = c_array(args);
     auto envp = c_array(env_strings);
 
-    int report[2];
-    if (::pipe2(report, O_CLOEXEC) != 0) throw SpawnError(std::string("pipe2: ") + std::strerror(errno));
-    pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0) {
-        int err = errno;
-        ::close(report[0]);
-        ::close(report[1]);
-        throw SpawnError(std::string("fork: ") + std::strerror(err));
-    }
-    if (pid == 0) exec_child(r, argv.data(), envp.data(), parent, report[1]);
-    ::close(report[1]);
+    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0};
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &child.parent_mask);
+    constexpr std::size_t kStack = 64 * 1024;
+    alignas(16) static thread_local char stack[kStack];
+    pid_t pid = ::clone(exec_child, stack + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
+    int clone_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &child.parent_mask, nullptr);
+    if (pid < 0) throw SpawnError(std::string("clone: ") + std::strerror(clone_errno));
     ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it
-    int child_errno = 0;
-    ssize_t n;
-    do {
-        n = ::read(report[0], &child_errno, sizeof child_errno);
-    } while (n < 0 && errno == EINTR);
-    ::close(report[0]);
-    if (n == static_cast<ssize_t>(sizeof child_errno)) {
-        throw SpawnError("cannot execute '" + r.exec_path + "': " + std::strerror(child_errno));
+    if (child.exec_errno != 0) {
+        throw SpawnError("cannot execute '" + r.exec_path + "': " + std::strerror(child.exec_errno));
     }
     return pid;
 }

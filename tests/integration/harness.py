@@ -1,7 +1,9 @@
 """Shared helpers for ptrun's integration tests: run the real binary against real workers and wait
 on events (pipes, pidfds) with bounded deadlines. Never sleeps for a fixed time."""
+import atexit
 import json
 import os
+import shutil
 import pathlib
 import select
 import signal
@@ -13,13 +15,21 @@ import unittest
 PTRUN = os.environ.get("PTRUN_BIN", "build/launcher/ptrun")
 FAKE_WORKER = os.environ.get("FAKE_WORKER", "build/tests/fixtures/fake_worker")
 DEADLINE = 30.0
+# ptrun's temporary files (error files, logs without --log-dir) land here, even after a kill -9.
+SCRATCH = tempfile.mkdtemp(prefix="ptrun-it-")
+atexit.register(shutil.rmtree, SCRATCH, True)
+
+
+def _env(env, unset=()):
+    full_env = {k: v for k, v in os.environ.items() if k not in unset}
+    full_env["TMPDIR"] = SCRATCH
+    full_env.update(env or {})
+    return full_env
 
 
 def run_ptrun(args, env=None, timeout=DEADLINE, unset=(), **kw):
     """Runs ptrun to completion; returns CompletedProcess with text stdout/stderr."""
-    full_env = {k: v for k, v in os.environ.items() if k not in unset}
-    full_env.update(env or {})
-    return subprocess.run([PTRUN, *args], env=full_env, capture_output=True, text=True, timeout=timeout, **kw)
+    return subprocess.run([PTRUN, *args], env=_env(env, unset), capture_output=True, text=True, timeout=timeout, **kw)
 
 
 class Notifier:
@@ -60,10 +70,8 @@ class Notifier:
 
 def start_ptrun(args, notifier=None, env=None):
     """Starts ptrun in the background; workers inherit the notifier's write end."""
-    full_env = dict(os.environ)
-    full_env.update(env or {})
     fds = (notifier.write_fd,) if notifier else ()
-    return subprocess.Popen([PTRUN, *args], env=full_env, pass_fds=fds, stdout=subprocess.PIPE,
+    return subprocess.Popen([PTRUN, *args], env=_env(env), pass_fds=fds, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 

@@ -5,7 +5,7 @@ import re
 import shutil
 import unittest
 
-from harness import PtrunTestCase, read_dumps, run_ptrun
+from harness import PtrunTestCase, _env, read_dumps, run_ptrun
 import subprocess
 
 TORCHRUN = "/usr/bin/torchrun"
@@ -25,7 +25,7 @@ class TorchrunCompat(PtrunTestCase):
         tdir, pdir = os.path.join(self.dir, "torchrun"), os.path.join(self.dir, "ptrun")
         os.mkdir(tdir)
         os.mkdir(pdir)
-        env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+        env = _env({}, unset=("OMP_NUM_THREADS",))
         # 1.13 on Python 3.11 needs --redirects 9:0 --tee 9:0 (see README); underscore spellings only.
         subprocess.run([TORCHRUN, "--standalone", "--nproc_per_node", str(n), "--redirects", "9:0", "--tee", "9:0",
                         "--monitor_interval", "0.1", "--no_python", *self.worker("--dump", tdir)],

@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""bench/launch: launch wall time and restart latency of ptrun, torchrun and a floor, side by side.
+
+Usage: /usr/bin/python3 bench/launch/run.py [--build build] [--runs 40] [--torch-runs 5] [--quick]
+Prints a markdown report (ratios to the floor and to torchrun) for bench/RESULTS.md.
+Needs hyperfine and Debian's torchrun (scripts/install-deps.sh installs both)."""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+TORCHRUN = "/usr/bin/torchrun"
+TORCH_FIX = ["--redirects", "9:0", "--tee", "9:0"]  # torchrun 1.13 on Python 3.11, see README
+
+
+def hyperfine(commands, runs, warmup):
+    """Median wall seconds of each command (list of argv lists), measured by hyperfine -N."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        args = ["hyperfine", "-N", "--style", "none", "--warmup", str(warmup), "--runs", str(runs),
+                "--export-json", out.name]
+        args += [" ".join(c) for c in commands]
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+        data = json.load(open(out.name))
+    return [statistics.median(r["times"]) for r in data["results"]]
+
+
+def restart_latency(cmd, runs, env):
+    """Median ms from the failing worker's exit to the first / last restarted worker running."""
+    first, last = [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run(cmd, env={**env, "BENCH_DIR": d}, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=120)
+            fail = int(pathlib.Path(d, "fail").read_text())
+            starts = [int(p.read_text()) for p in pathlib.Path(d).glob("start.*")]
+            first.append((min(starts) - fail) / 1e6)
+            last.append((max(starts) - fail) / 1e6)
+    return statistics.median(first), statistics.median(last)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--torch-runs", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="skip torchrun's default (5 s) monitor interval")
+    a = ap.parse_args()
+    b = pathlib.Path(a.build)
+    ptrun, floor = str(b / "launcher/ptrun"), str(b / "bench/bench_floor")
+    worker = str(b / "bench/bench_restart_worker")
+    true = shutil.which("true")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    have_torch = os.path.exists(TORCHRUN)
+
+    print("### Launch: wall time of a whole run, N no-op workers (`true`), median\n")
+    print("| N | floor ms | ptrun ms | ptrun / floor | torchrun 0.1 s ms | torchrun default ms | torchrun 0.1 / ptrun |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n in (1, 4, 8):
+        fl, pt = hyperfine([[floor, str(n), true], [ptrun, "--nproc-per-node", str(n), true]], a.runs, 5)
+        t_fast = t_def = float("nan")
+        if have_torch:
+            base = [TORCHRUN, "--standalone", "--nproc_per_node", str(n), *TORCH_FIX]
+            t_fast = hyperfine([base + ["--monitor_interval", "0.1", "--no_python", true]], a.torch_runs, 1)[0]
+            if not a.quick:
+                t_def = hyperfine([base + ["--no_python", true]], max(3, a.torch_runs // 2), 0)[0]
+        print(f"| {n} | {fl*1e3:.2f} | {pt*1e3:.2f} | {pt/fl:.2f}x | {t_fast*1e3:.0f} | {t_def*1e3:.0f} | "
+              f"{t_fast/pt:.0f}x |")
+
+    print("\n### Restart: failure of local rank 0 to restarted workers running (first / last), median ms\n")
+    print("| N | floor | ptrun | ptrun / floor (last) | torchrun 0.1 s | torchrun / ptrun (last) |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n in (2, 4, 8):
+        f1, f2 = restart_latency([floor, "--restart", str(n), worker], a.runs // 2, env)
+        p1, p2 = restart_latency([ptrun, "--nproc-per-node", str(n), "--max-restarts", "1", worker], a.runs // 2, env)
+        t1 = t2 = float("nan")
+        if have_torch:
+            t1, t2 = restart_latency([TORCHRUN, "--standalone", "--nproc_per_node", str(n), "--max_restarts", "1",
+                                      "--monitor_interval", "0.1", *TORCH_FIX, "--no_python", worker],
+                                     a.torch_runs, env)
+        print(f"| {n} | {f1:.2f} / {f2:.2f} | {p1:.2f} / {p2:.2f} | {p2/f2:.2f}x | {t1:.0f} / {t2:.0f} | {t2/p2:.0f}x |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
