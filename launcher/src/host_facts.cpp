@@ -3,8 +3,11 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
-#include <random>
+#include <sys/random.h>
+
+#include <cstdio>
 
 namespace ptrun::launcher {
 
@@ -32,9 +35,10 @@ HostFacts read_host_facts(const env::EnvMap& env) {
             h.gpu_count += 1;
         }
     }
-    std::random_device rd;
+    std::uint32_t words[2] = {static_cast<std::uint32_t>(::getpid()), static_cast<std::uint32_t>(::time(nullptr))};
+    [[maybe_unused]] auto got = ::getrandom(words, sizeof words, GRND_NONBLOCK);
     char id[17];
-    std::snprintf(id, sizeof id, "%08x%08x", rd(), rd());
+    std::snprintf(id, sizeof id, "%08x%08x", words[0], words[1]);
     h.random_id = id;
     return h;
 }
