@@ -1,0 +1,72 @@
+#pragma once
+/// TcpStoreServer: a c10d TCPStore-wire-compatible store server that PyTorch 1.13 and 2.x
+/// workers can use as their store (TORCHELASTIC_USE_AGENT_STORE=True, MASTER_ADDR/MASTER_PORT).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace spdlog {
+class logger;
+}
+
+namespace ptrun::rdzv {
+
+/// Caps on untrusted input. Sizes are checked before anything is allocated; a connection that
+/// exceeds one is closed (one log line) and the server goes on. Defaults follow torch's libuv
+/// server where it has one.
+struct TcpStoreLimits {
+    std::size_t max_key_bytes = 8 * 1024;              ///< per key (libuv: 8 KiB)
+    std::size_t max_value_bytes = 8 * 1024 * 1024;     ///< per value (libuv: 8 MiB)
+    std::size_t max_keys_per_request = 128 * 1024;     ///< CHECK/WAIT/MULTI_* count (libuv: 128 Ki)
+    std::size_t max_request_bytes = 64 * 1024 * 1024;  ///< one whole request
+    /// Replies queued for a client that does not read them; beyond this it is disconnected so
+    /// that it cannot make the server hold unbounded memory.
+    std::size_t max_queued_bytes_per_connection = 64 * 1024 * 1024;
+    std::size_t max_connections = 65536;  ///< further connections are accepted and closed
+};
+
+struct TcpStoreServerOptions {
+    /// Address to listen on: "0.0.0.0" (all IPv4), "::" (dual-stack), an address or a name.
+    std::string host = "0.0.0.0";
+    /// 0 = an ephemeral port; port() reports the bound one.
+    std::uint16_t port = 0;
+    /// >= 0: adopt this already-bound (listening) socket instead of binding; the server owns
+    /// and closes it. host/port are then ignored.
+    int adopt_fd = -1;
+    TcpStoreLimits limits{};
+    /// Where connection errors and lifecycle lines go; null = nowhere.
+    std::shared_ptr<spdlog::logger> logger;
+};
+
+/// Serves both wire dialects on one port, detected per connection (spec §3.3): PyTorch 1.13/2.0
+/// (legacy numbering, idle callback connections, WATCH_KEY) and 2.2+ (VALIDATE, PING,
+/// CANCEL_WAIT, APPEND, MULTI_*, QUEUE_*, LIST_KEYS, BARRIER). One io_context on one owned
+/// thread; waits are registered and answered when keys appear; nothing polls. All methods may
+/// be called from any thread, except that stop() and the destructor must not race each other.
+class TcpStoreServer {
+public:
+    /// Binds and listens, then starts serving on its own thread. Throws StoreError if the
+    /// address cannot be resolved or bound (the message names host and port).
+    explicit TcpStoreServer(TcpStoreServerOptions options = {});
+    /// Stops (joins the thread); never throws.
+    ~TcpStoreServer();
+    TcpStoreServer(const TcpStoreServer&) = delete;
+    TcpStoreServer& operator=(const TcpStoreServer&) = delete;
+
+    /// The bound port (the ephemeral one when options.port was 0). Does not block.
+    std::uint16_t port() const noexcept;
+    /// Erases every key and queue (fresh namespace for a restart attempt); pending waits stay
+    /// registered. Blocks until the server thread has done it.
+    void clear();
+    /// Closes the listener and every connection and joins the thread. Idempotent. Rethrows
+    /// (once) an unexpected exception that escaped a handler on the server thread.
+    void stop();
+
+private:
+    class Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ptrun::rdzv

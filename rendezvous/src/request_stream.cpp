@@ -1,0 +1,52 @@
+#include "request_stream.hpp"
+
+namespace ptrun::rdzv::detail {
+
+namespace {
+constexpr std::size_t kValidateBytes = 5;
+constexpr std::size_t kCompactAbove = 64 * 1024;
+}  // namespace
+
+void RequestStream::consume(std::size_t n) {
+    pos_ += n;
+    need_ = 1;
+    if (pos_ == buffer_.size()) {
+        buffer_.clear();
+        pos_ = 0;
+    } else if (pos_ > kCompactAbove && pos_ * 2 > buffer_.size()) {
+        buffer_.erase(0, pos_);
+        pos_ = 0;
+    }
+}
+
+std::optional<Request> RequestStream::next() {
+    while (buffered() >= need_) {
+        const std::string_view pending(buffer_.data() + pos_, buffered());
+        if (!dialect_) {
+            switch (detect_dialect(pending)) {
+                case Detection::NeedMore: need_ = kValidateBytes; return std::nullopt;
+                case Detection::Reject:
+                    throw ProtocolError("first byte 0xCE: per-request-magic clients are not supported");
+                case Detection::Legacy: dialect_ = Dialect::Legacy; continue;
+                case Detection::Modern:
+                    dialect_ = Dialect::Modern;
+                    consume(kValidateBytes);
+                    continue;
+            }
+        }
+        auto parsed = parse_request(pending, *dialect_, limits_);
+        switch (parsed.status) {
+            case ParseResult::Status::NeedMore: need_ = parsed.size; return std::nullopt;
+            case ParseResult::Status::Invalid: throw ProtocolError(parsed.error);
+            case ParseResult::Status::Complete: break;
+        }
+        if (parsed.request.op == Op::Validate) {
+            throw ProtocolError("VALIDATE is only allowed as the first query of a connection");
+        }
+        consume(parsed.size);
+        return std::move(parsed.request);
+    }
+    return std::nullopt;
+}
+
+}  // namespace ptrun::rdzv::detail

@@ -1,0 +1,48 @@
+#pragma once
+/// Blocking-style socket I/O with deadlines (poll), for the client. No Asio.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ptrun::rdzv::detail {
+
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+/// Owns a file descriptor; closes it on destruction. Move-only.
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) noexcept : fd_(fd) {}
+    ~Fd() { reset(); }
+    Fd(Fd&& other) noexcept : fd_(other.release()) {}
+    Fd& operator=(Fd&& other) noexcept;
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+
+    int get() const noexcept { return fd_; }
+    explicit operator bool() const noexcept { return fd_ >= 0; }
+    int release() noexcept;
+    void reset() noexcept;
+
+private:
+    int fd_ = -1;
+};
+
+/// One connection attempt to each address of host:port, until one succeeds or `deadline`
+/// passes; returns a non-blocking, TCP_NODELAY socket. Throws ConnectionLost with the reason.
+Fd connect_tcp(const std::string& host, std::uint16_t port, Deadline deadline);
+
+/// Sends all of `data`; blocks until done or `deadline`. Throws ConnectionLost on error or when
+/// the deadline passes (the stream is then in an unknown state).
+void send_all(const Fd& fd, std::string_view data, Deadline deadline);
+
+/// Receives exactly `n` bytes into `out`; blocks until done or `deadline`. Returns false on
+/// the deadline (some bytes may have been consumed if n > 1). Throws ConnectionLost on EOF or
+/// error.
+bool recv_exact(const Fd& fd, char* out, std::size_t n, Deadline deadline);
+
+}  // namespace ptrun::rdzv::detail

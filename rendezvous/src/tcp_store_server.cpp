@@ -1,0 +1,241 @@
+#include "ptrun/rendezvous/tcp_store_server.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "asio.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+#include "server_connection.hpp"
+#include "store_state.hpp"
+
+namespace ptrun::rdzv {
+
+using boost::asio::ip::tcp;
+using detail::ConnId;
+using detail::Connection;
+
+class TcpStoreServer::Impl final : public detail::ConnectionHost {
+public:
+    explicit Impl(TcpStoreServerOptions options);
+    ~Impl() {
+        try {
+            stop();
+        } catch (...) {  // already logged on the server thread
+        }
+    }
+
+    std::uint16_t port() const noexcept { return port_; }
+    void clear();
+    void stop();
+
+    void on_request(Connection& conn, detail::Request&& request) override;
+    void on_closed(Connection& conn) override;
+
+private:
+    void listen();
+    bool try_bind(const tcp::endpoint& endpoint, std::string& error);
+    void adopt(int fd);
+    void accept();
+    void admit(tcp::socket socket);
+    void run() noexcept;
+
+    boost::asio::io_context io_{1};  // first: destroyed after everything that uses it
+    TcpStoreServerOptions options_;
+    std::shared_ptr<spdlog::logger> log_;
+    tcp::acceptor acceptor_{io_};
+    boost::asio::steady_timer accept_retry_{io_};
+    detail::StoreState state_;
+    std::unordered_map<ConnId, std::shared_ptr<Connection>> connections_;
+    ConnId next_id_ = 1;
+    std::uint16_t port_ = 0;
+    std::mutex lifecycle_mu_;  ///< clear() and stop() do not interleave
+    std::thread thread_;
+    std::mutex error_mu_;
+    std::exception_ptr error_;
+};
+
+TcpStoreServer::Impl::Impl(TcpStoreServerOptions options)
+    : options_(std::move(options)),
+      log_(options_.logger ? options_.logger
+                           : std::make_shared<spdlog::logger>(
+                                 "ptrun.rdzv", std::make_shared<spdlog::sinks::null_sink_mt>())) {
+    if (options_.adopt_fd >= 0) {
+        adopt(options_.adopt_fd);
+    } else {
+        listen();
+    }
+    boost::system::error_code ec;
+    port_ = acceptor_.local_endpoint(ec).port();
+    log_->info("rdzv store: listening on port {}", port_);
+    accept();
+    thread_ = std::thread([this] { run(); });
+}
+
+bool TcpStoreServer::Impl::try_bind(const tcp::endpoint& endpoint, std::string& error) {
+    boost::system::error_code ec;
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec && endpoint.address().is_v6()) {
+        acceptor_.set_option(boost::asio::ip::v6_only(false), ec);  // "::" is dual-stack
+    }
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
+    if (!ec) return true;
+    error = ec.message();
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    return false;
+}
+
+void TcpStoreServer::Impl::listen() {
+    const std::string where = options_.host + ":" + std::to_string(options_.port);
+    tcp::resolver resolver(io_);
+    boost::system::error_code ec;
+    auto results = resolver.resolve(options_.host, std::to_string(options_.port),
+                                    tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+    if (ec) throw StoreError("store server: cannot resolve " + where + ": " + ec.message());
+    std::string error = "no address";
+    for (const auto& entry : results) {
+        if (try_bind(entry.endpoint(), error)) return;
+    }
+    if (options_.host == "::") {  // no IPv6 on this host: fall back like torch's libuv server
+        log_->warn("rdzv store: cannot listen on {} ({}); falling back to 0.0.0.0", where, error);
+        if (try_bind(tcp::endpoint(tcp::v4(), options_.port), error)) return;
+    }
+    throw StoreError("store server: cannot listen on " + where + ": " + error);
+}
+
+void TcpStoreServer::Impl::adopt(int fd) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        throw StoreError("store server: adopt_fd " + std::to_string(fd) + ": " +
+                         std::strerror(errno));
+    }
+    boost::system::error_code ec;
+    acceptor_.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+    if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+        throw StoreError("store server: cannot listen on adopted fd " + std::to_string(fd) + ": " +
+                         ec.message());
+    }
+}
+
+void TcpStoreServer::Impl::accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+        if (ec == boost::asio::error::operation_aborted) return;
+        if (ec) {  // e.g. EMFILE: retry shortly instead of spinning on the error
+            log_->warn("rdzv store: accept failed: {}; retrying in 100 ms", ec.message());
+            accept_retry_.expires_after(std::chrono::milliseconds(100));
+            accept_retry_.async_wait([this](const boost::system::error_code& timer_ec) {
+                if (!timer_ec) accept();
+            });
+            return;
+        }
+        admit(std::move(socket));
+        accept();
+    });
+}
+
+void TcpStoreServer::Impl::admit(tcp::socket socket) {
+    boost::system::error_code ec;
+    const auto remote = socket.remote_endpoint(ec);
+    std::string peer = ec ? std::string("?") : remote.address().to_string() + ":" +
+                                                   std::to_string(remote.port());
+    if (connections_.size() >= options_.limits.max_connections) {
+        log_->warn("rdzv store: refusing connection from {}: {} connections open (max_connections)",
+                   peer, connections_.size());
+        socket.close(ec);
+        return;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    const ConnId id = next_id_++;
+    auto conn = std::make_shared<Connection>(*this, std::move(socket), id, std::move(peer),
+                                             options_.limits, *log_);
+    connections_.emplace(id, conn);
+    log_->debug("rdzv store: connection #{} from {}", id, conn->peer());
+    conn->start();
+}
+
+void TcpStoreServer::Impl::on_request(Connection& conn, detail::Request&& request) {
+    std::vector<detail::Outgoing> out;
+    state_.handle(conn.id(), request, out);
+    for (auto& message : out) {
+        auto it = connections_.find(message.to);
+        if (it == connections_.end()) continue;
+        auto target = it->second;  // send() may close it and drop the table's reference
+        target->send(std::move(message.bytes));
+    }
+}
+
+void TcpStoreServer::Impl::on_closed(Connection& conn) {
+    state_.disconnect(conn.id());
+    connections_.erase(conn.id());
+}
+
+void TcpStoreServer::Impl::run() noexcept {
+    for (;;) {
+        try {
+            io_.run();
+            return;
+        } catch (...) {  // handlers catch their own errors; this is a bug: keep serving
+            std::lock_guard lock(error_mu_);
+            if (!error_) error_ = std::current_exception();
+            log_->error("rdzv store: unexpected exception on the server thread");
+        }
+    }
+}
+
+void TcpStoreServer::Impl::clear() {
+    std::lock_guard lifecycle(lifecycle_mu_);
+    if (!thread_.joinable()) {
+        state_.clear();
+        return;
+    }
+    std::promise<void> done;
+    auto cleared = done.get_future();
+    boost::asio::post(io_, [&] {
+        state_.clear();
+        done.set_value();
+    });
+    cleared.wait();
+}
+
+void TcpStoreServer::Impl::stop() {
+    std::lock_guard lifecycle(lifecycle_mu_);
+    if (thread_.joinable()) {
+        io_.stop();
+        thread_.join();
+        // The server thread is gone: tear down from here without racing it.
+        boost::system::error_code ignored;
+        acceptor_.close(ignored);
+        accept_retry_.cancel();
+        for (auto& entry : connections_) entry.second->abort();
+        connections_.clear();
+        log_->info("rdzv store: stopped (port {})", port_);
+    }
+    std::exception_ptr error;
+    {
+        std::lock_guard lock(error_mu_);
+        error = std::exchange(error_, nullptr);
+    }
+    if (error) std::rethrow_exception(error);
+}
+
+TcpStoreServer::TcpStoreServer(TcpStoreServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+TcpStoreServer::~TcpStoreServer() = default;
+std::uint16_t TcpStoreServer::port() const noexcept { return impl_->port(); }
+void TcpStoreServer::clear() { impl_->clear(); }
+void TcpStoreServer::stop() { impl_->stop(); }
+
+}  // namespace ptrun::rdzv

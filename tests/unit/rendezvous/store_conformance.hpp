@@ -1,0 +1,121 @@
+#pragma once
+/// Checks every Store verb against any implementation (InMemoryStore, TcpStoreClient, ...).
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/rendezvous/store.hpp"
+
+namespace ptrun::rdzv::test {
+
+using namespace std::chrono_literals;
+
+/// Every verb once, on a store whose keys start empty. `with_queues` = false for stores that
+/// do not support queue_* and list_keys.
+inline void check_store_verbs(Store& s, bool with_queues = true) {
+    s.set("k1", "v1");
+    CHECK(s.get("k1", 5s) == "v1");
+    s.set("k1", std::string("\0bin\xff", 5));
+    CHECK(s.get("k1", 5s) == std::string("\0bin\xff", 5));
+    s.set("", "");  // empty key and value are legal
+    CHECK(s.check({""}));
+
+    CHECK(s.add("cnt", 5) == 5);
+    CHECK(s.add("cnt", -2) == 3);
+    CHECK(s.get("cnt", 5s) == "3");
+    s.set("text", "abc");
+    CHECK_THROWS_AS(s.add("text", 1), StoreError);
+
+    CHECK(s.compare_set("cas", "x", "y") == "x");
+    CHECK_FALSE(s.check({"cas"}));
+    CHECK(s.compare_set("cas", "", "a") == "a");
+    CHECK(s.compare_set("cas", "a", "b") == "b");
+    CHECK(s.compare_set("cas", "a", "c") == "b");
+
+    CHECK(s.check({}));
+    CHECK(s.check({"k1", "cnt"}));
+    CHECK_FALSE(s.check({"k1", "nope"}));
+    s.wait({"k1", "cnt"}, 5s);
+
+    s.append("log", "a");
+    s.append("log", "bc");
+    CHECK(s.get("log", 5s) == "abc");
+
+    s.multi_set({"m1", "m2"}, {"1", "2"});
+    CHECK(s.multi_get({"m2", "m1"}, 5s) == std::vector<std::string>{"2", "1"});
+    CHECK_THROWS_AS(s.multi_set({"a"}, {}), StoreError);
+
+    const auto before = s.num_keys();
+    CHECK(s.delete_key("m1"));
+    CHECK_FALSE(s.delete_key("m1"));
+    CHECK(s.num_keys() == before - 1);
+
+    if (with_queues) {
+        CHECK(s.queue_len("q") == 0);
+        s.queue_push("q", "first");
+        s.queue_push("q", "second");
+        CHECK(s.queue_len("q") == 2);
+        CHECK(s.queue_pop("q", 5s) == "first");
+        CHECK(s.queue_pop("q", 5s) == "second");
+        CHECK_THROWS_AS(s.queue_pop("q", 50ms), StoreTimeout);
+        auto keys = s.list_keys();
+        CHECK(static_cast<std::int64_t>(keys.size()) <= s.num_keys());
+        CHECK(std::find(keys.begin(), keys.end(), "log") != keys.end());
+    }
+}
+
+/// Blocking verbs time out naming the keys, and wake up when another thread writes.
+inline void check_store_blocking(Store& s, Store& writer) {
+    try {
+        s.get("missing", 100ms);
+        FAIL("get of a missing key returned");
+    } catch (const StoreTimeout& e) {
+        CHECK(e.keys() == std::vector<std::string>{"missing"});
+        CHECK(e.waited() >= 100ms);
+        CHECK_THAT(e.what(), Catch::Contains("'missing'") && Catch::Contains("get"));
+    }
+    CHECK_THROWS_AS(s.wait({"w1", "w2"}, 50ms), StoreTimeout);
+    CHECK_THROWS_AS(s.multi_get({"w1"}, 50ms), StoreTimeout);
+
+    std::exception_ptr failure;
+    std::thread waiter([&] {
+        try {
+            CHECK(s.get("later", 20s) == "here");
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    });
+    writer.set("later", "here");
+    waiter.join();
+    if (failure) std::rethrow_exception(failure);
+    // Still usable after the timeouts above.
+    CHECK(s.get("later", 5s) == "here");
+}
+
+/// gloo's spawnThreads: runs fn(rank) on `size` threads, rethrows the first failure.
+inline void spawn_threads(int size, const std::function<void(int)>& fn) {
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < size; ++rank) {
+        threads.emplace_back([&, rank] {
+            try {
+                fn(rank);
+            } catch (...) {
+                errors[static_cast<std::size_t>(rank)] = std::current_exception();
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : errors) {
+        if (e) std::rethrow_exception(e);
+    }
+}
+
+}  // namespace ptrun::rdzv::test
