@@ -1,6 +1,8 @@
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -22,6 +24,10 @@ namespace ptrun::rdzv {
 using boost::asio::ip::tcp;
 using detail::ConnId;
 using detail::Connection;
+
+namespace {
+constexpr int kMaxAcceptsPerWakeup = 256;  ///< then let other handlers run
+}  // namespace
 
 class TcpStoreServer::Impl final : public detail::ConnectionHost {
 public:
@@ -45,6 +51,8 @@ private:
     bool try_bind(const tcp::endpoint& endpoint, std::string& error);
     void adopt(int fd);
     void accept();
+    /// Accepts what the backlog holds; false on an error other than "nothing left".
+    bool accept_ready();
     void admit(tcp::socket socket);
     void run() noexcept;
 
@@ -82,13 +90,22 @@ TcpStoreServer::Impl::Impl(TcpStoreServerOptions options)
 
 bool TcpStoreServer::Impl::try_bind(const tcp::endpoint& endpoint, std::string& error) {
     boost::system::error_code ec;
-    acceptor_.open(endpoint.protocol(), ec);
+    // Opened here with SOCK_CLOEXEC: worker processes forked by an embedding launcher must not
+    // inherit the listener (it would outlive a stopped server and keep the port bound).
+    const int fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        error = std::strerror(errno);
+        return false;
+    }
+    acceptor_.assign(endpoint.protocol(), fd, ec);
+    if (ec) ::close(fd);
     if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
     if (!ec && endpoint.address().is_v6()) {
         acceptor_.set_option(boost::asio::ip::v6_only(false), ec);  // "::" is dual-stack
     }
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
+    if (!ec) acceptor_.non_blocking(true, ec);
     if (!ec) return true;
     error = ec.message();
     boost::system::error_code ignored;
@@ -121,9 +138,11 @@ void TcpStoreServer::Impl::adopt(int fd) {
         throw StoreError("store server: adopt_fd " + std::to_string(fd) + ": " +
                          std::strerror(errno));
     }
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     boost::system::error_code ec;
     acceptor_.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
     if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
+    if (!ec) acceptor_.non_blocking(true, ec);
     if (ec) {
         throw StoreError("store server: cannot listen on adopted fd " + std::to_string(fd) + ": " +
                          ec.message());
@@ -131,19 +150,45 @@ void TcpStoreServer::Impl::adopt(int fd) {
 }
 
 void TcpStoreServer::Impl::accept() {
-    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+    acceptor_.async_wait(tcp::acceptor::wait_read, [this](const boost::system::error_code& ec) {
         if (ec == boost::asio::error::operation_aborted) return;
-        if (ec) {  // e.g. EMFILE: retry shortly instead of spinning on the error
-            log_->warn("rdzv store: accept failed: {}; retrying in 100 ms", ec.message());
-            accept_retry_.expires_after(std::chrono::milliseconds(100));
-            accept_retry_.async_wait([this](const boost::system::error_code& timer_ec) {
-                if (!timer_ec) accept();
-            });
+        if (!ec && accept_ready()) {
+            accept();
             return;
         }
-        admit(std::move(socket));
-        accept();
+        // e.g. EMFILE: retry shortly instead of spinning on the error
+        log_->warn("rdzv store: accept failed: {}; retrying in 100 ms",
+                   ec ? ec.message() : std::string(std::strerror(errno)));
+        accept_retry_.expires_after(std::chrono::milliseconds(100));
+        accept_retry_.async_wait([this](const boost::system::error_code& timer_ec) {
+            if (!timer_ec) accept();
+        });
     });
+}
+
+bool TcpStoreServer::Impl::accept_ready() {
+    // accept4 rather than async_accept: the connection fds must be close-on-exec atomically,
+    // since an embedding launcher forks workers on other threads.
+    boost::system::error_code local_ec;
+    const auto protocol = acceptor_.local_endpoint(local_ec).protocol();
+    for (int i = 0; i < kMaxAcceptsPerWakeup; ++i) {
+        const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr,
+                                 SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            return false;
+        }
+        boost::system::error_code ec;
+        tcp::socket socket(io_);
+        socket.assign(protocol, fd, ec);
+        if (ec) {
+            ::close(fd);
+            continue;
+        }
+        admit(std::move(socket));
+    }
+    return true;
 }
 
 void TcpStoreServer::Impl::admit(tcp::socket socket) {

@@ -1,8 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <climits>
 
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
@@ -239,4 +243,27 @@ TEST_CASE("server listens dual-stack on :: and refuses a bad address", "[rdzv][s
     CHECK_THROWS_AS(TcpStoreServer(taken), StoreError);  // port in use
     taken.host = "256.1.1.1";
     CHECK_THROWS_WITH(TcpStoreServer(taken), Catch::Contains("256.1.1.1"));
+}
+
+TEST_CASE("server sockets are close-on-exec so forked workers do not inherit them",
+          "[rdzv][server]") {
+    TcpStoreServer server;
+    RawConnection c(server.port());
+    c.send(bytes({0x06}));
+    REQUIRE(c.read(8) == i64(0));  // accepted and serving
+    int sockets = 0;
+    DIR* dir = ::opendir("/proc/self/fd");
+    REQUIRE(dir != nullptr);
+    while (const dirent* entry = ::readdir(dir)) {
+        const std::string path = std::string("/proc/self/fd/") + entry->d_name;
+        char target[PATH_MAX] = {};
+        if (::readlink(path.c_str(), target, sizeof target - 1) <= 0) continue;
+        if (std::string_view(target).substr(0, 7) != "socket:") continue;
+        ++sockets;
+        const int fd = std::atoi(entry->d_name);
+        INFO("fd " << fd);
+        CHECK((::fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+    }
+    ::closedir(dir);
+    CHECK(sockets >= 3);  // listener, accepted connection, our client
 }
