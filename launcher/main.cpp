@@ -12,10 +12,11 @@
 #include "ptrun/launcher/agent.hpp"
 #include "ptrun/launcher/cli.hpp"
 #include "ptrun/launcher/explain.hpp"
-#include "ptrun/launcher/free_port.hpp"
+#include "ptrun/launcher/agent_store.hpp"
 #include "ptrun/launcher/host_facts.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 #include "ptrun/launcher/worker_command.hpp"
+#include "ptrun/rendezvous/errors.hpp"
 
 extern char** environ;
 
@@ -47,13 +48,12 @@ int launch(const std::vector<std::string>& args) {
     }
     auto command = make_worker_command(config, env);
     auto logger = make_logger(config.hostname);
-    StoreEndpoint store{config.master_addr, config.master_port ? *config.master_port : pick_free_port(config.master_addr),
-                        false};
+    auto store = start_agent_store(config, logger);
     if (ptrun::env::sets_omp_num_threads(env, config.nproc_per_node)) {
         logger->info("setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
                      "set it yourself to tune performance");
     }
-    Agent agent(config, std::move(command), std::move(env), store, logger);
+    Agent agent(config, std::move(command), std::move(env), store.endpoint, logger);
     return agent.run();
 }
 
@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
     } catch (const ptrun::launcher::UsageError& e) {
         std::fprintf(stderr, "ptrun: error: %s\n", e.what());
         return kExitUsage;
+    } catch (const ptrun::rdzv::StoreError& e) {
+        std::fprintf(stderr, "ptrun: error: cannot start the workers' store: %s\n", e.what());
+        return kExitInternal;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "ptrun: internal error: %s\n", e.what());
         return kExitInternal;

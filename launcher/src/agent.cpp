@@ -146,6 +146,7 @@ struct Agent::Impl {
             case ActionKind::RestartGroup:
                 announce_restart();
                 end_attempt();
+                if (store.reset) store.reset();
                 start_attempt();
                 return;
             case ActionKind::Finish:

@@ -76,6 +76,22 @@ class EnvContract(PtrunTestCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertEqual(len(read_dumps(self.dir)), 2)
 
+    def test_master_port_is_the_store_ptrun_holds(self):
+        import socket
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        _, dumps = self.launch(2, "--master-port", str(port))
+        self.assertEqual({d["env"]["MASTER_PORT"] for d in dumps.values()}, {str(port)})
+        self.assertEqual(dumps[(0, 0)]["env"]["TORCHELASTIC_USE_AGENT_STORE"], "True")
+        with socket.socket() as busy:
+            busy.bind(("127.0.0.1", 0))
+            busy.listen()
+            res = run_ptrun(["--master-port", str(busy.getsockname()[1]), *self.worker("--dump", self.dir)])
+            self.assertEqual(res.returncode, 1)
+            self.assertIn(str(busy.getsockname()[1]), res.stderr)
+            self.assertIn("store", res.stderr)
+
     def test_worker_arguments_are_passed_untouched(self):
         res = run_ptrun(["--nproc-per-node", "1", "/bin/echo", "--nproc-per-node", "7", "a  b", "--", "-x"])
         self.assertEqual(res.returncode, 0, res.stderr)

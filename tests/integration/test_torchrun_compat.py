@@ -12,6 +12,9 @@ TORCHRUN = "/usr/bin/torchrun"
 # ptrun also sets the 2.2+ name of the NCCL switch, which 1.13's torchrun does not know.
 PTRUN_ONLY = {"TORCH_NCCL_ASYNC_ERROR_HANDLING"}
 DIFFERENT_PER_RUN = {"MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_ERROR_FILE"}
+# torchrun 1.13 --standalone lets worker rank 0 host the store (False); ptrun hosts it itself (True),
+# as torch 2.5+ agents do.
+INTENDED = {"TORCHELASTIC_USE_AGENT_STORE": ("False", "True")}
 IGNORED = {"_", "PWD", "OLDPWD", "SHLVL"}
 
 
@@ -44,7 +47,9 @@ class TorchrunCompat(PtrunTestCase):
             ours = self.added_env(ptrun_dumps[key])
             self.assertEqual(set(theirs), set(ours) - PTRUN_ONLY, f"variable names differ for rank {key[0]}")
             for name in set(theirs) - DIFFERENT_PER_RUN:
-                self.assertEqual(theirs[name], ours[name], f"{name} differs for rank {key[0]}")
+                expected = INTENDED.get(name, (theirs[name], theirs[name]))
+                self.assertEqual(theirs[name], expected[0], name)
+                self.assertEqual(ours[name], expected[1], f"{name} differs for rank {key[0]}")
             for name in ("TORCHELASTIC_ERROR_FILE",):
                 self.assertRegex(ours[name], rf"/attempt_0/{key[0]}/error\.json$")
                 self.assertRegex(theirs[name], rf"/attempt_0/{key[0]}/error\.json$")

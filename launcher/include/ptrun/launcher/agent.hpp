@@ -3,6 +3,7 @@
 /// the grace timer; nothing polls), restarts it while restarts remain, and reports failures.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,9 @@ struct StoreEndpoint {
     std::string host;
     std::uint16_t port = 0;
     bool agent_hosted = false;  ///< TORCHELASTIC_USE_AGENT_STORE
+    /// Called before every attempt after the first, once the previous attempt's workers are gone:
+    /// gives the next attempt a fresh store namespace (torch 2.5+ workers no longer prefix keys).
+    std::function<void()> reset;
 };
 
 class Agent {

@@ -1,0 +1,33 @@
+#pragma once
+/// The store ptrun hosts in-process for its workers (TORCHELASTIC_USE_AGENT_STORE=True): bound
+/// once at start and held until exit, so there is no free-port race.
+
+#include <memory>
+
+#include "ptrun/launcher/agent.hpp"
+#include "ptrun/launcher/launch_config.hpp"
+
+namespace ptrun::rdzv {
+class TcpStoreServer;
+}
+
+namespace ptrun::launcher {
+
+/// A running agent store and the endpoint workers use to reach it.
+struct AgentStore {
+    std::unique_ptr<rdzv::TcpStoreServer> server;
+    StoreEndpoint endpoint;  ///< its reset() wipes the store between attempts
+    AgentStore();
+    AgentStore(AgentStore&&) noexcept;
+    ~AgentStore();
+};
+
+/// Starts the store on --master-port (or the c10d endpoint's port, else an ephemeral one). It
+/// listens on loopback only when MASTER_ADDR is a loopback name or address (always with
+/// --standalone), else on every interface. Throws rdzv::StoreError naming host and port.
+AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger);
+
+/// The address the store binds for `master_addr`: loopback stays loopback.
+std::string store_bind_address(const std::string& master_addr, bool standalone);
+
+}  // namespace ptrun::launcher
