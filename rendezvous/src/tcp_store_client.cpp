@@ -162,14 +162,20 @@ private:
         Backoff backoff(options_.backoff);
         std::string last_error;
         for (int attempt = 1;; ++attempt) {
+            bool tcp_connected = false;
             try {
                 fd_ = detail::connect_tcp(options_.host, options_.port, deadline);
+                tcp_connected = true;
                 if (options_.dialect == Dialect::Modern) handshake(deadline);
                 return;
             } catch (const ConnectionLost& e) {
                 last_error = e.what();
             } catch (const ReplyTimeout&) {
                 last_error = "no PING reply";
+            }
+            if (tcp_connected) {
+                last_error += " during the VALIDATE/PING handshake (a PyTorch 1.13-2.1 server "
+                              "needs Dialect::Legacy)";
             }
             fd_.reset();
             const auto now = Clock::now();

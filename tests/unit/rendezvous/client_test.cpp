@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <thread>
 
 #include "ptrun/rendezvous/prefix_store.hpp"
@@ -48,25 +49,43 @@ private:
     std::uint16_t port_ = 0;
 };
 
+/// Exactly n bytes within 10 s; throws otherwise (usable off the main thread, unlike REQUIRE).
 std::string read_exact(const detail::Fd& fd, std::size_t n) {
     std::string s(n, '\0');
-    REQUIRE(detail::recv_exact(fd, s.data(), n, detail::Clock::now() + 10s));
+    if (!detail::recv_exact(fd, s.data(), n, detail::Clock::now() + 10s)) {
+        throw std::runtime_error("scripted server: no " + std::to_string(n) + " bytes in 10 s");
+    }
     return s;
 }
 
+/// What the scripted server saw; checked on the main thread after join().
+struct Transcript {
+    std::string wait_request;
+    std::string cancel_request;
+    std::exception_ptr failure;
+};
+
 /// Serves the handshake, takes one WAIT [k], then answers CANCEL_WAIT with `answer`.
-void serve_cancel(ScriptedServer& server, std::string answer) {
-    detail::Fd c = server.accept();
-    const std::string hello = read_exact(c, 5 + 5);  // VALIDATE + PING
-    detail::send_all(c, hello.substr(6, 4), detail::Clock::now() + 10s);
-    CHECK(read_exact(c, 1 + 8 + 8 + 1) == bytes({0x06}) + u64(1) + field("k"));
-    CHECK(read_exact(c, 1) == bytes({0x0C}));
-    detail::send_all(c, answer, detail::Clock::now() + 10s);
-    char sink;  // hold the connection until the client is done with it
+void serve_cancel(ScriptedServer& server, const std::string& answer, Transcript& seen) {
     try {
+        detail::Fd c = server.accept();
+        const std::string hello = read_exact(c, 5 + 5);  // VALIDATE + PING
+        detail::send_all(c, hello.substr(6, 4), detail::Clock::now() + 10s);
+        seen.wait_request = read_exact(c, 1 + 8 + 8 + 1);
+        seen.cancel_request = read_exact(c, 1);
+        detail::send_all(c, answer, detail::Clock::now() + 10s);
+        char sink;  // hold the connection until the client is done with it
         detail::recv_exact(c, &sink, 1, detail::Clock::now() + 10s);
-    } catch (const ConnectionLost&) {
+    } catch (const ConnectionLost&) {  // the client closed: done
+    } catch (...) {
+        seen.failure = std::current_exception();
     }
+}
+
+void check_transcript(const Transcript& seen) {
+    if (seen.failure) std::rethrow_exception(seen.failure);
+    CHECK(seen.wait_request == bytes({0x06}) + u64(1) + field("k"));
+    CHECK(seen.cancel_request == bytes({0x0C}));
 }
 
 }  // namespace
@@ -99,22 +118,26 @@ TEST_CASE("TcpStoreClient waits time out naming keys and the connection stays us
 
 TEST_CASE("TcpStoreClient returns when STOP_WAITING races its CANCEL_WAIT", "[rdzv][client]") {
     ScriptedServer server;
-    std::thread script([&] { serve_cancel(server, bytes({0x00, 0x01})); });
+    Transcript seen;
+    std::thread script([&] { serve_cancel(server, bytes({0x00, 0x01}), seen); });
     {
         TcpStoreClient client(client_options(server.port()));
         CHECK_NOTHROW(client.wait({"k"}, 50ms));
     }
     script.join();
+    check_transcript(seen);
 }
 
 TEST_CASE("TcpStoreClient throws StoreTimeout when WAIT_CANCELED comes alone", "[rdzv][client]") {
     ScriptedServer server;
-    std::thread script([&] { serve_cancel(server, bytes({0x01})); });
+    Transcript seen;
+    std::thread script([&] { serve_cancel(server, bytes({0x01}), seen); });
     {
         TcpStoreClient client(client_options(server.port()));
         CHECK_THROWS_AS(client.wait({"k"}, 50ms), StoreTimeout);
     }
     script.join();
+    check_transcript(seen);
 }
 
 TEST_CASE("TcpStoreClient retries connecting until the server appears", "[rdzv][client]") {
@@ -190,8 +213,11 @@ TEST_CASE("32 client threads meet at an add/wait barrier and a server barrier",
         std::vector<std::string> keys;
         for (int r = 0; r < kRanks; ++r) keys.push_back("addr/" + std::to_string(r));
         const auto addrs = store.multi_get(keys, 30s);
-        REQUIRE(addrs.size() == static_cast<std::size_t>(kRanks));
-        if (addrs[static_cast<std::size_t>(kRanks - 1)] != "host:31") throw StoreError("bad addr");
+        for (int r = 0; r < kRanks; ++r) {  // no Catch assertions on these threads
+            if (addrs.at(static_cast<std::size_t>(r)) != "host:" + std::to_string(r)) {
+                throw StoreError("rank " + std::to_string(rank) + " read a wrong address");
+            }
+        }
         raw.barrier("/exit", kRanks, 30s);
     });
     TcpStoreClient check(client_options(server.port()));
@@ -213,4 +239,20 @@ TEST_CASE("barrier times out with CANCEL_WAIT and names its key", "[rdzv][client
     TcpStoreClient client(client_options(server.port()));
     CHECK_THROWS_WITH(client.barrier("b", 2, 50ms), Catch::Contains("'b'"));
     CHECK(client.get("b", 1s) == "1");
+}
+
+TEST_CASE("a modern client facing a server that rejects VALIDATE suggests the legacy dialect",
+          "[rdzv][client]") {
+    ScriptedServer server;  // like 1.13: reads VALIDATE as a huge SET and resets
+    std::thread script([&] {
+        detail::Fd c = server.accept();
+        char validate[5];
+        detail::recv_exact(c, validate, sizeof validate, detail::Clock::now() + 10s);
+    });
+    auto options = client_options(server.port());
+    options.connect_timeout = 300ms;
+    options.io_timeout = 100ms;
+    options.backoff = {10ms, 20ms, 2.0, 0.0, 1};
+    CHECK_THROWS_WITH(TcpStoreClient(options), Catch::Contains("Dialect::Legacy"));
+    script.join();
 }

@@ -267,3 +267,20 @@ TEST_CASE("server sockets are close-on-exec so forked workers do not inherit the
     ::closedir(dir);
     CHECK(sockets >= 3);  // listener, accepted connection, our client
 }
+
+TEST_CASE("a half-written request from a client that vanishes changes nothing", "[rdzv][wire]") {
+    TcpStoreServer server;
+    RawConnection waiter(server.port());
+    waiter.send(validate() + bytes({0x06}) + u64(1) + field("k"));  // WAIT [k]
+    {
+        RawConnection quitter(server.port());
+        const std::string set = validate() + bytes({0x01}) + field("k") + field("value");
+        quitter.send(set.substr(0, set.size() - 2));  // SET k, value cut short
+    }
+    RawConnection probe(server.port());
+    probe.send(validate() + bytes({0x05}) + u64(1) + field("k") + bytes({0x07}));
+    CHECK(probe.read(1) == bytes({0x01}));  // CHECK: NOT_READY
+    CHECK(probe.read(8) == i64(0));
+    waiter.send(bytes({0x0C}));  // the waiter was never woken: its next byte is WAIT_CANCELED
+    CHECK(waiter.read(1) == bytes({0x01}));
+}

@@ -44,7 +44,16 @@ struct TcpStoreServerOptions {
 /// (legacy numbering, idle callback connections, WATCH_KEY) and 2.2+ (VALIDATE, PING,
 /// CANCEL_WAIT, APPEND, MULTI_*, QUEUE_*, LIST_KEYS, BARRIER). One io_context on one owned
 /// thread; waits are registered and answered when keys appear; nothing polls. All methods may
-/// be called from any thread, except that stop() and the destructor must not race each other.
+/// be called from any thread but the server's own (e.g. not from a logger sink); stop() and the
+/// destructor must not race each other. Its sockets are close-on-exec, so forked workers
+/// inherit none of them.
+///
+/// Hosting the workers' store in a launcher (torchrun's "agent store"):
+///   TcpStoreServer store({.host = "0.0.0.0", .port = 29500});    // port 0: any free port
+///   worker_env["MASTER_ADDR"] = <a name or address every worker can reach>;
+///   worker_env["MASTER_PORT"] = std::to_string(store.port());
+///   worker_env["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+///   store.clear();  // before each restart attempt: 2.5+ workers no longer prefix their keys
 class TcpStoreServer {
 public:
     /// Binds and listens, then starts serving on its own thread. Throws StoreError if the
