@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
@@ -115,14 +116,22 @@ bool TcpStoreServer::Impl::try_bind(const tcp::endpoint& endpoint, std::string& 
 
 void TcpStoreServer::Impl::listen() {
     const std::string where = options_.host + ":" + std::to_string(options_.port);
-    tcp::resolver resolver(io_);
+    std::vector<tcp::endpoint> endpoints;
     boost::system::error_code ec;
-    auto results = resolver.resolve(options_.host, std::to_string(options_.port),
-                                    tcp::resolver::passive | tcp::resolver::numeric_service, ec);
-    if (ec) throw StoreError("store server: cannot resolve " + where + ": " + ec.message());
+    const auto literal = boost::asio::ip::make_address(options_.host, ec);
+    if (!ec) {  // an IP literal: no resolver (and no NSS modules in a static binary)
+        endpoints.emplace_back(literal, options_.port);
+    } else {
+        tcp::resolver resolver(io_);
+        auto results = resolver.resolve(options_.host, std::to_string(options_.port),
+                                        tcp::resolver::passive | tcp::resolver::numeric_service,
+                                        ec);
+        if (ec) throw StoreError("store server: cannot resolve " + where + ": " + ec.message());
+        for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+    }
     std::string error = "no address";
-    for (const auto& entry : results) {
-        if (try_bind(entry.endpoint(), error)) return;
+    for (const auto& endpoint : endpoints) {
+        if (try_bind(endpoint, error)) return;
     }
     if (options_.host == "::") {  // no IPv6 on this host: fall back like torch's libuv server
         log_->warn("rdzv store: cannot listen on {} ({}); falling back to 0.0.0.0", where, error);

@@ -243,6 +243,10 @@ TEST_CASE("server listens dual-stack on :: and refuses a bad address", "[rdzv][s
     CHECK_THROWS_AS(TcpStoreServer(taken), StoreError);  // port in use
     taken.host = "256.1.1.1";
     CHECK_THROWS_WITH(TcpStoreServer(taken), Catch::Contains("256.1.1.1"));
+    TcpStoreServer named({.host = "localhost"});  // a name goes through the resolver
+    RawConnection n(named.port());
+    n.send(bytes({0x06}));
+    CHECK(n.read(8) == i64(0));
 }
 
 TEST_CASE("server sockets are close-on-exec so forked workers do not inherit them",

@@ -37,7 +37,7 @@ struct TcpStoreServerOptions {
     int adopt_fd = -1;
     TcpStoreLimits limits{};
     /// Where connection errors and lifecycle lines go; null = nowhere.
-    std::shared_ptr<spdlog::logger> logger;
+    std::shared_ptr<spdlog::logger> logger{};
 };
 
 /// Serves both wire dialects on one port, detected per connection (spec §3.3): PyTorch 1.13/2.0
