@@ -1,0 +1,50 @@
+#pragma once
+/// Creating a process group from ptrun's (torchrun's) worker environment.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "ptrun/ddp/process_group.hpp"
+#include "ptrun/env/env_map.hpp"
+
+namespace ptrun::ddp {
+
+/// How to build a process group.
+struct InitOptions {
+    /// "cpu", "nccl" or "auto" (nccl when libnccl.so.2 loads and a GPU exists, else cpu).
+    std::string backend = "auto";
+    /// Bound on bootstrap and on every collective.
+    std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+    /// CUDA device for nccl; -1 = local_rank.
+    int device = -1;
+};
+
+/// A worker's place in the job and where the bootstrap store lives.
+struct RunContext {
+    int rank = 0;
+    int world_size = 1;
+    int local_rank = 0;
+    int local_world_size = 1;
+    int group_rank = 0;
+    int restart_count = 0;
+    std::string master_addr;
+    int master_port = 0;
+    std::string run_id = "none";
+};
+
+/// Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,
+/// TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_RUN_ID; world size 1 when no ptrun env is set.
+/// Throws env::ParseError naming the variable on a malformed value.
+RunContext run_context_from_env(const env::EnvMap& env);
+
+/// Builds the group; blocks on the store at master_addr:master_port (keys under a prefix that
+/// includes run_id and restart_count) until every rank joined, at most options.timeout. World
+/// size 1 needs no store. Throws CollectiveError (CollectiveTimeout on bootstrap timeout).
+std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
+                                                 const InitOptions& options = {});
+
+/// init_process_group(run_context_from_env(<the process environment>), options).
+std::unique_ptr<ProcessGroup> init_process_group_from_environment(const InitOptions& options = {});
+
+}  // namespace ptrun::ddp
