@@ -1,0 +1,86 @@
+#include "store_cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace ptrun::rdzv::cli {
+namespace {
+
+constexpr std::array<std::string_view, 7> kLevels{"trace", "debug", "info", "warn",
+                                                  "error", "critical", "off"};
+
+std::string version_text() { return std::string("ptrun-store ") + PTRUN_VERSION + "\n"; }
+
+bool all_digits(const std::string& v) {
+    return !v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == std::string::npos;
+}
+
+/// Checked before conversion, so the message names the value rather than a C++ type.
+const CLI::Validator kPositive(
+    [](std::string& v) -> std::string {
+        return all_digits(v) && std::stoull(v) > 0 ? "" : "'" + v + "' is not a positive integer";
+    },
+    "N>0");
+const CLI::Validator kPort(
+    [](std::string& v) -> std::string {
+        return all_digits(v) && std::stoull(v) <= 65535 ? "" : "'" + v + "' is not a port (0-65535)";
+    },
+    "0-65535");
+
+}  // namespace
+
+std::variant<StoreCommandLine, InfoText> parse_store_command_line(std::vector<std::string> args) {
+    StoreCommandLine cmd;
+    auto& opts = cmd.server;
+    auto& limits = opts.limits;
+    CLI::App app{
+        "ptrun-store: a standalone c10d TCPStore-compatible store server (PyTorch 1.13 and 2.x "
+        "clients).\nPrints 'port=N' on stdout once listening; SIGINT/SIGTERM stop it (exit 0).",
+        "ptrun-store"};
+    app.set_version_flag("--version", version_text());
+    app.add_option("--host", opts.host, "Address to listen on: 0.0.0.0, ::, 127.0.0.1, a name")
+        ->capture_default_str();
+    app.add_option("--port", opts.port, "Port to listen on; 0 = any free port")
+        ->check(kPort)
+        ->capture_default_str();
+    app.add_option("--max-key-bytes", limits.max_key_bytes, "Longest key accepted")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--max-value-bytes", limits.max_value_bytes, "Largest value accepted")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--max-keys-per-request", limits.max_keys_per_request,
+                   "Most keys in one CHECK/WAIT/MULTI_GET/MULTI_SET")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--max-request-bytes", limits.max_request_bytes, "Largest whole request")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--max-queued-bytes", limits.max_queued_bytes_per_connection,
+                   "Reply bytes queued for one connection before it is dropped")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--max-connections", limits.max_connections,
+                   "Open connections; more are accepted and closed")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--log-level", cmd.log_level,
+                   "trace, debug, info, warn, error, critical or off (logs go to stderr)")
+        ->check(CLI::IsMember(std::vector<std::string>(kLevels.begin(), kLevels.end())))
+        ->capture_default_str();
+    std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+    try {
+        app.parse(args);
+    } catch (const CLI::CallForHelp&) {
+        return InfoText{app.help()};
+    } catch (const CLI::CallForVersion&) {
+        return InfoText{version_text()};
+    } catch (const CLI::ParseError& e) {
+        throw UsageError(e.what());
+    }
+    return cmd;
+}
+
+}  // namespace ptrun::rdzv::cli
