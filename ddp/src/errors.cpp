@@ -18,7 +18,10 @@ std::string timeout_message(std::string_view collective, const std::vector<int>&
                             std::chrono::milliseconds waited) {
     std::string msg = std::string(collective) + " timed out after " +
                       std::to_string(waited.count()) + " ms";
-    if (!peers.empty()) msg += " waiting for rank(s) " + describe_ranks(peers);
+    if (!peers.empty()) {
+        msg += (peers.size() == 1 ? " waiting for rank " : " waiting for ranks ") +
+               describe_ranks(peers);
+    }
     return msg;
 }
 }  // namespace

@@ -2,9 +2,15 @@
 
 #include <unistd.h>
 
+#include <atomic>
+
+#include "cpu_bootstrap.hpp"
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/env/names.hpp"
 #include "ptrun/env/rank_info.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/rendezvous/prefix_store.hpp"
+#include "ptrun/rendezvous/tcp_store_client.hpp"
 #include "single_process_group.hpp"
 
 namespace ptrun::ddp {
@@ -34,8 +40,41 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
         throw CollectiveError("init_process_group: unknown backend '" + options.backend +
                               "' (expected cpu, nccl or auto)");
     }
+    // Every process creates its groups in the same order, so a per-process count names them.
+    static std::atomic<int> groups_created{0};
+    const int group_seq = groups_created++;
     if (context.world_size == 1) return std::make_unique<detail::SingleProcessGroup>("cpu");
-    throw CollectiveError("init_process_group: world size > 1 is not implemented yet");
+    if (context.master_addr.empty() || context.master_port <= 0 || context.master_port > 65535) {
+        throw CollectiveError("init_process_group: world size " +
+                              std::to_string(context.world_size) +
+                              " needs the store address (MASTER_ADDR, MASTER_PORT)");
+    }
+    std::unique_ptr<rdzv::TcpStoreClient> client;
+    try {
+        client = std::make_unique<rdzv::TcpStoreClient>(rdzv::TcpStoreClientOptions{
+            .host = context.master_addr,
+            .port = static_cast<std::uint16_t>(context.master_port),
+            .dialect = rdzv::Dialect::Modern,
+            .connect_timeout = options.timeout,
+            .io_timeout = options.timeout,
+        });
+    } catch (const rdzv::StoreError& e) {
+        throw CollectiveError(std::string("init_process_group: cannot reach the store at ") +
+                              context.master_addr + ":" + std::to_string(context.master_port) +
+                              ": " + e.what());
+    }
+    // The restart count in the prefix: a restarted group never reads its predecessor's keys.
+    rdzv::PrefixStore store("ptrun_ddp/" + context.run_id + "/" +
+                                std::to_string(context.restart_count) + "/" +
+                                std::to_string(group_seq),
+                            *client);
+    try {
+        return detail::bootstrap_cpu_group(context, store, options.timeout);
+    } catch (const rdzv::StoreTimeout& e) {
+        throw CollectiveTimeout(std::string("init_process_group: ") + e.what());
+    } catch (const rdzv::StoreError& e) {
+        throw CollectiveError(std::string("init_process_group: store failure: ") + e.what());
+    }
 }
 
 std::unique_ptr<ProcessGroup> init_process_group_from_environment(const InitOptions& options) {

@@ -15,7 +15,7 @@ struct CollectiveError : std::runtime_error {
 };
 
 /// A collective did not complete in time. Message: "allreduce timed out after 300000 ms waiting
-/// for rank(s) 2, 3".
+/// for ranks 2, 3" ("for rank 2" for one).
 struct CollectiveTimeout : CollectiveError {
     using CollectiveError::CollectiveError;
     /// Builds the message above from its parts.

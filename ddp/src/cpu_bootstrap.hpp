@@ -1,0 +1,20 @@
+#pragma once
+/// Bootstrapping the cpu backend through the job's store.
+
+#include <chrono>
+#include <memory>
+
+#include "ptrun/ddp/init.hpp"
+#include "ptrun/rendezvous/store.hpp"
+
+namespace ptrun::ddp::detail {
+
+/// Builds a CpuProcessGroup for `context` using `store` (already namespaced for this group):
+/// every rank publishes (node, pid); each node's leader (its lowest rank) creates the shared
+/// segment and, with several nodes, the leaders link into a TCP ring through addresses
+/// published in the store; after a store barrier the segment's name is unlinked. Blocks at
+/// most `timeout`; throws CollectiveError / CollectiveTimeout.
+std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& context, rdzv::Store& store,
+                                                  std::chrono::milliseconds timeout);
+
+}  // namespace ptrun::ddp::detail

@@ -1,0 +1,75 @@
+#include "reduce_kernels.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+namespace ptrun::ddp::detail {
+namespace {
+
+// Plain loops over __restrict__-free pointers: out may alias an input, and GCC/Clang vectorise
+// these at -O2/-O3 with a runtime overlap check.
+template <class T, class F>
+void apply2(void* out, const void* a, const void* b, std::size_t count, F f) {
+    auto* o = static_cast<T*>(out);
+    const auto* x = static_cast<const T*>(a);
+    const auto* y = static_cast<const T*>(b);
+    for (std::size_t i = 0; i < count; ++i) o[i] = f(x[i], y[i]);
+}
+
+template <class T>
+void reduce2_typed(ReduceOp op, void* out, const void* a, const void* b, std::size_t count) {
+    switch (op) {
+        case ReduceOp::Sum:
+        case ReduceOp::Avg:
+            apply2<T>(out, a, b, count, [](T x, T y) { return static_cast<T>(x + y); });
+            return;
+        case ReduceOp::Min:
+            apply2<T>(out, a, b, count, [](T x, T y) { return y < x ? y : x; });
+            return;
+        case ReduceOp::Max:
+            apply2<T>(out, a, b, count, [](T x, T y) { return x < y ? y : x; });
+            return;
+    }
+}
+
+template <class T>
+void divide_typed(void* data, std::size_t count, int divisor) {
+    auto* p = static_cast<T*>(data);
+    const auto d = static_cast<T>(divisor);
+    for (std::size_t i = 0; i < count; ++i) p[i] = static_cast<T>(p[i] / d);
+}
+
+}  // namespace
+
+void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
+             std::size_t count) {
+    switch (dtype) {
+        case DType::Float32: return reduce2_typed<float>(op, out, a, b, count);
+        case DType::Float64: return reduce2_typed<double>(op, out, a, b, count);
+        case DType::Int32: return reduce2_typed<std::int32_t>(op, out, a, b, count);
+        case DType::Int64: return reduce2_typed<std::int64_t>(op, out, a, b, count);
+    }
+}
+
+void finish_avg(DType dtype, void* data, std::size_t count, int divisor) {
+    switch (dtype) {
+        case DType::Float32: return divide_typed<float>(data, count, divisor);
+        case DType::Float64: return divide_typed<double>(data, count, divisor);
+        case DType::Int32: return divide_typed<std::int32_t>(data, count, divisor);
+        case DType::Int64: return divide_typed<std::int64_t>(data, count, divisor);
+    }
+}
+
+void reduce_n(DType dtype, ReduceOp op, void* out, const void* const* srcs, int nsrc,
+              std::size_t count, int avg_divisor) {
+    if (count == 0) return;
+    if (nsrc == 1) {
+        if (out != srcs[0]) std::memcpy(out, srcs[0], count * dtype_size(dtype));
+    } else {
+        reduce2(dtype, op, out, srcs[0], srcs[1], count);
+        for (int s = 2; s < nsrc; ++s) reduce2(dtype, op, out, out, srcs[s], count);
+    }
+    if (op == ReduceOp::Avg && avg_divisor > 1) finish_avg(dtype, out, count, avg_divisor);
+}
+
+}  // namespace ptrun::ddp::detail

@@ -1,0 +1,61 @@
+#pragma once
+/// The layout of a node's shared segment: header, one control block per local rank, one data
+/// slot per local rank. Every process maps the same bytes; only atomics are shared state.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace ptrun::ddp::detail {
+
+inline constexpr std::uint64_t kShmMagic = 0x7074'7275'6e64'6470ULL;  // "ptrundp"
+inline constexpr std::size_t kPageBytes = 4096;
+
+/// Segment header, written by the creator before it publishes the name.
+struct alignas(128) ShmHeader {
+    std::uint64_t magic;
+    std::uint32_t local_size;
+    std::uint32_t reserved;
+    std::uint64_t slot_bytes;
+    /// 0, or 1 + the global rank blamed for a failure; set once by whoever detects it first.
+    std::atomic<std::int32_t> abort_culprit;
+    /// Global rank that set abort_culprit.
+    std::atomic<std::int32_t> abort_reporter;
+};
+
+/// One local rank's progress word (a futex) and sleeper count, alone on its cache lines.
+struct alignas(128) RankControl {
+    std::atomic<std::uint32_t> step;      ///< phases completed; waiters compare wrap-safely
+    std::atomic<std::uint32_t> sleepers;  ///< peers in futex_wait on `step`
+};
+
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+
+/// Byte offset of local rank `index`'s control block.
+constexpr std::size_t control_offset(int index) {
+    return sizeof(ShmHeader) + static_cast<std::size_t>(index) * sizeof(RankControl);
+}
+
+/// Byte offset of the first data slot (page aligned).
+constexpr std::size_t slots_offset(int local_size) {
+    const std::size_t end = control_offset(local_size);
+    return (end + kPageBytes - 1) / kPageBytes * kPageBytes;
+}
+
+/// Byte offset of local rank `index`'s data slot.
+constexpr std::size_t slot_offset(int local_size, int index, std::size_t slot_bytes) {
+    return slots_offset(local_size) + static_cast<std::size_t>(index) * slot_bytes;
+}
+
+/// Total segment size for `local_size` ranks with `slot_bytes` each.
+constexpr std::size_t segment_bytes(int local_size, std::size_t slot_bytes) {
+    return slot_offset(local_size, local_size, slot_bytes);
+}
+
+/// True when `value` has reached `target` (wrap-safe for counters at most 2^31 apart).
+constexpr bool step_reached(std::uint32_t value, std::uint32_t target) {
+    return static_cast<std::int32_t>(value - target) >= 0;
+}
+
+}  // namespace ptrun::ddp::detail

@@ -1,0 +1,60 @@
+#include "ptrun/ddp/init.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "ptrun/ddp/errors.hpp"
+
+using namespace ptrun::ddp;
+
+TEST_CASE("without a launcher the run context is world size 1", "[ddp]") {
+    const RunContext ctx = run_context_from_env({});
+    CHECK(ctx.rank == 0);
+    CHECK(ctx.world_size == 1);
+    CHECK(ctx.restart_count == 0);
+}
+
+TEST_CASE("the run context reads ptrun's variables", "[ddp]") {
+    const RunContext ctx = run_context_from_env({{"RANK", "3"}, {"WORLD_SIZE", "4"},
+                                                 {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
+                                                 {"GROUP_RANK", "1"}, {"MASTER_ADDR", "10.0.0.1"},
+                                                 {"MASTER_PORT", "29400"},
+                                                 {"TORCHELASTIC_RESTART_COUNT", "2"},
+                                                 {"TORCHELASTIC_RUN_ID", "job7"}});
+    CHECK(ctx.rank == 3);
+    CHECK(ctx.world_size == 4);
+    CHECK(ctx.local_rank == 1);
+    CHECK(ctx.local_world_size == 2);
+    CHECK(ctx.group_rank == 1);
+    CHECK(ctx.master_addr == "10.0.0.1");
+    CHECK(ctx.master_port == 29400);
+    CHECK(ctx.restart_count == 2);
+    CHECK(ctx.run_id == "job7");
+}
+
+TEST_CASE("a world-size-1 group runs every collective locally", "[ddp]") {
+    auto pg = init_process_group(RunContext{}, InitOptions{.backend = "cpu"});
+    CHECK(pg->size() == 1);
+    CHECK(pg->rank() == 0);
+    std::vector<float> v{1, 2, 3};
+    pg->allreduce(v.data(), v.size(), DType::Float32, ReduceOp::Avg)->wait();
+    CHECK(v == std::vector<float>{1, 2, 3});
+    std::vector<std::int64_t> in{4, 5}, out(2);
+    pg->allgather(in.data(), out.data(), 2, DType::Int64)->wait();
+    CHECK(out == in);
+    pg->reduce_scatter(in.data(), out.data(), 2, DType::Int64, ReduceOp::Sum)->wait();
+    CHECK(out == in);
+    pg->broadcast(v.data(), v.size(), DType::Float32, 0)->wait();
+    pg->barrier()->wait();
+    CHECK_THROWS_AS(pg->broadcast(v.data(), 3, DType::Float32, 1), CollectiveError);
+}
+
+TEST_CASE("unknown backends and missing store addresses are rejected", "[ddp]") {
+    CHECK_THROWS_WITH(init_process_group(RunContext{}, InitOptions{.backend = "mpi"}),
+                      Catch::Contains("unknown backend 'mpi'"));
+    RunContext two;
+    two.world_size = 2;
+    CHECK_THROWS_WITH(init_process_group(two, InitOptions{.backend = "cpu"}),
+                      Catch::Contains("MASTER_ADDR"));
+}
