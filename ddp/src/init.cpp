@@ -11,6 +11,7 @@
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/prefix_store.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
+#include "nccl/nccl_process_group.hpp"
 #include "single_process_group.hpp"
 
 namespace ptrun::ddp {
@@ -43,7 +44,23 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
     // Every process creates its groups in the same order, so a per-process count names them.
     static std::atomic<int> groups_created{0};
     const int group_seq = groups_created++;
-    if (context.world_size == 1) return std::make_unique<detail::SingleProcessGroup>("cpu");
+    const detail::nccl::Api* nccl = nullptr;
+    if (options.backend == "nccl") {
+        std::string why;
+        nccl = detail::nccl::load(&why);
+        if (nccl == nullptr) throw CollectiveError("init_process_group: nccl backend unavailable: " + why);
+        if (detail::nccl::device_count() == 0) {
+            throw CollectiveError("init_process_group: nccl backend: no CUDA device visible");
+        }
+    } else if (options.backend == "auto" && detail::nccl::available()) {
+        nccl = detail::nccl::load();
+    }
+    if (context.world_size == 1) {
+        if (nccl != nullptr) {
+            return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options, nullptr);
+        }
+        return std::make_unique<detail::SingleProcessGroup>("cpu");
+    }
     if (context.master_addr.empty() || context.master_port <= 0 || context.master_port > 65535) {
         throw CollectiveError("init_process_group: world size " +
                               std::to_string(context.world_size) +
@@ -69,6 +86,9 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
                                 std::to_string(group_seq),
                             *client);
     try {
+        if (nccl != nullptr) {
+            return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options, &store);
+        }
         return detail::bootstrap_cpu_group(context, store, options.timeout);
     } catch (const rdzv::StoreTimeout& e) {
         throw CollectiveTimeout(std::string("init_process_group: ") + e.what());

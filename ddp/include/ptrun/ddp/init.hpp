@@ -13,6 +13,7 @@ namespace ptrun::ddp {
 /// How to build a process group.
 struct InitOptions {
     /// "cpu", "nccl" or "auto" (nccl when libnccl.so.2 loads and a GPU exists, else cpu).
+    /// nccl collectives take CUDA device buffers; code that passes host memory asks for "cpu".
     std::string backend = "auto";
     /// Bound on bootstrap and on every collective.
     std::chrono::milliseconds timeout{std::chrono::seconds(300)};

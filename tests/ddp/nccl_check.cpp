@@ -1,0 +1,113 @@
+// The nccl backend on a real GPU: every collective x dtype x op on device buffers, under ptrun or
+// alone (world size 1). Exits 77 (ctest: skipped) with the reason when libnccl.so.2, the CUDA
+// runtime or a device is missing.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "nccl/nccl_api.hpp"
+#include "ptrun/ddp/init.hpp"
+
+using namespace ptrun::ddp;
+namespace nc = ptrun::ddp::detail::nccl;
+
+namespace {
+
+int failures = 0;
+
+template <class T>
+T value(int rank, std::size_t i) {
+    return static_cast<T>(static_cast<long long>((i * 7 + static_cast<std::size_t>(rank) * 13) % 29) - 10);
+}
+
+template <class T>
+T reduce_expected(int n, std::size_t i, ReduceOp op) {
+    T acc = value<T>(0, i);
+    for (int r = 1; r < n; ++r) {
+        const T v = value<T>(r, i);
+        if (op == ReduceOp::Min) acc = v < acc ? v : acc;
+        else if (op == ReduceOp::Max) acc = acc < v ? v : acc;
+        else acc = static_cast<T>(acc + v);
+    }
+    return op == ReduceOp::Avg ? static_cast<T>(acc / static_cast<T>(n)) : acc;
+}
+
+struct DeviceBuffer {
+    const nc::Api& api;
+    void* ptr = nullptr;
+    DeviceBuffer(const nc::Api& a, std::size_t bytes) : api(a) { api.Malloc(&ptr, bytes == 0 ? 8 : bytes); }
+    ~DeviceBuffer() { api.Free(ptr); }
+    template <class T>
+    void put(const std::vector<T>& v) { api.Memcpy(ptr, v.data(), v.size() * sizeof(T), 4); }
+    template <class T>
+    std::vector<T> get(std::size_t n) {
+        std::vector<T> v(n);
+        api.Memcpy(v.data(), ptr, n * sizeof(T), 4);
+        return v;
+    }
+};
+
+template <class T>
+void check(ProcessGroup& pg, const nc::Api& api, std::size_t count) {
+    const int n = pg.size(), me = pg.rank();
+    constexpr DType dt = dtype_of<T>();
+    std::vector<T> host(count);
+    for (std::size_t i = 0; i < count; ++i) host[i] = value<T>(me, i);
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max}) {
+        DeviceBuffer d(api, count * sizeof(T));
+        d.put(host);
+        pg.allreduce(d.ptr, count, dt, op)->wait();
+        auto got = d.get<T>(count);
+        for (std::size_t i = 0; i < count; ++i) failures += got[i] != reduce_expected<T>(n, i, op);
+        DeviceBuffer in(api, count * static_cast<std::size_t>(n) * sizeof(T)), out(api, count * sizeof(T));
+        std::vector<T> rs(count * static_cast<std::size_t>(n));
+        for (std::size_t j = 0; j < rs.size(); ++j) rs[j] = value<T>(me, j);
+        in.put(rs);
+        pg.reduce_scatter(in.ptr, out.ptr, count, dt, op)->wait();
+        got = out.get<T>(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            failures += got[i] != reduce_expected<T>(n, static_cast<std::size_t>(me) * count + i, op);
+        }
+    }
+    DeviceBuffer b(api, count * sizeof(T));
+    b.put(host);
+    pg.broadcast(b.ptr, count, dt, 0)->wait();
+    auto got = b.get<T>(count);
+    for (std::size_t i = 0; i < count; ++i) failures += got[i] != value<T>(0, i);
+    DeviceBuffer out(api, count * static_cast<std::size_t>(n) * sizeof(T));
+    pg.allgather(b.ptr, out.ptr, count, dt)->wait();
+    got = out.get<T>(count * static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < got.size(); ++i) failures += got[i] != value<T>(0, i % count);
+    pg.barrier()->wait();
+}
+
+}  // namespace
+
+int main() {
+    std::string why;
+    const nc::Api* api = nc::load(&why);
+    if (api == nullptr) {
+        std::printf("SKIP: nccl backend cannot load: %s\n", why.c_str());
+        return 77;
+    }
+    if (nc::device_count() == 0) {
+        std::printf("SKIP: no CUDA device visible\n");
+        return 77;
+    }
+    try {
+        auto pg = init_process_group_from_environment(InitOptions{.backend = "nccl"});
+        for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
+            check<float>(*pg, *api, count);
+            check<double>(*pg, *api, count);
+            check<std::int32_t>(*pg, *api, count);
+            check<std::int64_t>(*pg, *api, count);
+        }
+        std::printf("rank %d/%d backend=%s: %d failures\n", pg->rank(), pg->size(),
+                    pg->backend_name().c_str(), failures);
+    } catch (const std::exception& e) {
+        std::printf("nccl_check: %s\n", e.what());
+        return 1;
+    }
+    return failures == 0 ? 0 : 1;
+}
