@@ -3,10 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 
 namespace ptrun::rdzv::detail {
 namespace {
 constexpr std::size_t kMaxBuffersPerWrite = 64;
+constexpr std::size_t kScratchBytes = 64 * 1024;
+constexpr std::size_t kMaxBytesPerWakeup = 1024 * 1024;  ///< then other connections get a turn
 
 std::string_view dialect_name(const std::optional<Dialect>& d) {
     if (!d) return "undetected";
@@ -24,34 +27,60 @@ Connection::Connection(ConnectionHost& host, boost::asio::ip::tcp::socket socket
       log_(log),
       stream_(limits) {}
 
-void Connection::start() { read_some(); }
-
-void Connection::read_some() {
-    socket_.async_read_some(boost::asio::buffer(read_buffer_),
-                            [self = shared_from_this()](const boost::system::error_code& ec,
-                                                        std::size_t n) { self->on_read(ec, n); });
+void Connection::start() {
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored);  // read_some reports would_block instead of polling
+    on_readable();                        // bytes may already be there
 }
 
-void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
-    if (closed_) return;
-    if (ec) {
-        const bool normal = ec == boost::asio::error::eof ||
-                            ec == boost::asio::error::connection_reset;
-        close(normal ? "closed by the client" : ec.message(), !normal);
-        return;
-    }
-    stream_.feed(std::string_view(read_buffer_.data(), n));
-    try {
-        while (!closed_) {
-            auto request = stream_.next();
-            if (!request) break;
-            host_.on_request(*this, std::move(*request));
+void Connection::wait_readable() {
+    socket_.async_wait(boost::asio::ip::tcp::socket::wait_read,
+                       [self = shared_from_this()](const boost::system::error_code& ec) {
+                           if (self->closed_ || ec == boost::asio::error::operation_aborted) return;
+                           if (ec) {
+                               self->close(ec.message(), true);
+                               return;
+                           }
+                           self->on_readable();
+                       });
+}
+
+void Connection::on_readable() {
+    // One scratch buffer per server thread: requests are copied out of it (RequestStream)
+    // before anything else runs on this thread.
+    thread_local std::array<char, kScratchBytes> scratch;
+    std::size_t total = 0;
+    for (;;) {
+        boost::system::error_code ec;
+        const std::size_t n = socket_.read_some(boost::asio::buffer(scratch), ec);
+        if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) break;
+        if (ec) {
+            const bool normal = ec == boost::asio::error::eof ||
+                                ec == boost::asio::error::connection_reset;
+            close(normal ? "closed by the client" : ec.message(), !normal);
+            return;
         }
-    } catch (const std::exception& e) {  // ProtocolError, or bad_alloc on a huge reply
-        close(e.what(), true);
-        return;
+        stream_.feed(std::string_view(scratch.data(), n));
+        try {
+            while (!closed_) {
+                auto request = stream_.next();
+                if (!request) break;
+                host_.on_request(*this, std::move(*request));
+            }
+        } catch (const std::exception& e) {  // ProtocolError, or bad_alloc on a huge reply
+            close(e.what(), true);
+            return;
+        }
+        if (closed_) return;
+        total += n;
+        if (total >= kMaxBytesPerWakeup) {  // let other connections run; come back at once
+            boost::asio::post(socket_.get_executor(), [self = shared_from_this()] {
+                if (!self->closed_) self->on_readable();
+            });
+            return;
+        }
     }
-    if (!closed_) read_some();
+    wait_readable();
 }
 
 void Connection::send(std::string bytes) {
