@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""bench/store: ptrun-store vs PyTorch 1.13's own TCPStore server vs an epoll floor, side by side,
+driven by one C++ load client (load.cpp) with the same requests.
+
+Usage: /usr/bin/python3 bench/store/run.py [--build build] [--seconds 1] [--repeat 3] [--quick]
+Prints a markdown report for bench/RESULTS.md: ops/s, p50, p99 per connection count (median of
+--repeat runs, servers interleaved), and connect + one add/wait barrier for 1,000/4,000/10,000."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"
+
+
+def start(argv, **kw):
+    """Starts a server that prints 'port=N' first; returns (process, port)."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, **kw)
+    line = proc.stdout.readline()
+    if not line.startswith("port="):
+        proc.kill()
+        raise SystemExit(f"{argv[0]} did not report a port: {line!r}")
+    return proc, int(line.split("=")[1])
+
+
+def load(binary, *args):
+    res = subprocess.run([binary, *map(str, args)], capture_output=True, text=True, timeout=300)
+    if res.returncode != 0:
+        return None, res.stderr.strip()
+    return json.loads(res.stdout), None
+
+
+def med(runs, field):
+    vals = [r[field] for r in runs if r]
+    return statistics.median(vals) if vals else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "..", "build"))
+    ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="fewer points, one run each")
+    a = ap.parse_args()
+    b = os.path.abspath(a.build)
+    loadbin = f"{b}/bench/store/bench_store_load"
+    servers = {
+        "ptrun": start([f"{b}/rendezvous/server_main/ptrun-store", "--host", "127.0.0.1", "--port", "0",
+                        "--log-level", "warn"]),
+        "torch": start([PYTHON, f"{HERE}/torch_server.py"]),
+        "floor": start([f"{b}/bench/store/bench_store_floor"]),
+    }
+    conn_counts = [1, 32, 256] if a.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    barrier_sizes = [1000, 4000, 10000]
+    repeat = 1 if a.quick else a.repeat
+    ops = {name: {n: [] for n in conn_counts} for name in servers}
+    bar = {name: {n: [] for n in barrier_sizes} for name in servers}
+    errors = []
+    try:
+        for rep in range(repeat):
+            for n in conn_counts:
+                for name, (_, port) in servers.items():
+                    r, err = load(loadbin, "ops", "--port", port, "--conns", n, "--seconds", a.seconds,
+                                  "--tag", f"{rep}-{n}")
+                    ops[name][n].append(r)
+                    if err:
+                        errors.append(f"{name} ops {n}: {err}")
+            for n in barrier_sizes:
+                for name, (_, port) in servers.items():
+                    r, err = load(loadbin, "barrier", "--port", port, "--clients", n, "--tag", f"{rep}-{n}")
+                    bar[name][n].append(r)
+                    if err:
+                        errors.append(f"{name} barrier {n}: {err}")
+            print(f"round {rep + 1}/{repeat} done", file=sys.stderr, flush=True)
+    finally:
+        for proc, _ in servers.values():
+            proc.stdin.close()
+            proc.terminate()
+            proc.wait(timeout=30)
+
+    print(f"Op mix in rotation: ADD, GET, CHECK, COMPARE_SET, WAIT (key present); one request in flight "
+          f"per connection; {a.seconds:g} s per point after 0.2 s warm-up; median of {repeat} interleaved runs.\n")
+    print("| conns | ptrun ops/s | torch ops/s | floor ops/s | ptrun/torch | ptrun/floor "
+          "| p50 µs ptrun / torch / floor | p99 µs ptrun / torch / floor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n in conn_counts:
+        p, t, f = (ops[s][n] for s in ("ptrun", "torch", "floor"))
+        print(f"| {n} | {med(p, 'ops_per_s'):,.0f} | {med(t, 'ops_per_s'):,.0f} | {med(f, 'ops_per_s'):,.0f} "
+              f"| {med(p, 'ops_per_s') / med(t, 'ops_per_s'):.2f}x | {med(p, 'ops_per_s') / med(f, 'ops_per_s'):.2f} "
+              f"| {med(p, 'p50_us'):.0f} / {med(t, 'p50_us'):.0f} / {med(f, 'p50_us'):.0f} "
+              f"| {med(p, 'p99_us'):.0f} / {med(t, 'p99_us'):.0f} / {med(f, 'p99_us'):.0f} |")
+    print("\nConnect + one ADD/WAIT barrier, one connection per client, at most 512 connects in flight; "
+          "ms until every client passed (all connected in brackets).\n")
+    print("| clients | ptrun ms | torch ms | floor ms | torch/ptrun | ptrun/floor |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n in barrier_sizes:
+        p, t, f = (bar[s][n] for s in ("ptrun", "torch", "floor"))
+        print(f"| {n:,} | {med(p, 'barrier_ms'):.0f} ({med(p, 'connected_ms'):.0f}) "
+              f"| {med(t, 'barrier_ms'):.0f} ({med(t, 'connected_ms'):.0f}) "
+              f"| {med(f, 'barrier_ms'):.0f} ({med(f, 'connected_ms'):.0f}) "
+              f"| {med(t, 'barrier_ms') / med(p, 'barrier_ms'):.1f}x | {med(p, 'barrier_ms') / med(f, 'barrier_ms'):.2f} |")
+    for e in errors:
+        print(f"\nerror: {e}")
+
+
+if __name__ == "__main__":
+    main()
