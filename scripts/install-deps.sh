@@ -6,7 +6,8 @@ set -euo pipefail
 build_pkgs=(cmake g++ make pkg-config libcli11-dev libboost-dev libboost-filesystem-dev
             libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev)
 test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-base hyperfine
-           util-linux nftables slurmctld slurmd slurm-client munge)
+           util-linux nftables slurmctld slurmd slurm-client munge
+           openmpi-bin libopenmpi-dev)  # bench/allreduce compares with MPI_Allreduce
 extra_pkgs=("$@")
 
 missing=()

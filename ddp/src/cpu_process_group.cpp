@@ -19,6 +19,9 @@ std::string message_of(const std::exception_ptr& error) {
     }
 }
 
+/// Collectives up to this many bytes run in the caller when the group is idle (no hand-off).
+constexpr std::size_t kInlineBytes = 256 * 1024;
+
 }  // namespace
 
 CpuProcessGroup::CpuProcessGroup(CpuGroupParts parts, std::chrono::milliseconds timeout)
@@ -48,7 +51,7 @@ void CpuProcessGroup::break_group(std::exception_ptr error) {
 }
 
 template <class F>
-WorkPtr CpuProcessGroup::submit(const char* collective, F body) {
+WorkPtr CpuProcessGroup::submit(const char* collective, std::size_t bytes, F body) {
     return executor_->submit([this, collective, body = std::move(body)] {
         if (broken_) {
             throw CollectiveError(std::string(collective) +
@@ -62,7 +65,7 @@ WorkPtr CpuProcessGroup::submit(const char* collective, F body) {
             break_group(std::current_exception());
             throw;
         }
-    });
+    }, bytes <= kInlineBytes);
 }
 
 void CpuProcessGroup::allreduce_now(void* data, std::size_t count, DType dtype, ReduceOp op,
@@ -85,7 +88,7 @@ void CpuProcessGroup::allreduce_now(void* data, std::size_t count, DType dtype, 
 
 WorkPtr CpuProcessGroup::allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) {
     check_buffer("allreduce", data, count);
-    return submit("allreduce", [=, this](const CallTimer& timer) {
+    return submit("allreduce", count * dtype_size(dtype), [=, this](const CallTimer& timer) {
         allreduce_now(data, count, dtype, op, timer);
     });
 }
@@ -93,7 +96,7 @@ WorkPtr CpuProcessGroup::allreduce(void* data, std::size_t count, DType dtype, R
 WorkPtr CpuProcessGroup::broadcast(void* data, std::size_t count, DType dtype, int root) {
     check_buffer("broadcast", data, count);
     check_root("broadcast", root, size_);
-    return submit("broadcast", [=, this](const CallTimer& timer) {
+    return submit("broadcast", count * dtype_size(dtype), [=, this](const CallTimer& timer) {
         const std::size_t bytes = count * dtype_size(dtype);
         if (nodes_ == 1) {
             if (shm_) shm_->broadcast(data, bytes, root, timer);
@@ -108,7 +111,8 @@ WorkPtr CpuProcessGroup::allgather(const void* in, void* out, std::size_t count_
                                    DType dtype) {
     check_buffer("allgather", in, count_per_rank);
     check_buffer("allgather", out, count_per_rank);
-    return submit("allgather", [=, this](const CallTimer& timer) {
+    const std::size_t total = count_per_rank * dtype_size(dtype) * static_cast<std::size_t>(size_);
+    return submit("allgather", total, [=, this](const CallTimer& timer) {
         const std::size_t bytes = count_per_rank * dtype_size(dtype);
         if (nodes_ == 1) {
             if (shm_) {
@@ -134,7 +138,8 @@ WorkPtr CpuProcessGroup::reduce_scatter(const void* in, void* out, std::size_t c
                                         DType dtype, ReduceOp op) {
     check_buffer("reduce_scatter", in, count_per_rank);
     check_buffer("reduce_scatter", out, count_per_rank);
-    return submit("reduce_scatter", [=, this](const CallTimer& timer) {
+    const std::size_t total = count_per_rank * dtype_size(dtype) * static_cast<std::size_t>(size_);
+    return submit("reduce_scatter", total, [=, this](const CallTimer& timer) {
         const std::size_t esz = dtype_size(dtype);
         const std::size_t bytes = count_per_rank * esz;
         if (nodes_ == 1) {
@@ -156,7 +161,7 @@ WorkPtr CpuProcessGroup::reduce_scatter(const void* in, void* out, std::size_t c
 }
 
 WorkPtr CpuProcessGroup::barrier() {
-    return submit("barrier", [this](const CallTimer& timer) {
+    return submit("barrier", 0, [this](const CallTimer& timer) {
         if (nodes_ == 1) {
             if (shm_) shm_->barrier(timer);
             return;

@@ -48,8 +48,9 @@ public:
     WorkPtr barrier() override;
 
 private:
+    /// Queues `body` on the executor; `bytes` <= kInlineBytes may run inline when it is idle.
     template <class F>
-    WorkPtr submit(const char* collective, F body);
+    WorkPtr submit(const char* collective, std::size_t bytes, F body);
     /// The allreduce every multi-node collective is built on (runs on the executor).
     void allreduce_now(void* data, std::size_t count, DType dtype, ReduceOp op,
                        const CallTimer& timer);

@@ -38,13 +38,18 @@ void Executor::stop() noexcept {
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
-WorkPtr Executor::submit(Operation op) {
+WorkPtr Executor::submit(Operation op, bool inline_if_idle) {
     auto error = std::make_shared<std::exception_ptr>();
     std::uint64_t seq = 0;
     bool wake = false;
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         seq = next_seq_++;
+        if (inline_if_idle && !running_ && queue_.empty()) {
+            queue_.push_back(Item{seq, std::move(op), error});
+            run_head(lock);
+            return std::make_shared<Handle>(shared_from_this(), seq, std::move(error));
+        }
         queue_.push_back(Item{seq, std::move(op), error});
         wake = !running_;
     }

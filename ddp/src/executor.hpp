@@ -17,7 +17,8 @@ namespace ptrun::ddp::detail {
 /// One progress thread drains a FIFO of operations. A caller that waits on a Work whose
 /// operation has not started yet runs the queue head itself (the "claim"), so issue-then-wait
 /// costs no thread hand-off (the 1 KiB latency path) while issue-then-compute still overlaps.
-/// Exactly one thread runs operations at any time; operations complete in issue order.
+/// Exactly one thread runs operations at any time; operations complete in issue order. Small
+/// operations on an idle executor may run inline in submit() (see there).
 class Executor : public std::enable_shared_from_this<Executor> {
 public:
     using Operation = std::function<void()>;
@@ -28,8 +29,10 @@ public:
     Executor(const Executor&) = delete;
     Executor& operator=(const Executor&) = delete;
 
-    /// Queues `op`; the returned Work completes when it ran (rethrowing what it threw).
-    WorkPtr submit(Operation op);
+    /// Queues `op`; the returned Work completes when it ran (rethrowing what it threw). With
+    /// `inline_if_idle` and nothing queued or running, runs `op` right here instead and returns
+    /// a completed Work: small collectives take microseconds, less than waking a thread.
+    WorkPtr submit(Operation op, bool inline_if_idle = false);
     /// Runs everything queued, then joins the progress thread. Idempotent.
     void stop() noexcept;
 

@@ -17,7 +17,11 @@
 namespace ptrun::ddp::detail {
 namespace {
 
-constexpr auto kSpinFor = std::chrono::microseconds(40);
+// Spinning wins as long as each rank has its own CPU: a peer a few hundred microseconds behind
+// (one chunk of a large message, a preemption) is caught without a futex round trip, which
+// costs tens of microseconds here. Beyond this the waiter sleeps and leaves the CPU to others.
+constexpr auto kSpinFor = std::chrono::milliseconds(2);
+constexpr auto kYieldEvery = std::chrono::microseconds(50);
 constexpr auto kSleepSlice = std::chrono::milliseconds(20);
 
 inline void cpu_relax() {
@@ -132,7 +136,8 @@ void ShmSync::wait_one(int index, std::uint32_t target, const char* collective,
     RankControl& peer = control(index);
     if (step_reached(peer.step.load(std::memory_order_acquire), target)) return;
 
-    const auto spin_until = Clock::now() + kSpinFor;
+    const auto spin_start = Clock::now();
+    auto next_yield = spin_start + kYieldEvery;
     for (unsigned i = 1;; ++i) {
         if (step_reached(peer.step.load(std::memory_order_acquire), target)) return;
         if (oversubscribed_) {
@@ -140,7 +145,14 @@ void ShmSync::wait_one(int index, std::uint32_t target, const char* collective,
         } else {
             cpu_relax();
         }
-        if ((i & 63U) == 0 && Clock::now() >= spin_until) break;
+        if ((i & 63U) == 0) {
+            const auto now = Clock::now();
+            if (now - spin_start >= kSpinFor) break;
+            if (now >= next_yield) {  // let a peer queued on this CPU run
+                ::sched_yield();
+                next_yield = now + kYieldEvery;
+            }
+        }
     }
     const int peer_rank = global_ranks_[static_cast<std::size_t>(index)];
     for (;;) {

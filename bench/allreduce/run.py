@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Allreduce bus bandwidth, side by side in one run: ptrun::ddp (under ptrun), Open MPI's
+MPI_Allreduce (mpirun) and torch.distributed gloo (torchrun), plus a memcpy figure.
+
+    bench/allreduce/run.py --build build [--ranks 2,4] [--max-mib 256] [--reps 3]
+
+Each repetition runs every implementation once per rank count, interleaved, so background load
+hits all of them alike; the table keeps each one's best time per size over the repetitions.
+busbw = algbw * 2(n-1)/n (nccl-tests). Prints a markdown table."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, env=None):
+    full = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo", **(env or {}))
+    res = subprocess.run(cmd, capture_output=True, text=True, env=full, timeout=900)
+    if res.returncode != 0:
+        print(f"# {' '.join(cmd)} failed ({res.returncode}):\n{res.stderr[-2000:]}", file=sys.stderr)
+    rows = {}
+    for line in res.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[0] in ("ptrun", "mpi", "gloo"):
+            rows[int(parts[1])] = [float(x) for x in parts[2:]]
+    return rows
+
+
+def commands(args, n):
+    b = os.path.abspath(args.build)
+    cmds = {"ptrun": [os.path.join(b, "launcher/ptrun"), "--standalone", "--nproc-per-node", str(n), "--no-python",
+                      os.path.join(b, "bench/allreduce/bench_ptrun_allreduce"), "cpu", str(args.max_mib)]}
+    mpi = os.path.join(b, "bench/allreduce/bench_mpi_allreduce")
+    if os.path.exists(mpi) and shutil.which("mpirun"):
+        cmds["mpi"] = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n), mpi, str(args.max_mib)]
+    if os.path.exists("/usr/bin/torchrun"):
+        cmds["gloo"] = ["/usr/bin/torchrun", "--standalone", "--nproc_per_node", str(n),
+                        os.path.join(HERE, "torch_gloo_allreduce.py"), str(args.max_mib)]
+    return cmds
+
+
+def human(size):
+    return f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--ranks", default="2,4")
+    ap.add_argument("--max-mib", type=int, default=256)
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    ranks = [int(x) for x in args.ranks.split(",")]
+    best = {}  # (impl, n) -> size -> row with the lowest time
+    for _ in range(args.reps):
+        for n in ranks:
+            for impl, cmd in commands(args, n).items():
+                for size, row in run(cmd).items():
+                    cur = best.setdefault((impl, n), {})
+                    if size not in cur or row[0] < cur[size][0]:
+                        cur[size] = row
+    print(f"load average after the run: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs\n")
+    for n in ranks:
+        p, m, g = (best.get((k, n), {}) for k in ("ptrun", "mpi", "gloo"))
+        print(f"### {n} ranks (busbw GB/s; time in us)\n")
+        print("| size | ptrun busbw | ptrun time | MPI busbw | gloo busbw | memcpy GB/s | ptrun/MPI | ptrun/gloo |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for size in sorted(p):
+            pb, pt, mc = p[size][2], p[size][0], p[size][3]
+            mb = m.get(size, [0, 0, 0])[2]
+            gb = g.get(size, [0, 0, 0])[2]
+            rm = f"{pb / mb:.2f}x" if mb else "-"
+            rg = f"{pb / gb:.1f}x" if gb else "-"
+            print(f"| {human(size)} | {pb:.2f} | {pt:.1f} | {mb:.2f} | {gb:.2f} | {mc:.1f} | {rm} | {rg} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""torch.distributed (gloo) allreduce bandwidth, same sizes and method as ptrun_allreduce.cpp.
+Run under torchrun: torchrun --standalone --nproc_per_node N torch_gloo_allreduce.py [MAX_MIB]
+Prints "gloo BYTES TIME_US ALGBW_GBPS BUSBW_GBPS" on rank 0."""
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def main():
+    max_bytes = int(sys.argv[1] if len(sys.argv) > 1 else 256) << 20
+    dist.init_process_group("gloo")
+    n = dist.get_world_size()
+    buf = torch.zeros(max_bytes // 4, dtype=torch.float32)
+    size = 1024
+    while size <= max_bytes:
+        t = buf[: size // 4]
+        iters = max(5, min(2000, (1 << 28) // size))
+        for _ in range(max(2, iters // 10)):
+            dist.all_reduce(t)
+        dist.barrier()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            dist.all_reduce(t)
+        us = torch.tensor([(time.perf_counter() - t0) * 1e6 / iters], dtype=torch.float64)
+        dist.all_reduce(us, op=dist.ReduceOp.MAX)
+        algbw = size / us.item() / 1e3
+        if dist.get_rank() == 0:
+            print(f"gloo {size} {us.item():.2f} {algbw:.3f} {algbw * 2 * (n - 1) / n:.3f}", flush=True)
+        size *= 4
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
