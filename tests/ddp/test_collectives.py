@@ -2,11 +2,13 @@
 and a dead or silent peer turns into a clear error naming it, within the timeout, never a hang."""
 import glob
 import os
+import socket
+import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from harness import PtrunTestCase, run_ptrun  # noqa: E402
+from harness import PTRUN, PtrunTestCase, _env, run_ptrun  # noqa: E402
 
 CHECK = os.environ.get("DDP_CHECK", "build/tests/ddp/collectives_check")
 
@@ -28,6 +30,27 @@ class Collectives(PtrunTestCase):
                 for line in lines:
                     self.assertIn(" 0 failures", line)
         self.assertEqual(leftover_segments(), before, "shared memory segments left behind")
+
+    def test_every_collective_across_nodes(self):
+        """Two or three ptrun agents on this host as nodes: shm within each, the TCP ring between."""
+        for nodes, per_node in ((2, 2), (3, 1)):
+            with self.subTest(nodes=nodes, per_node=per_node):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    port = s.getsockname()[1]
+                agents = [subprocess.Popen(
+                    [PTRUN, "--nnodes", str(nodes), "--nproc-per-node", str(per_node), "--node-rank", str(i),
+                     "--master-addr", "127.0.0.1", "--master-port", str(port), "--no-python", CHECK, "all"],
+                    env=_env({}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                    for i in range(nodes)]
+                self.leftover += [a.pid for a in agents]
+                outs = [a.communicate(timeout=240) for a in agents]
+                for a, (out, err) in zip(agents, outs):
+                    self.assertEqual(a.returncode, 0, out + err)
+                lines = [l for out, _ in outs for l in out.splitlines() if "checks" in l]
+                self.assertEqual(len(lines), nodes * per_node, outs)
+                for line in lines:
+                    self.assertIn(" 0 failures", line)
 
     def run_failure(self, mode, n, victim, timeout_ms):
         res = run_ptrun(["--standalone", "--nproc-per-node", str(n), "--shutdown-timeout", "30",
