@@ -3,13 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
 
 namespace ptrun::rdzv::detail {
 namespace {
 constexpr std::size_t kMaxBuffersPerWrite = 64;
-constexpr std::size_t kScratchBytes = 64 * 1024;
-constexpr std::size_t kMaxBytesPerWakeup = 1024 * 1024;  ///< then other connections get a turn
+constexpr std::size_t kInitialReadBytes = 1024;
+constexpr std::size_t kMaxReadBytes = 64 * 1024;
 
 std::string_view dialect_name(const std::optional<Dialect>& d) {
     if (!d) return "undetected";
@@ -25,62 +24,42 @@ Connection::Connection(ConnectionHost& host, boost::asio::ip::tcp::socket socket
       peer_(std::move(peer)),
       limits_(limits),
       log_(log),
-      stream_(limits) {}
+      stream_(limits),
+      read_buffer_(new char[kInitialReadBytes]),
+      read_capacity_(kInitialReadBytes) {}
 
-void Connection::start() {
-    boost::system::error_code ignored;
-    socket_.non_blocking(true, ignored);  // read_some reports would_block instead of polling
-    on_readable();                        // bytes may already be there
+void Connection::start() { read_some(); }
+
+void Connection::read_some() {
+    socket_.async_read_some(boost::asio::buffer(read_buffer_.get(), read_capacity_),
+                            [self = shared_from_this()](const boost::system::error_code& ec,
+                                                        std::size_t n) { self->on_read(ec, n); });
 }
 
-void Connection::wait_readable() {
-    socket_.async_wait(boost::asio::ip::tcp::socket::wait_read,
-                       [self = shared_from_this()](const boost::system::error_code& ec) {
-                           if (self->closed_ || ec == boost::asio::error::operation_aborted) return;
-                           if (ec) {
-                               self->close(ec.message(), true);
-                               return;
-                           }
-                           self->on_readable();
-                       });
-}
-
-void Connection::on_readable() {
-    // One scratch buffer per server thread: requests are copied out of it (RequestStream)
-    // before anything else runs on this thread.
-    thread_local std::array<char, kScratchBytes> scratch;
-    std::size_t total = 0;
-    for (;;) {
-        boost::system::error_code ec;
-        const std::size_t n = socket_.read_some(boost::asio::buffer(scratch), ec);
-        if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) break;
-        if (ec) {
-            const bool normal = ec == boost::asio::error::eof ||
-                                ec == boost::asio::error::connection_reset;
-            close(normal ? "closed by the client" : ec.message(), !normal);
-            return;
-        }
-        stream_.feed(std::string_view(scratch.data(), n));
-        try {
-            while (!closed_) {
-                auto request = stream_.next();
-                if (!request) break;
-                host_.on_request(*this, std::move(*request));
-            }
-        } catch (const std::exception& e) {  // ProtocolError, or bad_alloc on a huge reply
-            close(e.what(), true);
-            return;
-        }
-        if (closed_) return;
-        total += n;
-        if (total >= kMaxBytesPerWakeup) {  // let other connections run; come back at once
-            boost::asio::post(socket_.get_executor(), [self = shared_from_this()] {
-                if (!self->closed_) self->on_readable();
-            });
-            return;
-        }
+void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
+    if (closed_) return;
+    if (ec) {
+        const bool normal = ec == boost::asio::error::eof ||
+                            ec == boost::asio::error::connection_reset;
+        close(normal ? "closed by the client" : ec.message(), !normal);
+        return;
     }
-    wait_readable();
+    stream_.feed(std::string_view(read_buffer_.get(), n));
+    if (n == read_capacity_ && read_capacity_ < kMaxReadBytes) {  // a bulk sender: read more at once
+        read_capacity_ = std::min(read_capacity_ * 8, kMaxReadBytes);
+        read_buffer_.reset(new char[read_capacity_]);
+    }
+    try {
+        while (!closed_) {
+            auto request = stream_.next();
+            if (!request) break;
+            host_.on_request(*this, std::move(*request));
+        }
+    } catch (const std::exception& e) {  // ProtocolError, or bad_alloc on a huge reply
+        close(e.what(), true);
+        return;
+    }
+    if (!closed_) read_some();
 }
 
 void Connection::send(std::string bytes) {
