@@ -37,8 +37,9 @@ def commands(args, n):
     if os.path.exists(mpi) and shutil.which("mpirun"):
         cmds["mpi"] = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n), mpi, str(args.max_mib)]
     if os.path.exists("/usr/bin/torchrun"):
-        cmds["gloo"] = ["/usr/bin/torchrun", "--standalone", "--nproc_per_node", str(n),
-                        os.path.join(HERE, "torch_gloo_allreduce.py"), str(args.max_mib)]
+        # --redirects/--tee 9:0 dodge torchrun 1.13's to_map(None) crash (as tests/integration do).
+        cmds["gloo"] = ["/usr/bin/torchrun", "--standalone", "--nproc_per_node", str(n), "--redirects", "9:0",
+                        "--tee", "9:0", os.path.join(HERE, "torch_gloo_allreduce.py"), str(args.max_mib)]
     return cmds
 
 

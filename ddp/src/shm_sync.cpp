@@ -163,8 +163,15 @@ void ShmSync::wait_one(int index, std::uint32_t target, const char* collective,
         }
         const auto now = Clock::now();
         if (now >= deadline) {
+            std::vector<int> late;  // every local rank still short of the target, for the message
+            for (int i = 0; i < local_size(); ++i) {
+                if (i != me_ && !step_reached(control(i).step.load(), target)) {
+                    late.push_back(global_ranks_[static_cast<std::size_t>(i)]);
+                }
+            }
             abort(peer_rank);
-            throw CollectiveTimeout(collective, {peer_rank}, timeout);
+            throw CollectiveTimeout(collective, late.empty() ? std::vector<int>{peer_rank} : late,
+                                    timeout);
         }
         peer.sleepers.fetch_add(1, std::memory_order_seq_cst);
         const std::uint32_t seen = peer.step.load(std::memory_order_seq_cst);
