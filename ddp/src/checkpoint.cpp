@@ -145,6 +145,14 @@ std::optional<fs::path> CheckpointDir::save(const Checkpoint& ckpt) const {
     for (std::size_t i = 0; i + static_cast<std::size_t>(keep_) < all.size(); ++i) {
         fs::remove(all[i], ec);  // pruning is best effort: a leftover old file is harmless
     }
+    // Temporary files of a save that was killed midway: only this rank writes here, one save at a
+    // time, so any other temporary file is stale.
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+        const auto entry = it->path().filename().string();
+        if (entry.starts_with(std::string(".") + kPrefix) && entry.find(".tmp-") != std::string::npos) {
+            fs::remove(it->path(), ec);
+        }
+    }
     return file;
 }
 

@@ -117,12 +117,14 @@ TEST_CASE("checkpoint dir writes only on rank 0", "[ddp][checkpoint]") {
     CHECK(other.load_latest()->step == 1);
 }
 
-TEST_CASE("checkpoint dir reports a corrupt latest file, ignores temp files", "[ddp][checkpoint]") {
+TEST_CASE("checkpoint dir reports a corrupt latest file, ignores and clears temp files", "[ddp][checkpoint]") {
     TempDir dir;
     CheckpointDir ckpts(dir.path, 0);
     ckpts.save(sample(1));
     spit(dir.path / ".ckpt-000000000002.bin.tmp-abcdef", "partial");
     CHECK(ckpts.load_latest()->step == 1);
-    spit(dir.path / "ckpt-000000000002.bin", "garbage");
-    CHECK_THROWS_WITH(ckpts.load_latest(), Catch::Contains("ckpt-000000000002.bin"));
+    ckpts.save(sample(2));  // a later save clears the dead save's temporary file
+    CHECK_FALSE(fs::exists(dir.path / ".ckpt-000000000002.bin.tmp-abcdef"));
+    spit(dir.path / "ckpt-000000000003.bin", "garbage");
+    CHECK_THROWS_WITH(ckpts.load_latest(), Catch::Contains("ckpt-000000000003.bin"));
 }
