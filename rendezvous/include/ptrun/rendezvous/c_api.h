@@ -4,8 +4,8 @@
  * Conventions:
  *  - Every function returning int returns a ptrun_store_status: 0 (PTRUN_STORE_OK) or an error.
  *    After an error, ptrun_store_last_error() describes it (names the keys and the time waited).
- *  - Handles are opaque; a handle may be used from one thread at a time per call (a client
- *    serialises its calls; a blocked wait holds up other calls on the same client).
+ *  - Handles are opaque and may be shared between threads: a client serialises its calls (a
+ *    blocked wait holds up the other calls on that client; use one client per waiting thread).
  *  - Keys are NUL-terminated strings and go on the wire as given: torch's TCPStore adds a leading
  *    "/" to the keys it exposes, so torch's key "k" is "/k" here. Values are (pointer, length).
  *  - Timeouts are milliseconds; a negative timeout means the library default (300 s).
