@@ -1,0 +1,16 @@
+#include "ptrun/launcher/placement_store.hpp"
+
+#include "ptrun/rendezvous/tcp_store_server.hpp"
+
+namespace ptrun::launcher {
+
+AgentStore open_workers_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger) {
+    if (!config.fixed_placement || config.fixed_placement->hosts_store) {
+        return start_agent_store(config, std::move(logger));
+    }
+    AgentStore remote;
+    remote.endpoint = StoreEndpoint{config.master_addr, config.master_port.value_or(0), true, {}};
+    return remote;
+}
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,231 @@
+#include "ptrun/launcher/slurm_defaults.hpp"
+
+#include <initializer_list>
+#include <string_view>
+
+#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/slurm/slurm_job.hpp"
+#include "ptrun/slurm/topology.hpp"
+#include "ptrun/slurm/variables.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+namespace var = slurm::var;
+
+/// The first of `names` set in `env` (the one slurm_job_from_env read), else the first name.
+std::string first_set(const env::EnvMap& env, std::initializer_list<std::string_view> names) {
+    for (auto name : names) {
+        if (env.find(name) != env.end()) return std::string(name);
+    }
+    return std::string(*names.begin());
+}
+
+/// "NAME='value'" as SLURM set it, for messages.
+std::string shown(const env::EnvMap& env, const std::string& name) {
+    auto it = env.find(name);
+    return name + "='" + (it == env.end() ? std::string() : it->second) + "'";
+}
+
+bool given(const LaunchOptions& o, std::string_view name) { return o.at(name).source != Source::Default; }
+
+std::string as_given(const LaunchOptions& o, std::string_view name) {
+    const auto& raw = o.at(name);
+    std::string text = "--" + std::string(name) + " '" + raw.value + "'";
+    return raw.source == Source::PetEnv ? text + " (from PET_ environment)" : text;
+}
+
+/// Sets option `name` from SLURM unless the user gave it.
+void fill(LaunchOptions& o, std::string_view name, std::string value, std::string origin) {
+    auto& raw = o.values.find(name)->second;
+    if (raw.source != Source::Default) return;
+    raw = RawValue{std::move(value), Source::Slurm, std::move(origin)};
+}
+
+void set_mode(LaunchOptions& o, std::string mode, std::string why) {
+    auto& raw = o.values.find("slurm-mode")->second;
+    if (raw.source != Source::Default) {
+        raw.value = std::move(mode);
+        return;
+    }
+    raw = RawValue{std::move(mode), Source::Slurm, std::move(why)};
+}
+
+/// The variable names the job's values came from.
+struct Names {
+    std::string nodes, nodelist, tasks, step;
+    explicit Names(const env::EnvMap& env)
+        : nodes(first_set(env, {var::kStepNumNodes, var::kNNodes, var::kJobNumNodes})),
+          nodelist(first_set(env, {var::kStepNodeList, var::kJobNodeList, var::kNodeList})),
+          tasks(first_set(env, {var::kStepNumTasks, var::kNTasks, var::kNProcs})),
+          step(first_set(env, {var::kStepId, var::kStepIdOld})) {}
+};
+
+std::uint16_t port_for(const slurm::SlurmJob& job, const env::EnvMap& env, std::string& origin) {
+    if (auto it = env.find(kSlurmPortVar); it != env.end()) {
+        auto v = env::parse_int(it->second);
+        if (!v || *v < 1 || *v > 65535) {
+            throw UsageError(std::string(kSlurmPortVar) + "='" + it->second + "': expected a port from 1 to 65535");
+        }
+        origin = kSlurmPortVar;
+        return static_cast<std::uint16_t>(*v);
+    }
+    origin = "29500 + SLURM_JOB_ID % 2000";
+    return slurm::derive_port(job.job_id);
+}
+
+void fill_nproc(LaunchOptions& o, const slurm::SlurmJob& job) {
+    if (job.gpus_on_node && *job.gpus_on_node > 0) {
+        fill(o, "nproc-per-node", std::to_string(*job.gpus_on_node), std::string(var::kGpusOnNode));
+    } else if (job.cuda_visible_devices && *job.cuda_visible_devices > 0) {
+        fill(o, "nproc-per-node", std::to_string(*job.cuda_visible_devices),
+             "devices in " + std::string(var::kCudaVisibleDevices));
+    } else {
+        fill(o, "nproc-per-node", "1", "no GPU in SLURM_GPUS_ON_NODE or CUDA_VISIBLE_DEVICES");
+    }
+}
+
+void fill_per_node(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvMap& env, const Names& n) {
+    std::string port_origin;
+    auto port = port_for(job, env, port_origin);
+    if (!job.step_id) {
+        if (job.num_nodes > 1 && !given(o, "nnodes")) {
+            throw UsageError(shown(env, n.nodes) + " but ptrun runs in the batch script itself (" + n.step +
+                             " unset), on one node only: start it on every node with 'srun ptrun ...', "
+                             "or pass --nnodes 1");
+        }
+        fill(o, "nnodes", "1", "batch script outside srun: this node only");
+        fill(o, "node-rank", "0", "batch script outside srun: this node only");
+    } else if (job.ntasks > job.num_nodes) {  // --slurm-mode per-node with several tasks per node
+        fill(o, "nnodes", std::to_string(job.ntasks), n.tasks + " (one agent per task)");
+        fill(o, "node-rank", std::to_string(job.proc_id), std::string(var::kProcId) + " (one agent per task)");
+    } else {
+        fill(o, "nnodes", std::to_string(job.num_nodes), n.nodes);
+        fill(o, "node-rank", std::to_string(job.node_id), std::string(var::kNodeId));
+    }
+    fill(o, "rdzv-backend", "c10d", "inside SLURM");
+    fill(o, "rdzv-endpoint", slurm::head_host(job) + ":" + std::to_string(port),
+         "first host of " + n.nodelist + " : " + port_origin);
+}
+
+/// HOST and PORT of an explicit --rdzv-endpoint HOST[:PORT] ("[v6]:PORT" too); port 0 when absent.
+std::pair<std::string, int> split_endpoint(const RawValue& raw) {
+    std::string host = raw.value;
+    int port = 0;
+    auto colon = host.rfind(':');
+    bool bracketed = !host.empty() && host.front() == '[';
+    if (colon != std::string::npos && (!bracketed || host.find(']') < colon) &&
+        (bracketed || host.find(':') == colon)) {
+        auto v = env::parse_int(std::string_view(host).substr(colon + 1));
+        if (!v || *v < 1 || *v > 65535) {
+            throw UsageError("--rdzv-endpoint '" + raw.value + "': expected HOST[:PORT] with PORT from 1 to 65535");
+        }
+        port = static_cast<int>(*v);
+        host.resize(colon);
+    }
+    if (bracketed && host.size() > 2 && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.empty()) throw UsageError("--rdzv-endpoint '" + raw.value + "': expected HOST[:PORT]");
+    return {host, port};
+}
+
+FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvMap& env,
+                             const Names& n, const std::string& why) {
+    auto refuse = [&](std::string_view name, const std::string& hint) {
+        throw UsageError(as_given(o, name) + ": one-task-per-rank mode (" + why +
+                         ") runs one worker per SLURM task; " + hint);
+    };
+    if (given(o, "nproc-per-node") && o.at("nproc-per-node").value != "1") {
+        refuse("nproc-per-node", "drop it, or start one task per node (srun --ntasks-per-node=1)");
+    }
+    for (auto name : {"nnodes", "node-rank"}) {
+        if (given(o, name)) refuse(name, "ranks come from SLURM_PROCID; drop it or pass --slurm-mode per-node");
+    }
+    if (given(o, "max-restarts") && o.at("max-restarts").value != "0") {
+        refuse("max-restarts", "one rank cannot restart alone; use one task per node for restarts, or requeue");
+    }
+    fill(o, "nproc-per-node", "1", "one task per rank");
+    std::string port_origin;
+    std::string host = slurm::head_host(job);
+    std::string host_origin = "first host of " + n.nodelist;
+    int port = port_for(job, env, port_origin);
+    if (given(o, "rdzv-endpoint")) {
+        auto [h, p] = split_endpoint(o.at("rdzv-endpoint"));
+        host = h;
+        host_origin = port_origin = "--rdzv-endpoint";
+        if (p != 0) port = p;
+    }
+    fill(o, "master-addr", host, host_origin);
+    fill(o, "master-port", std::to_string(port), port_origin);
+
+    auto placement = placement_from_slurm(job);
+    placement.origins = {{"rank", std::string(var::kProcId)},
+                         {"local rank", std::string(var::kLocalId)},
+                         {"world size", n.tasks},
+                         {"local world size", first_set(env, {var::kStepTasksPerNode, var::kTasksPerNode})},
+                         {"node rank", std::string(var::kNodeId)},
+                         {"nodes", n.nodes}};
+    return placement;
+}
+
+}  // namespace
+
+SlurmDefaults apply_slurm_defaults(LaunchOptions options, const env::EnvMap& env) {
+    SlurmDefaults out;
+    out.options = std::move(options);
+    auto& o = out.options;
+    const std::string mode = o.at("slurm-mode").value;
+    if (mode != "auto" && mode != "per-node" && mode != "per-rank" && mode != "off") {
+        throw UsageError(as_given(o, "slurm-mode") + ": expected auto, per-node, per-rank or off");
+    }
+    if (mode == "off") return out;
+    if (env.find(var::kJobId) == env.end()) {
+        set_mode(o, "off", "SLURM_JOB_ID unset: not inside SLURM");
+        return out;
+    }
+    if (env.find(var::kProcId) == env.end() && env.find(var::kNodeId) == env.end()) {
+        set_mode(o, "off", "SLURM_JOB_ID set but no SLURM_PROCID: not a SLURM task");
+        out.warnings.push_back("SLURM_JOB_ID is set but this is not a SLURM task (no SLURM_PROCID, as in "
+                               "salloc's shell on a login node): nothing inferred from SLURM; run 'srun ptrun ...' "
+                               "to start ptrun on the allocated nodes");
+        return out;
+    }
+    std::optional<slurm::SlurmJob> job;
+    try {
+        job = slurm::slurm_job_from_env(env);
+    } catch (const slurm::ParseError& e) {
+        throw UsageError(std::string(e.what()) + " (or pass --slurm-mode off to ignore SLURM)");
+    }
+    Names names(env);
+    bool per_rank = false;
+    std::string why;
+    if (mode == "auto") {
+        per_rank = job->step_id && slurm::detect_task_mode(*job) == slurm::TaskMode::PerRank;
+        why = !job->step_id ? "batch script outside srun: one ptrun"
+              : per_rank    ? shown(env, names.tasks) + " > " + shown(env, names.nodes)
+                            : shown(env, names.tasks) + ": one task per node";
+        set_mode(o, per_rank ? "per-rank" : "per-node", why);
+    } else {
+        per_rank = mode == "per-rank";
+        why = as_given(o, "slurm-mode");
+        if (per_rank && !job->step_id) {
+            throw UsageError(why + ": the batch script runs once, outside any srun step (" + names.step +
+                             " unset); start one ptrun per rank with 'srun ptrun ...'");
+        }
+    }
+    if (per_rank) {
+        if (o.flag("standalone")) {
+            throw UsageError("--standalone: one-task-per-rank mode (" + why +
+                             ") shares one store across tasks; drop --standalone or pass --slurm-mode per-node");
+        }
+        fill(o, "rdzv-id", slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID");
+        out.placement = fill_per_rank(o, *job, env, names, why);
+        return out;
+    }
+    fill_nproc(o, *job);
+    if (o.flag("standalone")) return out;
+    fill(o, "rdzv-id", slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID");
+    fill_per_node(o, *job, env, names);
+    return out;
+}
+
+}  // namespace ptrun::launcher
