@@ -14,6 +14,10 @@
 #include "ptrun/launcher/explain.hpp"
 #include "ptrun/launcher/agent_store.hpp"
 #include "ptrun/launcher/host_facts.hpp"
+#include "ptrun/launcher/multi_node.hpp"
+#include "ptrun/launcher/rdzv_session.hpp"
+#include "ptrun/launcher/placement_store.hpp"
+#include "ptrun/launcher/slurm_defaults.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 #include "ptrun/launcher/worker_command.hpp"
 #include "ptrun/rendezvous/errors.hpp"
@@ -40,19 +44,29 @@ int launch(const std::vector<std::string>& args) {
         std::cout << info->text;
         return 0;
     }
-    const auto& options = std::get<LaunchOptions>(parsed);
+    auto slurm = apply_slurm_defaults(std::get<LaunchOptions>(std::move(parsed)), env);
+    const auto& options = slurm.options;
     auto config = resolve(options, read_host_facts(env));
+    config.fixed_placement = slurm.placement;
     if (config.explain) {
         std::cout << explain(config, options);
         return 0;
     }
     auto command = make_worker_command(config, env);
     auto logger = make_logger(config.hostname);
-    auto store = start_agent_store(config, logger);
+    for (const auto& warning : slurm.warnings) logger->warn("{}", warning);
     if (ptrun::env::sets_omp_num_threads(env, config.nproc_per_node)) {
         logger->info("setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
                      "set it yourself to tune performance");
     }
+    if (config.multi_node() && !config.fixed_placement) {
+        auto node = start_multi_node(config, read_host_facts(env).random_id, logger);
+        auto membership = node.membership();
+        membership.close_timeout = config.rdzv.close_timeout;
+        Agent agent(config, std::move(command), std::move(env), node.workers_store, logger, membership);
+        return agent.run();
+    }
+    auto store = open_workers_store(config, logger);
     Agent agent(config, std::move(command), std::move(env), store.endpoint, logger);
     return agent.run();
 }
@@ -67,6 +81,9 @@ int main(int argc, char** argv) {
     } catch (const ptrun::launcher::UsageError& e) {
         std::fprintf(stderr, "ptrun: error: %s\n", e.what());
         return kExitUsage;
+    } catch (const ptrun::launcher::RendezvousError& e) {
+        std::fprintf(stderr, "ptrun: error: %s\n", e.what());
+        return e.exit_code;
     } catch (const ptrun::rdzv::StoreError& e) {
         std::fprintf(stderr, "ptrun: error: cannot start the workers' store: %s\n", e.what());
         return kExitInternal;

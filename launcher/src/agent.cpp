@@ -18,8 +18,11 @@
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/decide.hpp"
 #include "ptrun/launcher/failure_report.hpp"
+#include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/log_layout.hpp"
 #include "ptrun/launcher/output_relay.hpp"
+#include "ptrun/launcher/coordinator.hpp"
+#include "ptrun/launcher/rdzv_session.hpp"
 #include "ptrun/launcher/spawn.hpp"
 
 namespace ptrun::launcher {
@@ -31,6 +34,17 @@ namespace {
 struct Worker {
     WorkerEnd end;
     bool alive = false;
+};
+
+/// This node's place in the job for one attempt.
+struct Placement {
+    int round = 0;
+    int group_rank = 0;
+    int group_world_size = 1;
+    int rank_base = 0;
+    int world_size = 1;
+    std::string master_addr;
+    std::uint16_t master_port = 0;
 };
 
 /// The child's end of one output stream, and what the agent keeps of it.
@@ -48,10 +62,17 @@ int open_log(const std::string& path) {
 }  // namespace
 
 struct Agent::Impl {
-    Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s, std::shared_ptr<spdlog::logger> l)
+    Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s, std::shared_ptr<spdlog::logger> l,
+         std::optional<Membership> m)
         : config(c), command(std::move(cmd)), parent_env(std::move(e)), store(std::move(s)), log(std::move(l)),
-          signals(io), grace(io), logs(c.log_dir, c.run_id) {
+          membership(std::move(m)), signals(io), grace(io), logs(c.log_dir, c.run_id) {
         policy.max_restarts = c.max_restarts;
+        state.distributed = membership.has_value();
+        placement.group_rank = c.node_rank;
+        placement.rank_base = c.node_rank * c.nproc_per_node;
+        placement.world_size = c.nproc_per_node;
+        placement.master_addr = store.host;
+        placement.master_port = store.port;
     }
 
     const LaunchConfig& config;
@@ -59,6 +80,9 @@ struct Agent::Impl {
     env::EnvMap parent_env;
     StoreEndpoint store;
     std::shared_ptr<spdlog::logger> log;
+    std::optional<Membership> membership;
+    Placement placement;
+    std::optional<RoundEnd> last_round_end;  ///< multi-node: how the running round ended
     asio::io_context io{1};
     asio::signal_set signals;
     asio::steady_timer grace;
@@ -77,9 +101,70 @@ struct Agent::Impl {
         signals.add(SIGCHLD);
         for (int s : config.signals_to_handle) signals.add(s);
         wait_signal();
-        start_attempt();
+        if (membership) {
+            join_round();
+        } else {
+            start_attempt();
+        }
         if (!finished) io.run();
         return exit_code;
+    }
+
+    // ---- multi-node: rounds come from the rendezvous session (on its threads; posted here) ----
+
+    void join_round() {
+        membership->session->join(
+            [this](RoundAssignment a) { asio::post(io, [this, a = std::move(a)] { start_round(a); }); },
+            [this](RendezvousError e) {
+                asio::post(io, [this, e] {
+                    if (finished) return;
+                    log->error("{}", e.what());
+                    finish(e.exit_code);
+                });
+            });
+    }
+
+    void start_round(const RoundAssignment& a) {
+        if (finished) return;
+        const int g = a.group_rank_of(membership->self_id);
+        placement = Placement{a.round, g, static_cast<int>(a.members.size()), a.rank_base(g), a.world_size(),
+                              a.master_addr, a.master_port};
+        state.restart_count = a.restart_count;
+        last_round_end.reset();
+        log->info("round {}: group rank {} of {} node(s), ranks {}..{} of world size {}, restart {} of {}", a.round, g,
+                  a.members.size(), placement.rank_base, placement.rank_base + config.nproc_per_node - 1,
+                  placement.world_size, a.restart_count, config.max_restarts);
+        membership->session->watch(
+            a.round,
+            [this](RoundEnd end) { asio::post(io, [this, end] { on_round_end(end); }); },
+            [this](std::string message) { asio::post(io, [this, message] { on_store_lost(message); }); });
+        start_attempt();
+    }
+
+    void on_round_end(const RoundEnd& end) {
+        if (finished) return;
+        last_round_end = end;
+        if (end.reason != EndReason::Complete) {
+            log->warn("round {} ended: {}{}", placement.round, end.message,
+                      end.final ? "" : "; stopping the workers to re-form the group");
+        }
+        apply(RoundEnded{end.final, end.final ? end.exit_code : 0});
+    }
+
+    void on_store_lost(const std::string& message) {
+        if (finished) return;
+        log->error("{}; stopping the workers", message);
+        last_round_end = RoundEnd{EndReason::Error, true, 1, "", -1, message};
+        apply(RoundEnded{true, 1});
+    }
+
+    void report_local_failure() {
+        if (!membership || !root_cause) return;
+        RoundEnd end{EndReason::Failure, false, root_cause->exit.shell_code(), config.hostname, root_cause->rank,
+                     "worker rank " + std::to_string(root_cause->rank) + " (local rank " +
+                         std::to_string(root_cause->local_rank) + ") on " + config.hostname + " failed: " +
+                         describe(root_cause->exit)};
+        membership->session->report_failure(placement.round, end);
     }
 
     void wait_signal() {
@@ -118,6 +203,7 @@ struct Agent::Impl {
         Decision d = decide(state, policy, ev);
         if (!had_failure && d.next.failure) {
             root_cause = workers[static_cast<std::size_t>(d.next.failure->local_rank)].end;
+            report_local_failure();
         }
         state = d.next;
         act(d.action);
@@ -152,6 +238,15 @@ struct Agent::Impl {
             case ActionKind::Finish:
                 finish(a.exit_code);
                 return;
+            case ActionKind::ReportSuccess:
+                log->info("every local worker succeeded; waiting for the other nodes");
+                membership->session->report_success(placement.round);
+                return;
+            case ActionKind::Rejoin:
+                end_attempt();
+                root_cause.reset();
+                join_round();
+                return;
         }
     }
 
@@ -184,6 +279,7 @@ struct Agent::Impl {
         end_attempt();
         exit_code = code;
         finished = true;
+        if (membership) leave(code);
         if (root_cause && !state.stop_signal) {
             std::vector<WorkerEnd> others;
             for (const auto& w : workers) {
@@ -192,9 +288,29 @@ struct Agent::Impl {
             auto report = format_failure_report(*root_cause, others, state.restart_count, policy.max_restarts);
             write_all(STDERR_FILENO, report.data(), report.size());
         }
+        else if (last_round_end && last_round_end->final && code != 0 && !last_round_end->message.empty() &&
+                 !state.stop_signal) {
+            std::string line = "ptrun: job failed: " + last_round_end->message + "\n";
+            write_all(STDERR_FILENO, line.data(), line.size());
+        }
         boost::system::error_code ignored;
         signals.cancel(ignored);
         io.stop();
+    }
+
+    /// Multi-node: tells the coordinator this agent is leaving; the store host waits (at most
+    /// close_timeout) until every other node has left before its store goes away.
+    void leave(int code) {
+        std::string why = state.stop_signal ? "stopped by " + signal_name(state.stop_signal)
+                                            : "exiting with code " + std::to_string(code);
+        membership->session->report_leaving(placement.round, why);
+        const bool job_over = last_round_end && last_round_end->final;
+        if (membership->coordinator && job_over &&
+            !membership->coordinator->wait_drained(membership->self_id, membership->close_timeout)) {
+            log->warn("not every node left within close_timeout ({} ms); stopping the store anyway",
+                      membership->close_timeout.count());
+        }
+        membership->session->stop();
     }
 
     StreamPlumbing plumb(StdMask stream, int attempt, int local_rank, int rank, int console_fd) {
@@ -231,29 +347,32 @@ struct Agent::Impl {
         workers.assign(static_cast<std::size_t>(config.nproc_per_node), Worker{});
         const int attempt = state.restart_count;
         const int world = config.nproc_per_node;
+        const auto& p = placement;
         for (int lr = 0; lr < world; ++lr) {
             auto& w = workers[static_cast<std::size_t>(lr)];
             w.end.host = config.hostname;
             w.end.local_rank = lr;
-            w.end.rank = config.node_rank * config.nproc_per_node + lr;
+            w.end.rank = p.rank_base + lr;
             w.end.error_file = logs.error_dir(attempt, lr) + "/error.json";
             env::WorkerIdentity id;
             id.local_rank = lr;
             id.rank = w.end.rank;
-            id.group_rank = config.node_rank;
+            id.group_rank = p.group_rank;
             id.role_rank = w.end.rank;
             id.role_name = config.role;
             id.local_world_size = world;
-            id.world_size = world;
-            id.group_world_size = 1;
-            id.role_world_size = world;
-            id.master_addr = store.host;
-            id.master_port = store.port;
+            id.world_size = p.world_size;
+            id.group_world_size = p.group_world_size;
+            id.role_world_size = p.world_size;
+            id.master_addr = p.master_addr;
+            id.master_port = p.master_port;
             id.restart_count = attempt;
             id.max_restarts = config.max_restarts;
             id.run_id = config.run_id;
             id.use_agent_store = store.agent_hosted;
             id.error_file = w.end.error_file;
+            if (config.fixed_placement) apply_placement(*config.fixed_placement, id);  // SLURM per-rank
+            w.end.rank = id.rank;
             SpawnRequest req{command.exec_path, command.argv, env::worker_env(id, parent_env)};
             auto out = plumb(StdMask::Out, attempt, lr, w.end.rank, STDOUT_FILENO);
             auto err = plumb(StdMask::Err, attempt, lr, w.end.rank, STDERR_FILENO);
@@ -277,9 +396,9 @@ struct Agent::Impl {
 };
 
 Agent::Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env, StoreEndpoint store,
-             std::shared_ptr<spdlog::logger> logger)
+             std::shared_ptr<spdlog::logger> logger, std::optional<Membership> membership)
     : impl_(std::make_unique<Impl>(config, std::move(command), std::move(parent_env), std::move(store),
-                                   std::move(logger))) {}
+                                   std::move(logger), std::move(membership))) {}
 
 Agent::~Agent() = default;
 

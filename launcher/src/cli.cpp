@@ -19,7 +19,7 @@ struct OptionSpec {
     const char* help;
 };
 
-constexpr std::array<OptionSpec, 25> kOptions{{
+constexpr std::array<OptionSpec, 26> kOptions{{
     {"nnodes", "", "1:1", false, "Number of nodes, N or MIN:MAX"},
     {"nproc-per-node", "", "1", false, "Workers per node: an integer, auto, cpu or gpu"},
     {"standalone", "", "", true, "Single-node job with a local store on a free port"},
@@ -45,6 +45,9 @@ constexpr std::array<OptionSpec, 25> kOptions{{
     {"shutdown-timeout", "", "30", false, "Seconds between SIGTERM and SIGKILL when stopping workers"},
     {"signals-to-handle", "", "SIGINT,SIGTERM,SIGHUP,SIGUSR1,SIGUSR2", false,
      "Signals forwarded to every worker group"},
+    {"slurm-mode", "", "auto", false,
+     "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM started "
+     "one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},
     {"explain", "", "", true, "Print the resolved topology and where each value came from; launch nothing"},
 }};
 
@@ -115,11 +118,11 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
 
     LaunchOptions out;
     for (const auto& spec : kOptions) {
-        RawValue raw{spec.fallback, Source::Default};
+        RawValue raw{spec.fallback, Source::Default, {}};
         if (handles[spec.name]->count() > 0) {
-            raw = {spec.is_flag ? "1" : given[spec.name], Source::Flag};
+            raw = {spec.is_flag ? "1" : given[spec.name], Source::Flag, {}};
         } else if (auto it = env.find(pet_name(spec.name)); it != env.end()) {
-            raw = {it->second, Source::PetEnv};
+            raw = {it->second, Source::PetEnv, {}};
         }
         out.values.emplace(spec.name, std::move(raw));
     }

@@ -5,8 +5,21 @@
 namespace ptrun::launcher {
 namespace {
 
+/// Multi-node: the local workers are gone; the round's end says whether the job is over.
+Action settle_distributed(GroupState& s) {
+    if (s.stop_signal) return {ActionKind::Finish, 0, 128 + s.stop_signal};
+    if (!s.round_end) return {};  // our failure is reported; wait for the round to end
+    if (s.round_end->final) return {ActionKind::Finish, 0, s.round_end->exit_code};
+    s.failure.reset();
+    s.stopping = false;
+    s.reported_success = false;
+    s.round_end.reset();
+    return {ActionKind::Rejoin, 0, 0};
+}
+
 /// The whole group has exited while stopping: restart, or finish with the right code.
 Action settle(GroupState& s, const RestartPolicy& policy) {
+    if (s.distributed) return settle_distributed(s);
     if (s.stop_signal) return {ActionKind::Finish, 0, 128 + s.stop_signal};
     if (s.failure && s.restart_count < policy.max_restarts) {
         s.restart_count += 1;
@@ -25,8 +38,26 @@ Decision on_exit(GroupState s, const RestartPolicy& policy, const WorkerExited& 
         if (s.alive > 0) return {s, {ActionKind::TerminateGroup, SIGTERM, 0}};
     }
     if (s.alive > 0) return {s, {}};
+    if (!s.stopping && s.distributed) {
+        s.reported_success = true;
+        if (!s.round_end) return {s, {ActionKind::ReportSuccess, 0, 0}};
+        Action a = settle_distributed(s);
+        return {s, a};
+    }
     if (!s.stopping) return {s, {ActionKind::Finish, 0, 0}};
     Action a = settle(s, policy);
+    return {s, a};
+}
+
+Decision on_round_end(GroupState s, const RoundEnded& ev) {
+    if (!s.round_end) s.round_end = ev;
+    if (s.alive > 0) {
+        if (s.stopping) return {s, {}};
+        s.stopping = true;
+        return {s, {ActionKind::TerminateGroup, SIGTERM, 0}};
+    }
+    if (!s.stopping && !s.reported_success) return {s, {}};  // no attempt running (joining)
+    Action a = settle_distributed(s);
     return {s, a};
 }
 
@@ -47,6 +78,7 @@ Decision on_signal(GroupState s, const SignalReceived& ev) {
 Decision decide(const GroupState& state, const RestartPolicy& policy, const Event& ev) {
     if (auto* exited = std::get_if<WorkerExited>(&ev)) return on_exit(state, policy, *exited);
     if (auto* sig = std::get_if<SignalReceived>(&ev)) return on_signal(state, *sig);
+    if (auto* end = std::get_if<RoundEnded>(&ev)) return on_round_end(state, *end);
     if (state.stopping && state.alive > 0) return {state, {ActionKind::KillGroup, SIGKILL, 0}};
     return {state, {}};
 }

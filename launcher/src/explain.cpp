@@ -1,6 +1,7 @@
 #include "ptrun/launcher/explain.hpp"
 
 #include "ptrun/launcher/cli.hpp"
+#include "ptrun/launcher/fixed_placement.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -11,6 +12,8 @@ std::string source_of(const LaunchOptions& o, std::string_view name) {
             return "flag --" + std::string(name);
         case Source::PetEnv:
             return "env " + pet_name(name);
+        case Source::Slurm:
+            return o.at(name).origin;
         case Source::Default:
             break;
     }
@@ -25,22 +28,54 @@ void row(std::string& out, const std::string& what, const std::string& value, co
     out += "(" + from + ")\n";
 }
 
+std::string mode_name(const LaunchOptions& o) {
+    const auto& mode = o.at("slurm-mode").value;
+    if (mode == "per-rank") return "one task per rank (SLURM)";
+    if (mode == "per-node") return "one agent per node (SLURM)";
+    return "one agent per node";
+}
+
+std::string origin(const FixedPlacement& p, std::string_view field) {
+    auto it = p.origins.find(field);
+    return it == p.origins.end() ? "SLURM" : it->second;
+}
+
+void explain_placement(std::string& out, const FixedPlacement& p) {
+    row(out, "nodes", std::to_string(p.group_world_size), origin(p, "nodes"));
+    row(out, "node rank", std::to_string(p.group_rank), origin(p, "node rank"));
+    row(out, "workers here", "1", "one task per rank");
+    row(out, "rank", std::to_string(p.rank), origin(p, "rank"));
+    row(out, "local rank", std::to_string(p.local_rank), origin(p, "local rank"));
+    row(out, "world size", std::to_string(p.world_size), origin(p, "world size"));
+    row(out, "local world size", std::to_string(p.local_world_size), origin(p, "local world size"));
+}
+
 }  // namespace
 
 std::string explain(const LaunchConfig& c, const LaunchOptions& o) {
     std::string out;
-    row(out, "nodes", std::to_string(c.nnodes.min) + ":" + std::to_string(c.nnodes.max), source_of(o, "nnodes"));
-    row(out, "node rank", std::to_string(c.node_rank), source_of(o, "node-rank"));
-    row(out, "workers per node", std::to_string(c.nproc_per_node), source_of(o, "nproc-per-node"));
-    row(out, "world size", std::to_string(c.nproc_per_node * c.nnodes.min), "nodes x workers per node");
-    row(out, "rdzv backend", c.rdzv_backend, c.standalone ? "--standalone" : source_of(o, "rdzv-backend"));
-    row(out, "rdzv endpoint", c.rdzv_endpoint.empty() ? "(local)" : c.rdzv_endpoint, source_of(o, "rdzv-endpoint"));
+    const auto* fixed = c.fixed_placement ? &*c.fixed_placement : nullptr;
+    row(out, "mode", mode_name(o), source_of(o, "slurm-mode"));
+    if (fixed) {
+        explain_placement(out, *fixed);
+    } else {
+        row(out, "nodes", std::to_string(c.nnodes.min) + ":" + std::to_string(c.nnodes.max),
+            source_of(o, "nnodes"));
+        row(out, "node rank", std::to_string(c.node_rank), source_of(o, "node-rank"));
+        row(out, "workers per node", std::to_string(c.nproc_per_node), source_of(o, "nproc-per-node"));
+        row(out, "world size", std::to_string(c.nproc_per_node * c.nnodes.min), "nodes x workers per node");
+    }
+    row(out, "rdzv backend", fixed ? "none" : c.rdzv_backend,
+        fixed ? "fixed placement" : c.standalone ? "--standalone" : source_of(o, "rdzv-backend"));
+    row(out, "rdzv endpoint", fixed ? "(none)" : c.rdzv_endpoint.empty() ? "(local)" : c.rdzv_endpoint,
+        source_of(o, "rdzv-endpoint"));
     row(out, "run id", c.run_id, c.standalone && o.at("rdzv-id").source == Source::Default ? "random (--standalone)"
                                                                                           : source_of(o, "rdzv-id"));
-    row(out, "store", c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>"),
-        source_of(o, "master-port"));
+    std::string store = c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>");
+    if (fixed) store += fixed->hosts_store ? " (hosted here)" : " (hosted by node 0's first task)";
+    row(out, "store", store, fixed ? source_of(o, "master-addr") + ", " + source_of(o, "master-port")
+                                   : source_of(o, "master-port"));
     row(out, "max restarts", std::to_string(c.max_restarts), source_of(o, "max-restarts"));
-    row(out, "mode", "one agent per node", "default");
     row(out, "program", c.program.empty() ? "(none)" : c.program, "command line");
     return out;
 }

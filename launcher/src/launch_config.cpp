@@ -96,6 +96,8 @@ void check_backend(LaunchConfig& c, const LaunchOptions& o) {
         throw UsageError(quoted("rdzv-backend", raw) + ": expected c10d or static");
     }
     c.rdzv_backend = raw.value;
+    // An endpoint without a backend means the c10d rendezvous (torchrun would silently use static).
+    if (raw.source == Source::Default && !o.at("rdzv-endpoint").value.empty()) c.rdzv_backend = "c10d";
 }
 
 std::optional<std::uint16_t> endpoint_port(const std::string& endpoint) {
@@ -108,16 +110,45 @@ std::optional<std::uint16_t> endpoint_port(const std::string& endpoint) {
     return static_cast<std::uint16_t>(*v);
 }
 
-void check_single_node(const LaunchConfig& c) {
-    if (c.nnodes.max > 1) {
-        throw NotSupportedError("--nnodes " + std::to_string(c.nnodes.min) + ":" + std::to_string(c.nnodes.max) +
-                                ": multi-node rendezvous is not supported yet; this build runs single-node jobs "
-                                "(--nnodes 1)");
+constexpr std::uint16_t kDefaultRdzvPort = 29400;    // torchrun's c10d default
+constexpr std::uint16_t kDefaultMasterPort = 29500;  // torchrun's static default
+
+/// Multi-node: where the agents meet, and what must hold for the nodes to agree.
+void check_multi_node(LaunchConfig& c, const LaunchOptions& o) {
+    if (!c.multi_node()) {
+        if (c.node_rank != 0) {
+            throw UsageError("--node-rank " + std::to_string(c.node_rank) + ": a single-node job (--nnodes 1) is node rank 0");
+        }
+        return;
     }
-    if (c.node_rank != 0) {
-        throw NotSupportedError("--node-rank " + std::to_string(c.node_rank) +
-                                ": multi-node rendezvous is not supported yet; a single-node job is node rank 0");
+    if (c.node_rank_given && c.node_rank >= c.nnodes.max) {
+        throw UsageError("--node-rank " + std::to_string(c.node_rank) + ": expected a node rank below --nnodes " +
+                         o.at("nnodes").value);
     }
+    if (c.rdzv_backend == "static") {
+        if (c.nnodes.min != c.nnodes.max) {
+            throw UsageError("--nnodes " + o.at("nnodes").value +
+                             " with --rdzv-backend static: expected a fixed node count (use c10d for MIN:MAX)");
+        }
+        c.rendezvous_store = HostPort{c.master_addr, c.master_port.value_or(kDefaultMasterPort)};
+        if (c.rendezvous_store.port == 0) {
+            throw UsageError("--master-port 0: a multi-node job needs a fixed port every node agrees on");
+        }
+        c.node_rank_given = true;  // static: --node-rank (default 0) is the group rank
+        if (!c.rdzv.is_host) c.rdzv.is_host = c.node_rank == 0;
+        c.master_port = c.rendezvous_store.port;
+        return;
+    }
+    if (c.rdzv_endpoint.empty()) {
+        throw UsageError("--rdzv-endpoint '': a multi-node c10d rendezvous needs HOST[:PORT] of the node hosting "
+                         "the store (e.g. --rdzv-endpoint node1:29400)");
+    }
+    c.rendezvous_store = parse_endpoint(c.rdzv_endpoint, kDefaultRdzvPort, "rdzv-endpoint");
+    if (c.rendezvous_store.port == 0) {
+        throw UsageError("--rdzv-endpoint '" + c.rdzv_endpoint +
+                         "': a multi-node job needs a fixed port every node agrees on");
+    }
+    c.master_port = c.rendezvous_store.port;
 }
 
 }  // namespace
@@ -132,7 +163,9 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     check_backend(c, o);
     c.rdzv_endpoint = o.at("rdzv-endpoint").value;
     c.rdzv_conf = parse_rdzv_conf(o.at("rdzv-conf").value);
+    c.rdzv = rdzv_settings(c.rdzv_conf);
     c.node_rank = static_cast<int>(integer(o, "node-rank", 0, 1'000'000));
+    c.node_rank_given = o.at("node-rank").source != Source::Default;
     c.master_addr = o.at("master-addr").value;
     if (c.master_addr.empty()) throw UsageError("--master-addr '': expected a host name or address");
     if (!o.at("master-port").value.empty()) {
@@ -175,7 +208,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     if (!c.master_port && c.rdzv_backend == "c10d" && !c.rdzv_endpoint.empty()) {
         if (auto port = endpoint_port(c.rdzv_endpoint); port && *port != 0) c.master_port = port;
     }
-    check_single_node(c);
+    check_multi_node(c, o);
     c.program = o.program;
     c.program_args = o.program_args;
     return c;

@@ -248,4 +248,9 @@ void StoreState::clear() {
     queues_.clear();
 }
 
+void StoreState::clear_except(std::string_view keep_prefix) {
+    std::erase_if(values_, [&](const auto& kv) { return !kv.first.starts_with(keep_prefix); });
+    std::erase_if(queues_, [&](const auto& kv) { return !kv.first.starts_with(keep_prefix); });
+}
+
 }  // namespace ptrun::rdzv::detail

@@ -32,6 +32,8 @@ public:
     void disconnect(ConnId conn);
     /// Erases every key and queue; waits and watches stay.
     void clear();
+    /// Erases every key and queue not starting with `keep_prefix`.
+    void clear_except(std::string_view keep_prefix);
 
     std::size_t num_keys() const noexcept { return values_.size(); }
     bool waiting(ConnId conn) const { return waits_.waiting(conn) || barriers_.waiting(conn); }

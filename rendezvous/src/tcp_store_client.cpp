@@ -1,7 +1,9 @@
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 #include <thread>
 
@@ -51,15 +53,19 @@ public:
     template <typename Body>
     auto call(std::string_view operation, const Keys& keys, Body&& body) {
         std::lock_guard lock(mu_);
+        if (interrupted_) throw ConnectionLost(std::string(operation) + " on " + endpoint() + ": client interrupted");
         if (!fd_) connect();
         try {
             return body();
         } catch (const ConnectionLost& e) {
-            fd_.reset();
+            drop();
+            if (interrupted_) {
+                throw ConnectionLost(std::string(operation) + " on " + endpoint() + ": client interrupted");
+            }
             throw ConnectionLost(std::string(operation) + " " + describe_keys(keys) + " on " +
                                  endpoint() + ": " + e.what());
         } catch (const ReplyTimeout&) {
-            fd_.reset();
+            drop();
             throw StoreTimeout(std::string(operation) + " (no reply from " + endpoint() + ")", keys,
                                options_.io_timeout);
         }
@@ -112,7 +118,7 @@ public:
         if (options_.dialect == Dialect::Legacy) {
             // 1.13 servers have no CANCEL_WAIT; a late STOP_WAITING would corrupt the next
             // reply, so this connection is retired.
-            fd_.reset();
+            drop();
             throw StoreTimeout(operation, keys, waited);
         }
         send(make(Op::CancelWait));
@@ -145,6 +151,13 @@ public:
 
     const TcpStoreClientOptions& options() const noexcept { return options_; }
 
+    /// Unblocks a call in progress on another thread and fails every later call.
+    void interrupt() noexcept {
+        interrupted_ = true;
+        std::lock_guard lock(fd_mu_);
+        if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
+    }
+
 private:
     static void expect_stop_waiting(std::uint8_t reply, std::string_view operation) {
         if (reply != static_cast<std::uint8_t>(detail::WaitResponse::StopWaiting)) {
@@ -164,7 +177,7 @@ private:
         for (int attempt = 1;; ++attempt) {
             bool tcp_connected = false;
             try {
-                fd_ = detail::connect_tcp(options_.host, options_.port, deadline);
+                adopt(detail::connect_tcp(options_.host, options_.port, deadline));
                 tcp_connected = true;
                 if (options_.dialect == Dialect::Modern) handshake(deadline);
                 return;
@@ -177,7 +190,7 @@ private:
                 last_error += " during the VALIDATE/PING handshake (a PyTorch 1.13-2.1 server "
                               "needs Dialect::Legacy)";
             }
-            fd_.reset();
+            drop();
             const auto now = Clock::now();
             if (now >= deadline) {
                 throw ConnectionLost("cannot connect to the store at " + endpoint() + " within " +
@@ -203,8 +216,22 @@ private:
         }
     }
 
+
+    /// fd_ changes only under fd_mu_, so interrupt() never shuts down a recycled descriptor.
+    void adopt(detail::Fd fd) {
+        std::lock_guard lock(fd_mu_);
+        fd_ = std::move(fd);
+        if (interrupted_) ::shutdown(fd_.get(), SHUT_RDWR);
+    }
+    void drop() noexcept {
+        std::lock_guard lock(fd_mu_);
+        fd_.reset();
+    }
+
     TcpStoreClientOptions options_;
     std::mutex mu_;
+    std::mutex fd_mu_;
+    std::atomic<bool> interrupted_{false};
     detail::Fd fd_;
     std::uint32_t nonce_;
 };
@@ -214,6 +241,7 @@ TcpStoreClient::TcpStoreClient(TcpStoreClientOptions options)
 TcpStoreClient::~TcpStoreClient() = default;
 
 const TcpStoreClientOptions& TcpStoreClient::options() const noexcept { return impl_->options(); }
+void TcpStoreClient::interrupt() noexcept { impl_->interrupt(); }
 
 void TcpStoreClient::set(std::string_view key, std::string_view value) {
     const Keys keys{std::string(key)};

@@ -41,13 +41,19 @@ public:
     }
 
     std::uint16_t port() const noexcept { return port_; }
-    void clear();
+    void clear() { on_state([](detail::StoreState& s) { s.clear(); }); }
+    void clear_except(const std::string& prefix) {
+        on_state([&](detail::StoreState& s) { s.clear_except(prefix); });
+    }
     void stop();
 
     void on_request(Connection& conn, detail::Request&& request) override;
     void on_closed(Connection& conn) override;
 
 private:
+    /// Runs `change` on the store state on the server thread and waits for it.
+    template <typename Change>
+    void on_state(Change&& change);
     void listen();
     bool try_bind(const tcp::endpoint& endpoint, std::string& error);
     void adopt(int fd);
@@ -249,19 +255,20 @@ void TcpStoreServer::Impl::run() noexcept {
     }
 }
 
-void TcpStoreServer::Impl::clear() {
+template <typename Change>
+void TcpStoreServer::Impl::on_state(Change&& change) {
     std::lock_guard lifecycle(lifecycle_mu_);
     if (!thread_.joinable()) {
-        state_.clear();
+        change(state_);
         return;
     }
     std::promise<void> done;
-    auto cleared = done.get_future();
+    auto changed = done.get_future();
     boost::asio::post(io_, [&] {
-        state_.clear();
+        change(state_);
         done.set_value();
     });
-    cleared.wait();
+    changed.wait();
 }
 
 void TcpStoreServer::Impl::stop() {
@@ -290,6 +297,7 @@ TcpStoreServer::TcpStoreServer(TcpStoreServerOptions options)
 TcpStoreServer::~TcpStoreServer() = default;
 std::uint16_t TcpStoreServer::port() const noexcept { return impl_->port(); }
 void TcpStoreServer::clear() { impl_->clear(); }
+void TcpStoreServer::clear_except(std::string keep_prefix) { impl_->clear_except(keep_prefix); }
 void TcpStoreServer::stop() { impl_->stop(); }
 
 }  // namespace ptrun::rdzv

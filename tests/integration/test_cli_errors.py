@@ -54,9 +54,12 @@ class CliErrors(PtrunTestCase):
         self.assert_rejected(["missing_script.py"], "'missing_script.py'", "not found",
                              env={"PYTHON_EXEC": "/usr/bin/python3"})
 
-    def test_multi_node_options_say_not_supported_yet(self):
-        self.assert_rejected(["--nnodes", "2", *self.dump()], "not supported yet")
-        self.assert_rejected(["--node-rank", "1", *self.dump()], "not supported yet")
+    def test_inconsistent_multi_node_options_are_refused(self):
+        self.assert_rejected(["--nnodes", "2", "--rdzv-backend", "c10d", *self.dump()], "--rdzv-endpoint ''")
+        self.assert_rejected(["--nnodes", "2", "--rdzv-endpoint", "h:0", *self.dump()], "fixed port")
+        self.assert_rejected(["--node-rank", "1", *self.dump()], "single-node")
+        self.assert_rejected(["--nnodes", "2", "--rdzv-endpoint", "h", "--rdzv-conf", "heartbeat=x", *self.dump()],
+                             "heartbeat=x")
         self.assert_rejected(["--rdzv-backend", "etcd", *self.dump()], "not supported")
 
     def test_help_and_version(self):

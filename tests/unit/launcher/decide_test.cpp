@@ -114,3 +114,51 @@ TEST_CASE("decide: restarts are exhausted exactly at max_restarts", "[launcher][
     CHECK(decide(running(1, 1), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind == ActionKind::RestartGroup);
     CHECK(decide(running(1, 2), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind == ActionKind::Finish);
 }
+
+namespace {
+
+GroupState node_running(int alive) {
+    GroupState s = running(alive);
+    s.distributed = true;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("decide: multi-node rows: the round's end decides restarts, never the agent", "[launcher][decide]") {
+    // Every local success is reported, then the node waits for the round to end.
+    auto success = decide(node_running(1), RestartPolicy{5}, WorkerExited{0, kOk});
+    CHECK(success.action.kind == ActionKind::ReportSuccess);
+    CHECK(success.next.reported_success);
+    auto complete = decide(success.next, RestartPolicy{5}, RoundEnded{true, 0});
+    CHECK(complete.action == Action{ActionKind::Finish, 0, 0});
+
+    // A local failure stops the group; once it is gone the node waits for the round's end.
+    auto failed = decide(node_running(2), RestartPolicy{5}, WorkerExited{0, kCode3});
+    CHECK(failed.action.kind == ActionKind::TerminateGroup);
+    auto gone = decide(failed.next, RestartPolicy{5}, WorkerExited{1, WorkerExit{0, SIGTERM}});
+    CHECK(gone.action.kind == ActionKind::None);
+    auto rejoin = decide(gone.next, RestartPolicy{5}, RoundEnded{false, 0});
+    CHECK(rejoin.action.kind == ActionKind::Rejoin);
+    CHECK_FALSE(rejoin.next.round_end);  // the state is clean for the next round
+    CHECK_FALSE(rejoin.next.stopping);
+    CHECK_FALSE(rejoin.next.failure);
+    CHECK(rejoin.next.restart_count == 0);  // the next assignment brings the count
+
+    // A round ended elsewhere stops running workers, then the node rejoins or finishes.
+    auto remote = decide(node_running(2), RestartPolicy{5}, RoundEnded{false, 0});
+    CHECK(remote.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+    auto one_left = decide(remote.next, RestartPolicy{5}, WorkerExited{0, WorkerExit{0, SIGTERM}});
+    CHECK(one_left.action.kind == ActionKind::None);
+    CHECK(decide(one_left.next, RestartPolicy{5}, WorkerExited{1, WorkerExit{0, SIGTERM}}).action.kind ==
+          ActionKind::Rejoin);
+    auto final_end = decide(node_running(1), RestartPolicy{5}, RoundEnded{true, 3});
+    auto last = decide(final_end.next, RestartPolicy{5}, WorkerExited{0, WorkerExit{0, SIGTERM}});
+    CHECK(last.action == Action{ActionKind::Finish, 0, 3});
+
+    // A scale-up after the local workers succeeded runs them again in the new round.
+    CHECK(decide(success.next, RestartPolicy{0}, RoundEnded{false, 0}).action.kind == ActionKind::Rejoin);
+    // A stop signal wins over everything.
+    auto stopped = decide(node_running(0), RestartPolicy{5}, SignalReceived{SIGTERM, true});
+    CHECK(stopped.action == Action{ActionKind::Finish, 0, 143});
+}

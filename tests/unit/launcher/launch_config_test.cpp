@@ -40,10 +40,33 @@ TEST_CASE("resolve: standalone picks a random run id unless one is given", "[lau
     CHECK(config_for({"--standalone"}, host).rdzv_backend == "c10d");
 }
 
-TEST_CASE("resolve: multi-node options are refused clearly until supported", "[launcher][config]") {
-    CHECK_THROWS_AS(config_for({"--nnodes", "2"}), NotSupportedError);
-    CHECK_THROWS_AS(config_for({"--nnodes", "1:4"}), NotSupportedError);
-    CHECK_THROWS_AS(config_for({"--node-rank", "1"}), NotSupportedError);
+TEST_CASE("resolve: multi-node jobs meet at the c10d endpoint or static's master address", "[launcher][config]") {
+    auto c = config_for({"--nnodes", "2:3", "--rdzv-endpoint", "head:29411", "--rdzv-id", "j"});
+    CHECK(c.multi_node());
+    CHECK(c.rdzv_backend == "c10d");  // an endpoint without a backend means c10d
+    CHECK(c.rendezvous_store == HostPort{"head", 29411});
+    CHECK_FALSE(c.node_rank_given);
+    CHECK(config_for({"--nnodes", "2", "--rdzv-endpoint", "[fd00::1]"}).rendezvous_store == HostPort{"fd00::1", 29400});
+    auto s = config_for({"--nnodes", "2", "--node-rank", "1", "--master-addr", "n0", "--master-port", "1234"});
+    CHECK(s.rdzv_backend == "static");
+    CHECK(s.rendezvous_store == HostPort{"n0", 1234});
+    CHECK(s.rdzv.is_host == false);
+    CHECK(config_for({"--nnodes", "2", "--master-addr", "n0"}).rdzv.is_host == true);
+    CHECK(config_for({"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1", "--rdzv-conf",
+                      "join_timeout=5,heartbeat=0.5,keep_alive_max_attempt=4"})
+              .rdzv.heartbeat == std::chrono::milliseconds(500));
+}
+
+TEST_CASE("resolve: inconsistent multi-node options are refused naming the value", "[launcher][config]") {
+    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-backend", "c10d"}), Catch::Contains("--rdzv-endpoint ''"));
+    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-endpoint", "h:0"}), Catch::Contains("fixed port"));
+    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-endpoint", "h:x"}), Catch::Contains("'h:x'"));
+    CHECK_THROWS_WITH(config_for({"--nnodes", "1:2", "--rdzv-backend", "static"}), Catch::Contains("fixed node count"));
+    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--node-rank", "2", "--rdzv-endpoint", "h"}),
+                      Catch::Contains("--node-rank 2"));
+    CHECK_THROWS_WITH(config_for({"--node-rank", "1"}), Catch::Contains("single-node"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-conf", "join_timeout=-1"}), Catch::Contains("join_timeout=-1"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-conf", "bogus=1"}), Catch::Contains("'bogus'"));
     CHECK_THROWS_AS(config_for({"--rdzv-backend", "etcd"}), NotSupportedError);
     CHECK_THROWS_WITH(config_for({"--standalone", "--nnodes", "2"}), Catch::Contains("single node"));
 }

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ptrun/env/env_map.hpp"
@@ -27,11 +29,25 @@ struct StoreEndpoint {
     std::function<void()> reset;
 };
 
+class RdzvSession;
+class Coordinator;
+
+/// Multi-node: this node's rendezvous session and, on the store host, the coordinator. The
+/// agent then takes its place in the job (group rank, world size, restart count, store) from
+/// each round's assignment instead of from the command line.
+struct Membership {
+    RdzvSession* session = nullptr;
+    Coordinator* coordinator = nullptr;  ///< non-null on the store host
+    std::string self_id;
+    std::chrono::milliseconds close_timeout{30'000};
+};
+
 class Agent {
 public:
-    /// `parent_env` is ptrun's own environment, inherited by every worker.
+    /// `parent_env` is ptrun's own environment, inherited by every worker. `membership` is null
+    /// for a single-node job.
     Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env, StoreEndpoint store,
-          std::shared_ptr<spdlog::logger> logger);
+          std::shared_ptr<spdlog::logger> logger, std::optional<Membership> membership = std::nullopt);
     ~Agent();
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;

@@ -16,6 +16,14 @@ struct Failure {
     bool operator==(const Failure&) const = default;
 };
 
+/// How the running rendezvous round ended (multi-node): the job is over (`final`, with
+/// `exit_code`), or the nodes re-form the group in a new round.
+struct RoundEnded {
+    bool final = false;
+    int exit_code = 0;
+    bool operator==(const RoundEnded&) const = default;
+};
+
 /// What the agent knows about the current attempt of the local worker group.
 struct GroupState {
     int alive = 0;                  ///< workers started and not yet reaped
@@ -24,6 +32,10 @@ struct GroupState {
     int stop_signal = 0;            ///< non-zero: ptrun itself was asked to stop by this signal
     int interrupts = 0;             ///< SIGINTs received (the second escalates to SIGKILL)
     int restart_count = 0;          ///< TORCHELASTIC_RESTART_COUNT of this attempt
+    /// Multi-node: restarts are decided by the round's end, never locally.
+    bool distributed = false;
+    bool reported_success = false;         ///< every local worker succeeded; waiting for the round's end
+    std::optional<RoundEnded> round_end;   ///< the running round has ended
     bool operator==(const GroupState&) const = default;
 };
 
@@ -46,7 +58,7 @@ struct SignalReceived {
 /// The grace period between SIGTERM and SIGKILL ran out.
 struct GraceExpired {};
 
-using Event = std::variant<WorkerExited, SignalReceived, GraceExpired>;
+using Event = std::variant<WorkerExited, SignalReceived, GraceExpired, RoundEnded>;
 
 /// What the supervisor does after an event.
 enum class ActionKind {
@@ -56,6 +68,8 @@ enum class ActionKind {
     KillGroup,       ///< SIGKILL every worker group now
     RestartGroup,    ///< start the next attempt (state.restart_count is already advanced)
     Finish,          ///< exit ptrun with `exit_code`
+    ReportSuccess,   ///< multi-node: tell the coordinator every local worker succeeded
+    Rejoin,          ///< multi-node: the workers are gone; join the next rendezvous round
 };
 
 struct Action {

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/launch_options.hpp"
 #include "ptrun/launcher/node_range.hpp"
+#include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/rdzv_conf.hpp"
+#include "ptrun/launcher/rdzv_settings.hpp"
 #include "ptrun/launcher/std_streams.hpp"
 
 namespace ptrun::launcher {
@@ -32,7 +35,12 @@ struct LaunchConfig {
     std::string rdzv_endpoint;
     std::string run_id = "none";
     RdzvConf rdzv_conf;
+    RdzvSettings rdzv;            ///< rdzv_conf's timeouts and switches
     int node_rank = 0;
+    bool node_rank_given = false;  ///< --node-rank (or PET_NODE_RANK) was given
+    /// Multi-node: the rendezvous store every agent meets at (the c10d endpoint, or static's
+    /// master address and port); empty host for a single-node job.
+    HostPort rendezvous_store;
     std::string master_addr = "127.0.0.1";
     std::optional<std::uint16_t> master_port;  ///< nullopt: ptrun picks a free port
     std::string local_addr;
@@ -50,10 +58,16 @@ struct LaunchConfig {
     std::string hostname;
     std::string program;
     std::vector<std::string> program_args;
+    /// Set in one-task-per-rank mode (slurm_defaults.hpp): one worker with this identity, no
+    /// rendezvous, no restarts; the store is at master_addr:master_port.
+    std::optional<FixedPlacement> fixed_placement;
+
+    /// True when the job spans (or may span) several nodes and needs the rendezvous.
+    bool multi_node() const { return nnodes.max > 1; }
 };
 
-/// Validates `opts` into a LaunchConfig; throws UsageError naming the value and what was expected,
-/// or NotSupportedError for multi-node options this build does not run yet.
+/// Validates `opts` into a LaunchConfig; throws UsageError naming the value and what was expected
+/// (NotSupportedError for the etcd backends).
 LaunchConfig resolve(const LaunchOptions& opts, const HostFacts& host);
 
 }  // namespace ptrun::launcher

@@ -8,13 +8,15 @@
 
 namespace ptrun::launcher {
 
-/// Where a value came from, for error messages and `--explain`.
-enum class Source { Default, Flag, PetEnv };
+/// Where a value came from, for error messages and `--explain`. Slurm: inferred from the SLURM
+/// job the option was left out in (slurm_defaults.hpp); `RawValue::origin` names the variables.
+enum class Source { Default, Flag, PetEnv, Slurm };
 
 /// One raw option value.
 struct RawValue {
     std::string value;
     Source source = Source::Default;
+    std::string origin;  ///< Source::Slurm: the variables it came from, e.g. "SLURM_STEP_NUM_NODES"
 };
 
 /// Every torchrun option by its canonical dashed name ("nproc-per-node"), plus the program.

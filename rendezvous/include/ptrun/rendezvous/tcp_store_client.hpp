@@ -68,6 +68,9 @@ public:
     /// PING round trip (modern only); throws ConnectionLost if the echo is wrong or missing.
     void ping();
     const TcpStoreClientOptions& options() const noexcept;
+    /// From any thread: a call blocked on this client (e.g. a long wait()) fails at once with
+    /// ConnectionLost, and so does every later call. For shutting down a watcher thread.
+    void interrupt() noexcept;
 
 private:
     class Impl;

@@ -69,6 +69,9 @@ public:
     /// Erases every key and queue (fresh namespace for a restart attempt); pending waits stay
     /// registered. Blocks until the server thread has done it.
     void clear();
+    /// Like clear(), but keys and queues starting with `keep_prefix` survive (a launcher keeps its
+    /// own rendezvous state while wiping its workers' keys).
+    void clear_except(std::string keep_prefix);
     /// Closes the listener and every connection and joins the thread. Idempotent. Rethrows
     /// (once) an unexpected exception that escaped a handler on the server thread.
     void stop();

@@ -1,0 +1,48 @@
+#pragma once
+/// Runs CoordinatorCore on the store host: a thread that pops the agents' events from the store,
+/// reads heartbeat counters once per interval, and writes rounds and round ends back.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ptrun/launcher/coordinator_core.hpp"
+#include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/rdzv_keys.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace ptrun::launcher {
+
+struct CoordinatorOptions {
+    HostPort store;  ///< the local store server (loopback)
+    RdzvKeys keys;
+    CoordinatorPolicy policy;
+    std::chrono::milliseconds heartbeat{5'000};
+    /// Wipes the workers' keys before a round is published (the store host's server).
+    std::function<void()> clear_worker_keys;
+    std::shared_ptr<spdlog::logger> logger;
+};
+
+class Coordinator {
+public:
+    /// Connects to the store and starts the thread. Throws rdzv::StoreError when it cannot connect.
+    explicit Coordinator(CoordinatorOptions options);
+    /// Stops the thread (interrupts its store calls).
+    ~Coordinator();
+    Coordinator(const Coordinator&) = delete;
+    Coordinator& operator=(const Coordinator&) = delete;
+
+    /// Blocks until the job has ended and every member but `self` has left, at most `timeout`;
+    /// true when drained. The store host calls it before it stops the store.
+    bool wait_drained(const std::string& self, std::chrono::milliseconds timeout);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ptrun::launcher

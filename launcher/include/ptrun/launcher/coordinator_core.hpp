@@ -1,0 +1,95 @@
+#pragma once
+/// The rendezvous coordinator as a pure state machine: events from agents and the clock in,
+/// store writes out. The store host runs it (coordinator.hpp drives it over the store).
+///
+/// Rounds: nodes join; once MIN have joined a last-call window admits more up to MAX; the round
+/// closes with group ranks (round.hpp order_members) and runs until it ends: a worker failure
+/// or a lost node (both count as a restart), a node waiting to join while the round has fewer
+/// than MAX (scale-up; not a restart), or every member succeeding (complete). A failure round
+/// beyond max restarts ends the job (`final`).
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ptrun/launcher/rdzv_events.hpp"
+#include "ptrun/launcher/round.hpp"
+
+namespace ptrun::launcher {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct CoordinatorPolicy {
+    int min_nodes = 1;
+    int max_nodes = 1;
+    int max_restarts = 0;
+    std::chrono::milliseconds last_call{30'000};
+    std::chrono::milliseconds lost_after{15'000};  ///< heartbeat x keep_alive_max_attempt
+    std::string master_addr;                       ///< where workers find their store
+    std::uint16_t master_port = 0;
+};
+
+/// Store writes the driver performs, in order.
+struct PublishRound {
+    RoundAssignment assignment;
+    std::vector<std::pair<std::string, int>> admitted;  ///< (node id, join seq)
+};
+struct EndRound {
+    int round = 0;
+    RoundEnd end;
+};
+struct RejectJoin {
+    std::string id;
+    int seq = 0;
+    std::string message;
+};
+struct PublishStatus {
+    int joined = 0;
+};
+using CoordinatorCommand = std::variant<PublishRound, EndRound, RejectJoin, PublishStatus>;
+
+class CoordinatorCore {
+public:
+    explicit CoordinatorCore(CoordinatorPolicy policy);
+
+    /// An agent's message at `now`.
+    std::vector<CoordinatorCommand> on_event(const RdzvEvent& event, SteadyTime now);
+    /// Heartbeat counters read at `now` (node id -> count); declares silent members lost.
+    std::vector<CoordinatorCommand> on_beats(const std::map<std::string, std::int64_t>& counters, SteadyTime now);
+    /// Time passed: closes a round whose last call is over.
+    std::vector<CoordinatorCommand> on_tick(SteadyTime now);
+
+    /// When on_tick next has something to do (the last call's end), if anything.
+    std::optional<SteadyTime> deadline() const { return last_call_end_; }
+    /// Members of the running round (heartbeats to read); empty while a round is being formed.
+    std::vector<std::string> running_members() const;
+    /// True once a final RoundEnd was issued and every member other than `self` has left.
+    bool drained(const std::string& self) const;
+    bool finished() const { return finished_; }
+
+private:
+    enum class Phase { Joining, Running, Finished };
+    void close(SteadyTime now, std::vector<CoordinatorCommand>& out);
+    void end_round(RoundEnd end, std::vector<CoordinatorCommand>& out);
+    void join(const JoinEvent& e, SteadyTime now, std::vector<CoordinatorCommand>& out);
+    bool is_member(const std::string& id) const;
+
+    CoordinatorPolicy policy_;
+    Phase phase_ = Phase::Joining;
+    int round_ = 0;
+    int restart_count_ = 0;
+    std::vector<JoinEvent> pending_;  ///< joined for the round being formed (or waiting), in order
+    RoundAssignment running_;
+    std::set<std::string> succeeded_;
+    std::set<std::string> left_;
+    std::map<std::string, std::pair<std::int64_t, SteadyTime>> beats_;  ///< last count, when it changed
+    std::optional<SteadyTime> last_call_end_;
+    bool finished_ = false;
+};
+
+}  // namespace ptrun::launcher

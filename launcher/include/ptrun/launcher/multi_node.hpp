@@ -1,0 +1,47 @@
+#pragma once
+/// Sets up a multi-node job on this node: decides whether it hosts the rendezvous store (the
+/// endpoint host is one of its own addresses, or is_host in --rdzv-conf; static: node rank 0),
+/// hosts it and the round coordinator there, and opens this agent's rendezvous session.
+
+#include <memory>
+#include <string>
+
+#include "ptrun/launcher/agent.hpp"
+#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/round.hpp"
+
+namespace ptrun::rdzv {
+class TcpStoreServer;
+}
+
+namespace ptrun::launcher {
+
+class Coordinator;
+class RdzvSession;
+
+struct MultiNode {
+    std::unique_ptr<rdzv::TcpStoreServer> server;  ///< on the store host only
+    std::unique_ptr<Coordinator> coordinator;      ///< on the store host only
+    std::unique_ptr<RdzvSession> session;
+    NodeInfo self;
+    StoreEndpoint workers_store;  ///< MASTER_ADDR/PORT every node's workers use
+
+    MultiNode();
+    MultiNode(MultiNode&&) noexcept;
+    ~MultiNode();
+    /// What the agent needs of it.
+    Membership membership() const;
+};
+
+/// Starts this node's part of the rendezvous. `random_id` makes the agent's id unique. Throws
+/// rdzv::StoreError when the store cannot be hosted, RendezvousError when it cannot be reached.
+MultiNode start_multi_node(const LaunchConfig& config, const std::string& random_id,
+                           std::shared_ptr<spdlog::logger> logger);
+
+/// True when `host` names an address of this machine (it can be bound here).
+bool is_local_host(const std::string& host);
+
+/// The local address this machine uses to reach `host:port` (the address it advertises).
+std::string route_source_address(const std::string& host, std::uint16_t port);
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,35 @@
+#pragma once
+/// Where the multi-node rendezvous keeps its state in the store. Everything lives under one
+/// prefix per run id, which the store host keeps when it wipes the workers' keys between rounds.
+
+#include <string>
+
+namespace ptrun::launcher {
+
+/// Key names of one run's rendezvous.
+struct RdzvKeys {
+    std::string prefix;  ///< "/ptrun/rdzv/<run id>/"
+
+    /// The coordinator's event queue (joins, failures, successes, departures).
+    std::string events() const { return prefix + "events"; }
+    /// "joined/min/max" of the round being formed, for the progress lines of waiting nodes.
+    std::string status() const { return prefix + "status"; }
+    /// The admission of node `id`'s `seq`-th join: a round number, or "error:<message>".
+    std::string admit(const std::string& id, int seq) const {
+        return prefix + "admit/" + id + "/" + std::to_string(seq);
+    }
+    /// A closed round's assignment (RoundAssignment as JSON).
+    std::string assignment(int round) const { return prefix + "round/" + std::to_string(round) + "/assign"; }
+    /// How a running round ended (RoundEnd as JSON); set once.
+    std::string end(int round) const { return prefix + "round/" + std::to_string(round) + "/end"; }
+    /// Node `id`'s heartbeat counter.
+    std::string heartbeat(const std::string& id) const { return prefix + "hb/" + id; }
+};
+
+/// The keys of run `run_id`.
+inline RdzvKeys rdzv_keys(const std::string& run_id) { return RdzvKeys{"/ptrun/rdzv/" + run_id + "/"}; }
+
+/// Prefix of every rendezvous key of every run: what survives the wipe between rounds.
+inline constexpr const char* kRdzvKeyRoot = "/ptrun/rdzv/";
+
+}  // namespace ptrun::launcher

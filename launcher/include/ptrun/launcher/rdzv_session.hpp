@@ -1,0 +1,66 @@
+#pragma once
+/// One agent's side of the multi-node rendezvous: joins rounds, beats its heart for the whole
+/// job, watches the running round's end, and reports its workers' outcome. Store I/O runs on the
+/// session's own threads; results reach the agent through callbacks (the agent posts them onto
+/// its event loop), so a slow or unreachable store never blocks supervision.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/node_range.hpp"
+#include "ptrun/launcher/rdzv_keys.hpp"
+#include "ptrun/launcher/rdzv_settings.hpp"
+#include "ptrun/launcher/round.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace ptrun::launcher {
+
+/// The rendezvous failed for this node: timed out, rejected, or the store became unreachable.
+struct RendezvousError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+    int exit_code = 1;
+};
+
+struct RdzvSessionOptions {
+    HostPort store;
+    RdzvKeys keys;
+    NodeInfo self;
+    NodeRange nnodes;
+    RdzvSettings settings;
+    std::shared_ptr<spdlog::logger> logger;
+};
+
+class RdzvSession {
+public:
+    /// Connects to the store (retrying until join_timeout) and starts beating. Throws RendezvousError.
+    explicit RdzvSession(RdzvSessionOptions options);
+    /// stop(), then joins the threads.
+    ~RdzvSession();
+    RdzvSession(const RdzvSession&) = delete;
+    RdzvSession& operator=(const RdzvSession&) = delete;
+
+    /// Joins the next round on a session thread; `done` gets the assignment, or the error.
+    void join(std::function<void(RoundAssignment)> done, std::function<void(RendezvousError)> failed);
+    /// Watches `round` until it ends: `ended` gets its RoundEnd; `lost` gets a message when the
+    /// store stops answering (heartbeats included), both at most once per round.
+    void watch(int round, std::function<void(RoundEnd)> ended, std::function<void(std::string)> lost);
+    /// Tells the coordinator (asynchronously) about this node's workers or departure.
+    void report_failure(int round, RoundEnd end);
+    void report_success(int round);
+    void report_leaving(int round, std::string why);
+    /// Sends what is queued (at most read_timeout), then interrupts every store call and stops.
+    void stop();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,167 @@
+#include "ptrun/launcher/coordinator_core.hpp"
+
+#include <algorithm>
+
+namespace ptrun::launcher {
+
+CoordinatorCore::CoordinatorCore(CoordinatorPolicy policy) : policy_(std::move(policy)) {}
+
+bool CoordinatorCore::is_member(const std::string& id) const {
+    return phase_ != Phase::Joining && running_.group_rank_of(id) >= 0;
+}
+
+std::vector<std::string> CoordinatorCore::running_members() const {
+    std::vector<std::string> ids;
+    if (phase_ != Phase::Running) return ids;
+    for (const auto& m : running_.members) ids.push_back(m.id);
+    return ids;
+}
+
+bool CoordinatorCore::drained(const std::string& self) const {
+    if (!finished_) return false;
+    return std::all_of(running_.members.begin(), running_.members.end(),
+                       [&](const NodeInfo& m) { return m.id == self || left_.count(m.id); });
+}
+
+void CoordinatorCore::join(const JoinEvent& e, SteadyTime now, std::vector<CoordinatorCommand>& out) {
+    if (e.node.max_restarts != policy_.max_restarts) {
+        out.push_back(RejectJoin{e.node.id, e.seq,
+                                 "--max-restarts " + std::to_string(e.node.max_restarts) + " on " + e.node.hostname +
+                                     " differs from the store host's " + std::to_string(policy_.max_restarts) +
+                                     ": expected the same value on every node"});
+        return;
+    }
+    std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == e.node.id; });
+    pending_.push_back(e);
+    if (phase_ == Phase::Running) {
+        // A node waiting while the job runs: admit it at the next round if there is room.
+        if (static_cast<int>(running_.members.size()) < policy_.max_nodes && !is_member(e.node.id)) {
+            end_round(RoundEnd{EndReason::ScaleUp, false, 0, e.node.hostname, -1,
+                               "node " + e.node.hostname + " joined; re-forming the group with it"},
+                      out);
+        }
+        return;
+    }
+    const int joined = static_cast<int>(pending_.size());
+    out.push_back(PublishStatus{joined});
+    if (joined >= policy_.max_nodes) {
+        close(now, out);
+    } else if (joined >= policy_.min_nodes && !last_call_end_) {
+        last_call_end_ = now + policy_.last_call;
+    }
+}
+
+void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out) {
+    last_call_end_.reset();
+    const auto take = std::min<std::size_t>(pending_.size(), static_cast<std::size_t>(policy_.max_nodes));
+    std::vector<JoinEvent> admitted(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(take));
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(take));
+
+    RoundAssignment a;
+    a.round = round_;
+    a.restart_count = restart_count_;
+    a.master_addr = policy_.master_addr;
+    a.master_port = policy_.master_port;
+    for (const auto& j : admitted) a.members.push_back(j.node);
+    if (auto error = order_members(a.members); !error.empty()) {
+        for (const auto& j : admitted) out.push_back(RejectJoin{j.node.id, j.seq, error});
+        phase_ = Phase::Finished;
+        finished_ = true;
+        return;
+    }
+    PublishRound publish{a, {}};
+    for (const auto& j : admitted) publish.admitted.emplace_back(j.node.id, j.seq);
+    out.push_back(std::move(publish));
+    running_ = std::move(a);
+    phase_ = Phase::Running;
+    succeeded_.clear();
+    left_.clear();
+    beats_.clear();
+    for (const auto& m : running_.members) beats_[m.id] = {-1, now};
+    // Nodes beyond MAX keep waiting; they trigger nothing until a member is lost.
+}
+
+void CoordinatorCore::end_round(RoundEnd end, std::vector<CoordinatorCommand>& out) {
+    const bool failure = end.reason == EndReason::Failure || end.reason == EndReason::NodeLost;
+    if (failure && restart_count_ >= policy_.max_restarts) {
+        end.final = true;
+        end.message += " (restarts exhausted: " + std::to_string(restart_count_) + " of " +
+                       std::to_string(policy_.max_restarts) + ")";
+    }
+    if (end.reason == EndReason::Complete || end.reason == EndReason::Error) end.final = true;
+    const bool final = end.final;
+    out.emplace_back(std::in_place_type<EndRound>, round_, std::move(end));
+    if (final) {
+        phase_ = Phase::Finished;
+        finished_ = true;
+        return;
+    }
+    if (failure) restart_count_ += 1;
+    round_ += 1;
+    phase_ = Phase::Joining;  // waiting nodes stay in pending_; the members rejoin
+}
+
+std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event, SteadyTime now) {
+    std::vector<CoordinatorCommand> out;
+    if (finished_) {
+        if (auto* l = std::get_if<LeavingEvent>(&event)) left_.insert(l->id);
+        if (auto* j = std::get_if<JoinEvent>(&event)) {
+            out.push_back(RejectJoin{j->node.id, j->seq, "the job has ended"});
+        }
+        return out;
+    }
+    if (auto* j = std::get_if<JoinEvent>(&event)) {
+        join(*j, now, out);
+    } else if (auto* f = std::get_if<FailedEvent>(&event)) {
+        if (phase_ == Phase::Running && f->round == round_ && is_member(f->id)) end_round(f->end, out);
+    } else if (auto* s = std::get_if<SucceededEvent>(&event)) {
+        if (phase_ == Phase::Running && s->round == round_ && is_member(s->id)) {
+            succeeded_.insert(s->id);
+            if (succeeded_.size() == running_.members.size()) {
+                end_round(RoundEnd{EndReason::Complete, true, 0, "", -1, "every worker succeeded"}, out);
+            }
+        }
+    } else if (auto* l = std::get_if<LeavingEvent>(&event)) {
+        std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == l->id; });
+        if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
+            const auto& m = running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
+            end_round(RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
+                               "the agent on " + m.hostname + " left: " + l->why},
+                      out);
+        }
+        left_.insert(l->id);
+    }
+    return out;
+}
+
+std::vector<CoordinatorCommand> CoordinatorCore::on_beats(const std::map<std::string, std::int64_t>& counters,
+                                                          SteadyTime now) {
+    std::vector<CoordinatorCommand> out;
+    if (phase_ != Phase::Running) return out;
+    for (const auto& m : running_.members) {
+        auto& [count, changed] = beats_[m.id];
+        auto it = counters.find(m.id);
+        if (it != counters.end() && it->second != count) {
+            count = it->second;
+            changed = now;
+        } else if (now - changed > policy_.lost_after && !succeeded_.count(m.id)) {
+            auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - changed).count();
+            end_round(RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
+                               "node " + m.hostname + " sent no heartbeat for " + std::to_string(silent) + " ms"},
+                      out);
+            return out;
+        }
+    }
+    return out;
+}
+
+std::vector<CoordinatorCommand> CoordinatorCore::on_tick(SteadyTime now) {
+    std::vector<CoordinatorCommand> out;
+    if (phase_ == Phase::Joining && last_call_end_ && now >= *last_call_end_ &&
+        static_cast<int>(pending_.size()) >= policy_.min_nodes) {
+        close(now, out);
+    }
+    return out;
+}
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,229 @@
+#include "ptrun/launcher/rdzv_session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "ptrun/launcher/rdzv_events.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/rendezvous/tcp_store_client.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kProgressInterval{5'000};
+constexpr milliseconds kWatchChunk{24 * 3600 * 1000};
+
+long seconds_since(Clock::time_point t) {
+    return static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - t).count());
+}
+
+}  // namespace
+
+struct RdzvSession::Impl {
+    explicit Impl(RdzvSessionOptions options)
+        : o(std::move(options)),
+          join_client(client_options(o.settings.join_timeout, o.settings.read_timeout)),
+          watch_client(client_options(o.settings.join_timeout, o.settings.read_timeout)),
+          beat_client(client_options(o.settings.join_timeout, beat_timeout())),
+          beater([this] { beat_loop(); }) {}
+
+    ~Impl() { stop(); }
+
+    RdzvSessionOptions o;
+    rdzv::TcpStoreClient join_client;
+    rdzv::TcpStoreClient watch_client;
+    rdzv::TcpStoreClient beat_client;
+    std::mutex mu;
+    std::condition_variable wake;
+    std::deque<std::string> outbox;  ///< encoded events for the coordinator
+    std::function<void(std::string)> on_lost;
+    bool lost_reported = false;
+    bool in_flight = false;  ///< the beat thread is sending events taken from the outbox
+    bool beat_dead = false;  ///< the beat thread gave up (store unreachable)
+    std::atomic<bool> stopping{false};
+    int seq = 0;
+    std::thread joiner;
+    std::thread watcher;
+    std::thread beater;
+
+    milliseconds beat_timeout() const { return o.settings.heartbeat * o.settings.keep_alive_max_attempt; }
+
+    rdzv::TcpStoreClientOptions client_options(milliseconds connect, milliseconds io) const {
+        rdzv::TcpStoreClientOptions c;
+        c.host = o.store.host;
+        c.port = o.store.port;
+        c.connect_timeout = connect;
+        c.io_timeout = io;
+        return c;
+    }
+
+    std::string where() const { return format_endpoint(o.store.host, o.store.port); }
+
+    void beat_loop() {
+        std::unique_lock lock(mu);
+        while (!stopping) {
+            std::deque<std::string> sending;
+            sending.swap(outbox);
+            in_flight = !sending.empty();
+            lock.unlock();
+            std::string error;
+            try {
+                beat_client.add(o.keys.heartbeat(o.self.id), 1);
+                for (const auto& e : sending) beat_client.queue_push(o.keys.events(), e);
+            } catch (const rdzv::StoreError& e) {
+                error = e.what();
+            }
+            lock.lock();
+            in_flight = false;
+            if (!error.empty()) {
+                beat_dead = true;
+                wake.notify_all();
+                if (stopping) return;
+                report_lost("the rendezvous store at " + where() + " stopped answering: " + error);
+                return;
+            }
+            wake.notify_all();  // stop() may be waiting for the outbox to drain
+            wake.wait_for(lock, o.settings.heartbeat, [this] { return stopping || !outbox.empty(); });
+        }
+    }
+
+    /// Under mu: tells the watcher's owner once.
+    void report_lost(const std::string& message) {
+        if (lost_reported || !on_lost) return;
+        lost_reported = true;
+        on_lost(message);
+    }
+
+    void send(const RdzvEvent& event) {
+        std::lock_guard lock(mu);
+        outbox.push_back(encode(event));
+        wake.notify_all();
+    }
+
+    void join(std::function<void(RoundAssignment)> done, std::function<void(RendezvousError)> failed) {
+        if (joiner.joinable()) joiner.join();
+        const int my_seq = ++seq;
+        joiner = std::thread([this, my_seq, done = std::move(done), failed = std::move(failed)] {
+            try {
+                done(join_round(my_seq));
+            } catch (const RendezvousError& e) {
+                if (!stopping) failed(e);
+            } catch (const rdzv::StoreError& e) {
+                if (!stopping) failed(RendezvousError("rendezvous through the store at " + where() + " failed: " + e.what()));
+            } catch (const std::runtime_error& e) {
+                if (!stopping) failed(RendezvousError(std::string("rendezvous: ") + e.what()));
+            }
+        });
+    }
+
+    RoundAssignment join_round(int my_seq) {
+        const auto start = Clock::now();
+        join_client.add(o.keys.heartbeat(o.self.id), 1);
+        join_client.queue_push(o.keys.events(), encode(RdzvEvent{JoinEvent{o.self, my_seq}}));
+        const std::vector<std::string> admit{o.keys.admit(o.self.id, my_seq)};
+        const auto deadline = start + o.settings.join_timeout;
+        for (;;) {
+            auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+            try {
+                join_client.wait(admit, std::clamp(left, milliseconds(1), kProgressInterval));
+                break;
+            } catch (const rdzv::StoreTimeout&) {
+                if (Clock::now() >= deadline) {
+                    RendezvousError e("rendezvous timed out after " + std::to_string(seconds_since(start)) +
+                                      " s waiting for nodes: " + joined_text() + " (join_timeout in --rdzv-conf)");
+                    throw e;
+                }
+                o.logger->info("waiting for nodes: {}, {} s of {} s", joined_text(), seconds_since(start),
+                               std::chrono::duration_cast<std::chrono::seconds>(o.settings.join_timeout).count());
+            }
+        }
+        auto verdict = join_client.get(admit[0], o.settings.read_timeout);
+        if (verdict.rfind("error:", 0) == 0) {
+            RendezvousError e("rendezvous refused this node: " + verdict.substr(6));
+            e.exit_code = 2;
+            throw e;
+        }
+        const int round = std::stoi(verdict);
+        return decode_assignment(join_client.get(o.keys.assignment(round), o.settings.read_timeout));
+    }
+
+    std::string joined_text() {
+        std::string joined = "?";
+        try {
+            if (join_client.check({o.keys.status()})) joined = join_client.get(o.keys.status(), o.settings.read_timeout);
+        } catch (const rdzv::StoreError&) {
+        }
+        return joined + " joined (min " + std::to_string(o.nnodes.min) + ", max " + std::to_string(o.nnodes.max) + ")";
+    }
+
+    void watch(int round, std::function<void(RoundEnd)> ended, std::function<void(std::string)> lost) {
+        if (watcher.joinable()) watcher.join();
+        {
+            std::lock_guard lock(mu);
+            on_lost = lost;
+            lost_reported = false;
+        }
+        watcher = std::thread([this, round, ended = std::move(ended)] {
+            const std::vector<std::string> key{o.keys.end(round)};
+            try {
+                for (;;) {
+                    try {
+                        watch_client.wait(key, kWatchChunk);
+                        break;
+                    } catch (const rdzv::StoreTimeout&) {
+                    }
+                }
+                auto end = decode_end(watch_client.get(key[0], o.settings.read_timeout));
+                if (!stopping) ended(end);
+            } catch (const std::exception& e) {
+                std::lock_guard lock(mu);
+                if (!stopping) report_lost("lost the rendezvous store at " + where() + ": " + e.what());
+            }
+        });
+    }
+
+    void stop() {
+        {
+            std::unique_lock lock(mu);
+            if (stopping) return;
+            // Give queued reports (a failure, a departure) their chance to reach the coordinator.
+            wake.wait_for(lock, o.settings.read_timeout, [this] { return (outbox.empty() && !in_flight) || beat_dead; });
+            stopping = true;
+            wake.notify_all();
+        }
+        join_client.interrupt();
+        watch_client.interrupt();
+        beat_client.interrupt();
+        for (auto* t : {&joiner, &watcher, &beater}) {
+            if (t->joinable()) t->join();
+        }
+    }
+};
+
+RdzvSession::RdzvSession(RdzvSessionOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+RdzvSession::~RdzvSession() = default;
+
+void RdzvSession::join(std::function<void(RoundAssignment)> done, std::function<void(RendezvousError)> failed) {
+    impl_->join(std::move(done), std::move(failed));
+}
+void RdzvSession::watch(int round, std::function<void(RoundEnd)> ended, std::function<void(std::string)> lost) {
+    impl_->watch(round, std::move(ended), std::move(lost));
+}
+void RdzvSession::report_failure(int round, RoundEnd end) {
+    impl_->send(FailedEvent{round, impl_->o.self.id, std::move(end)});
+}
+void RdzvSession::report_success(int round) { impl_->send(SucceededEvent{round, impl_->o.self.id}); }
+void RdzvSession::report_leaving(int round, std::string why) {
+    impl_->send(LeavingEvent{round, impl_->o.self.id, std::move(why)});
+}
+void RdzvSession::stop() { impl_->stop(); }
+
+}  // namespace ptrun::launcher

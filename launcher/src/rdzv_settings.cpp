@@ -1,0 +1,70 @@
+#include "ptrun/launcher/rdzv_settings.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "ptrun/launcher/usage_error.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+constexpr const char* kKnownKeys =
+    "join_timeout, last_call_timeout, close_timeout, read_timeout, heartbeat, keep_alive_interval, "
+    "keep_alive_max_attempt, is_host, use_agent_store, timeout";
+
+std::string item(const std::string& key, const std::string& value) {
+    return "--rdzv-conf " + key + "=" + value;
+}
+
+Millis seconds(const std::string& key, const std::string& value) {
+    char* end = nullptr;
+    double v = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(v > 0) || v > 1e7) {
+        throw UsageError(item(key, value) + ": expected a positive number of seconds");
+    }
+    return Millis(static_cast<Millis::rep>(std::llround(v * 1000.0)));
+}
+
+bool boolean(const std::string& key, const std::string& value) {
+    if (value == "1" || value == "true" || value == "True" || value == "yes") return true;
+    if (value == "0" || value == "false" || value == "False" || value == "no") return false;
+    throw UsageError(item(key, value) + ": expected true or false");
+}
+
+}  // namespace
+
+RdzvSettings rdzv_settings(const RdzvConf& conf) {
+    RdzvSettings s;
+    for (const auto& [key, value] : conf) {
+        if (key == "join_timeout" || key == "timeout") {
+            s.join_timeout = seconds(key, value);
+        } else if (key == "last_call_timeout") {
+            s.last_call_timeout = seconds(key, value);
+        } else if (key == "close_timeout") {
+            s.close_timeout = seconds(key, value);
+        } else if (key == "read_timeout") {
+            s.read_timeout = seconds(key, value);
+        } else if (key == "heartbeat" || key == "keep_alive_interval") {
+            s.heartbeat = seconds(key, value);
+        } else if (key == "keep_alive_max_attempt") {
+            char* end = nullptr;
+            long v = std::strtol(value.c_str(), &end, 10);
+            if (value.empty() || *end != '\0' || v < 1 || v > 1000) {
+                throw UsageError(item(key, value) + ": expected an integer from 1 to 1000");
+            }
+            s.keep_alive_max_attempt = static_cast<int>(v);
+        } else if (key == "is_host") {
+            s.is_host = boolean(key, value);
+        } else if (key == "use_agent_store") {
+            if (!boolean(key, value)) {
+                throw UsageError(item(key, value) + ": ptrun always hosts the workers' store in its agent "
+                                 "(expected true)");
+            }
+        } else {
+            throw UsageError("--rdzv-conf key '" + key + "': unknown; expected one of " + kKnownKeys);
+        }
+    }
+    return s;
+}
+
+}  // namespace ptrun::launcher

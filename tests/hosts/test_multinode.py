@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""Multi-node ptrun on real (namespaced) hosts: issue 4's scenarios.
+
+Hosts node1..node3 come from netns-hosts.sh (one network namespace and hostname each); ptrun runs
+on each with the c10d rendezvous at node1. Every test waits on events (worker start lines on an
+inherited pipe, ptrun's log lines, process exits through pidfds) with bounded deadlines, and
+leaves no process or namespace behind. Run as root: /usr/bin/python3 tests/hosts/test_multinode.py -v
+Needs PTRUN_BIN and FAKE_WORKER (ctest sets them); skips (exit 77) without root or namespaces.
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "integration"))
+
+from test_netns_hosts import ENV, argv, down_and_check, harness, skip_unless_possible, up  # noqa: E402
+
+import harness as ptrun_harness  # noqa: E402
+from harness import Notifier, read_dumps, wait_gone  # noqa: E402
+
+PTRUN = os.environ.get("PTRUN_BIN", str(HERE.parents[1] / "build/launcher/ptrun"))
+FAKE = os.environ.get("FAKE_WORKER", str(HERE.parents[1] / "build/tests/fixtures/fake_worker"))
+FAST = "heartbeat=0.5,keep_alive_max_attempt=3,last_call_timeout=1,join_timeout=60,close_timeout=10"
+DEADLINE = 60
+_ports = iter(range(29600, 29700))
+
+
+class Agent:
+    """ptrun on one namespaced host; its stderr is read as it comes (log lines are events)."""
+
+    def __init__(self, host, args, notifier=None):
+        fds = (notifier.write_fd,) if notifier else ()
+        env = dict(ENV, TMPDIR=ptrun_harness.SCRATCH)
+        self.host = host
+        self.proc = subprocess.Popen(argv("exec", host, PTRUN, *args), env=env, pass_fds=fds,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.err = ""
+
+    def wait_log(self, text, timeout=DEADLINE):
+        self.err += ptrun_harness.wait_output(self.proc.stderr, text, timeout)
+        return self.err
+
+    def finish(self, timeout=DEADLINE):
+        """Waits for the exit; returns (code, stderr)."""
+        try:
+            _, rest = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, rest = self.proc.communicate()
+            raise AssertionError(f"ptrun on node{self.host} still running after {timeout}s:\n{self.err}")
+        self.err += rest
+        return self.proc.returncode, self.err
+
+
+class MultiNode(unittest.TestCase):
+    """Three hosts for the whole class; each test uses its own port and run id."""
+
+    @classmethod
+    def setUpClass(cls):
+        skip_unless_possible()
+        up(3)
+
+    @classmethod
+    def tearDownClass(cls):
+        down_and_check()
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="ptrun-mn-")
+        self.dir = self.tmp.name
+        self.notifier = Notifier()
+        self.agents = []
+        self.port = next(_ports)
+
+    def tearDown(self):
+        for a in self.agents:
+            if a.proc.poll() is None:
+                a.proc.kill()
+            a.proc.communicate()
+        self.notifier.close()
+        self.tmp.cleanup()
+
+    def start(self, hosts, nnodes, worker, extra=(), rdzv_host=1, rdzv_id=None):
+        endpoint = f"{harness('name', rdzv_host).stdout.strip()}:{self.port}"
+        for h in hosts:
+            args = ["--nnodes", nnodes, "--nproc-per-node", "2", "--rdzv-endpoint", endpoint,
+                    "--rdzv-id", rdzv_id or self.id(), "--rdzv-conf", FAST, *extra, *worker]
+            self.agents.append(Agent(h, args, self.notifier))
+        return self.agents[-len(hosts):]
+
+    def fake(self, *args):
+        return [FAKE, "--notify-fd", str(self.notifier.write_fd), "--dump", self.dir, *args]
+
+    def finish_all(self, agents, timeout=DEADLINE):
+        return [a.finish(timeout) for a in agents]
+
+    def assert_no_workers(self):
+        pids = [int(p) for p in subprocess.run(["pgrep", "-f", FAKE], capture_output=True, text=True).stdout.split()]
+        self.assertEqual(wait_gone(pids, 10), [], "workers left running")
+
+    # ---- scenarios ----
+
+    def test_clean_run_two_hosts(self):
+        agents = self.start([1, 2], "2", self.fake())
+        for code, err in self.finish_all(agents):
+            self.assertEqual(code, 0, err)
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(r for r, _ in dumps), [0, 1, 2, 3])
+        for (rank, _), dump in dumps.items():
+            env = dump["env"]
+            self.assertEqual(env["WORLD_SIZE"], "4")
+            self.assertEqual(env["GROUP_WORLD_SIZE"], "2")
+            self.assertEqual(env["GROUP_RANK"], str(rank // 2))
+            self.assertEqual(env["LOCAL_RANK"], str(rank % 2))
+            self.assertEqual(env["MASTER_ADDR"], "node1")
+            self.assertEqual(env["MASTER_PORT"], str(self.port))
+            self.assertEqual(env["TORCHELASTIC_USE_AGENT_STORE"], "True")
+        self.assertIn("round 0: group rank 0 of 2", agents[0].err)  # the store host comes first
+
+    def test_clean_run_three_hosts_ipv6_endpoint(self):
+        v6 = harness("ip6", 1).stdout.strip()
+        for h in (1, 2, 3):
+            args = ["--nnodes", "3", "--nproc-per-node", "2", "--rdzv-endpoint", f"[{v6}]:{self.port}",
+                    "--rdzv-id", "v6", "--rdzv-conf", FAST, *self.fake()]
+            self.agents.append(Agent(h, args, self.notifier))
+        for code, err in self.finish_all(self.agents):
+            self.assertEqual(code, 0, err)
+        self.assertEqual(sorted(r for r, _ in read_dumps(self.dir)), list(range(6)))
+
+    def test_explicit_node_ranks_are_kept(self):
+        endpoint = f"node1:{self.port}"
+        for h, rank in ((1, 1), (2, 0)):
+            args = ["--nnodes", "2", "--nproc-per-node", "2", "--node-rank", str(rank), "--rdzv-endpoint", endpoint,
+                    "--rdzv-id", "ranks", "--rdzv-conf", FAST, *self.fake()]
+            self.agents.append(Agent(h, args, self.notifier))
+        for code, err in self.finish_all(self.agents):
+            self.assertEqual(code, 0, err)
+        self.assertEqual(sorted(read_dumps(self.dir)), [(r, 0) for r in range(4)])
+        self.assertIn("round 0: group rank 1 of 2", self.agents[0].err)  # node1 asked for node rank 1
+
+    def test_static_backend(self):
+        for h, rank in ((1, 0), (2, 1)):
+            args = ["--nnodes", "2", "--nproc-per-node", "2", "--node-rank", str(rank), "--master-addr", "node1",
+                    "--master-port", str(self.port), "--rdzv-conf", FAST, *self.fake()]
+            self.agents.append(Agent(h, args, self.notifier))
+        for code, err in self.finish_all(self.agents):
+            self.assertEqual(code, 0, err)
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
+        self.assertEqual(dumps[(2, 0)]["env"]["GROUP_RANK"], "1")
+
+    def test_worker_crash_restarts_every_node(self):
+        agents = self.start([1, 2], "2", self.fake("--fail-rank", "3", "--fail-attempts", "1", "--exit", "3"),
+                            ["--max-restarts", "1"])
+        for code, err in self.finish_all(agents):
+            self.assertEqual(code, 0, err)
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(dumps), [(r, a) for r in range(4) for a in (0, 1)])
+        self.assertEqual(dumps[(0, 1)]["env"]["TORCHELASTIC_RESTART_COUNT"], "1")
+        self.assertIn("worker rank 3 (local rank 1) on node2 failed: exit code 3", agents[0].err)
+
+    def test_restarts_exhausted_every_node_exits_with_the_code(self):
+        agents = self.start([1, 2], "2", self.fake("--fail-rank", "1", "--exit", "7"))
+        results = self.finish_all(agents)
+        for code, err in results:
+            self.assertEqual(code, 7, err)
+        self.assertIn("rank 1", results[1][1])
+        self.assertIn("node1", results[1][1])   # the other node's summary names the failing host
+        self.assert_no_workers()
+
+    def test_agent_killed_survivors_continue_at_min(self):
+        # Round 0: six workers hang; node3's agent is SIGKILLed; node1 and node2 re-form at MIN=2
+        # (restart 1), where the workers succeed.
+        agents = self.start([1, 2, 3], "2:3", self.fake("--hang", "--fail-attempts", "1"), ["--max-restarts", "1"])
+        starts = self.notifier.wait_lines(6)
+        node3 = agents[2].proc.pid
+        os.kill(node3, signal.SIGKILL)
+        t0 = time.monotonic()
+        for code, err in self.finish_all(agents[:2]):
+            self.assertEqual(code, 0, err)
+        self.assertLess(time.monotonic() - t0, 20)
+        self.assertIn("node3", agents[0].err)
+        node3_workers = [int(w[3]) for w in starts if int(w[1]) >= 4]
+        self.assertEqual(wait_gone(node3_workers, 10), [])   # PDEATHSIG: no orphans
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(r for r, a in dumps if a == 1), [0, 1, 2, 3])
+
+    def test_cut_link_detected_in_bounded_time(self):
+        agents = self.start([1, 2, 3], "2:3", self.fake("--hang", "--fail-attempts", "1"), ["--max-restarts", "1"])
+        self.notifier.wait_lines(6)
+        harness("cut", 3)
+        try:
+            t0 = time.monotonic()
+            code3, err3 = agents[2].finish(30)
+            self.assertNotEqual(code3, 0, err3)
+            self.assertIn("stopped answering", err3)
+            for code, err in self.finish_all(agents[:2], 30):
+                self.assertEqual(code, 0, err)
+            self.assertLess(time.monotonic() - t0, 20)
+        finally:
+            harness("heal", 3)
+        self.assert_no_workers()
+
+    def test_host_added_mid_run_is_admitted(self):
+        script = Path(self.dir) / "world.sh"
+        fd = self.notifier.write_fd
+        script.write_text("#!/bin/sh\n"
+                          f"echo start $RANK $WORLD_SIZE $$ >&{fd}\n"
+                          '[ "$WORLD_SIZE" = 6 ] && exit 0\n'
+                          "exec sleep 100\n")
+        script.chmod(0o755)
+        agents = self.start([1, 2], "2:3", [str(script)])
+        first = self.notifier.wait_lines(4)
+        self.assertEqual({w[2] for w in first}, {"4"})
+        agents += self.start([3], "2:3", [str(script)])
+        for code, err in self.finish_all(agents):
+            self.assertEqual(code, 0, err)
+        later = self.notifier.wait_lines(6)
+        self.assertEqual({w[2] for w in later}, {"6"})
+        self.assertIn("restart 0", agents[0].err.split("round 1:")[1])  # scale-up is not a restart
+
+    def test_store_host_killed_others_exit_nonzero(self):
+        agents = self.start([1, 2, 3], "3", self.fake("--hang"))
+        self.notifier.wait_lines(6)
+        os.kill(agents[0].proc.pid, signal.SIGKILL)
+        t0 = time.monotonic()
+        for code, err in self.finish_all(agents[1:], 30):
+            self.assertNotEqual(code, 0, err)
+            self.assertIn("rendezvous store", err)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assert_no_workers()
+
+
+def main():
+    prog = unittest.main(module=__name__, exit=False)
+    r = prog.result
+    if r.wasSuccessful() and r.skipped and len(r.skipped) >= r.testsRun:
+        sys.exit(77)
+    sys.exit(0 if r.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()

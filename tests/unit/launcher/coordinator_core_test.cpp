@@ -1,0 +1,180 @@
+#include <catch2/catch.hpp>
+
+#include <optional>
+
+#include "ptrun/launcher/coordinator_core.hpp"
+
+using namespace ptrun::launcher;
+using namespace std::chrono_literals;
+
+namespace {
+
+const SteadyTime t0{};
+
+NodeInfo node(const std::string& id) {
+    NodeInfo n;
+    n.id = id;
+    n.hostname = "host-" + id;
+    n.nproc = 2;
+    return n;
+}
+
+CoordinatorPolicy policy(int min, int max, int max_restarts = 0) {
+    CoordinatorPolicy p;
+    p.min_nodes = min;
+    p.max_nodes = max;
+    p.max_restarts = max_restarts;
+    p.last_call = 10s;
+    p.lost_after = 3s;
+    p.master_addr = "head";
+    p.master_port = 29400;
+    return p;
+}
+
+template <typename T>
+std::optional<T> find(const std::vector<CoordinatorCommand>& cmds) {
+    for (const auto& c : cmds) {
+        if (auto p = std::get_if<T>(&c)) return *p;
+    }
+    return std::nullopt;
+}
+
+/// Node `id` joins (its seq-th join) with the --max-restarts every node of the job shares.
+std::vector<CoordinatorCommand> join(CoordinatorCore& c, const std::string& id, SteadyTime at = t0, int seq = 1,
+                                     int max_restarts = 0) {
+    JoinEvent e{node(id), seq};
+    e.node.max_restarts = max_restarts;
+    return c.on_event(e, at);
+}
+
+}  // namespace
+
+TEST_CASE("coordinator: a fixed-size round closes when the last node joins", "[launcher][coordinator]") {
+    CoordinatorCore c(policy(2, 2));
+    CHECK(find<PublishRound>(join(c, "a")) == std::nullopt);
+    auto out = join(c, "b");
+    auto round = find<PublishRound>(out);
+    REQUIRE(round);
+    CHECK(round->assignment.round == 0);
+    CHECK(round->assignment.members.size() == 2);
+    CHECK(round->assignment.world_size() == 4);
+    CHECK(round->assignment.master_addr == "head");
+    CHECK(round->admitted.size() == 2);
+    CHECK(c.running_members().size() == 2);
+}
+
+TEST_CASE("coordinator: MIN opens a last call that admits more up to MAX", "[launcher][coordinator]") {
+    CoordinatorCore c(policy(2, 3));
+    join(c, "a");
+    join(c, "b", t0 + 1s);
+    REQUIRE(c.deadline());
+    CHECK(*c.deadline() == t0 + 11s);
+    CHECK(c.on_tick(t0 + 5s).empty());
+    CHECK(find<PublishRound>(c.on_tick(t0 + 11s))->assignment.members.size() == 2);
+
+    CoordinatorCore full(policy(2, 3));
+    join(full, "a");
+    join(full, "b");
+    CHECK(find<PublishRound>(join(full, "c"))->assignment.members.size() == 3);  // MAX closes at once
+}
+
+TEST_CASE("coordinator: a failure ends the round, counts a restart, and the last one is final",
+          "[launcher][coordinator]") {
+    CoordinatorCore c(policy(2, 2, 1));
+    join(c, "a", t0, 1, 1);
+    join(c, "b", t0, 1, 1);
+    RoundEnd failure{EndReason::Failure, false, 3, "host-b", 3, "rank 3 failed"};
+    auto out = c.on_event(FailedEvent{0, "b", failure}, t0);
+    auto end = find<EndRound>(out);
+    REQUIRE(end);
+    CHECK(end->round == 0);
+    CHECK_FALSE(end->end.final);
+    CHECK(c.on_event(FailedEvent{0, "a", failure}, t0).empty());  // the round already ended
+    join(c, "a", t0, 2, 1);
+    auto round = find<PublishRound>(join(c, "b", t0, 2, 1));
+    REQUIRE(round);
+    CHECK(round->assignment.round == 1);
+    CHECK(round->assignment.restart_count == 1);
+    end = find<EndRound>(c.on_event(FailedEvent{1, "a", failure}, t0));
+    REQUIRE(end);
+    CHECK(end->end.final);
+    CHECK(end->end.exit_code == 3);
+    CHECK_THAT(end->end.message, Catch::Contains("restarts exhausted"));
+    CHECK(c.finished());
+}
+
+TEST_CASE("coordinator: every member succeeding completes the job; departures drain it", "[launcher][coordinator]") {
+    CoordinatorCore c(policy(2, 2));
+    join(c, "a");
+    join(c, "b");
+    CHECK(c.on_event(SucceededEvent{0, "a"}, t0).empty());
+    auto end = find<EndRound>(c.on_event(SucceededEvent{0, "b"}, t0));
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::Complete);
+    CHECK(end->end.final);
+    CHECK_FALSE(c.drained("a"));
+    c.on_event(LeavingEvent{0, "b", "done"}, t0);
+    CHECK(c.drained("a"));
+}
+
+TEST_CASE("coordinator: a silent member is lost after lost_after; survivors re-form at MIN",
+          "[launcher][coordinator]") {
+    CoordinatorCore c(policy(1, 2, 3));
+    join(c, "a", t0, 1, 3);
+    join(c, "b", t0, 1, 3);
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
+    CHECK(c.on_beats({{"a", 2}, {"b", 1}}, t0 + 3s).empty());
+    auto out = c.on_beats({{"a", 3}, {"b", 1}}, t0 + 4500ms);
+    auto end = find<EndRound>(out);
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::NodeLost);
+    CHECK(end->end.host == "host-b");
+    CHECK_FALSE(end->end.final);
+    join(c, "a", t0 + 5s, 2, 3);
+    REQUIRE(c.deadline());
+    auto round = find<PublishRound>(c.on_tick(*c.deadline()));
+    REQUIRE(round);
+    CHECK(round->assignment.members.size() == 1);
+    CHECK(round->assignment.restart_count == 1);
+}
+
+TEST_CASE("coordinator: a node arriving mid-run is admitted at a new round up to MAX (not a restart)",
+          "[launcher][coordinator]") {
+    CoordinatorCore c(policy(1, 2));
+    join(c, "a");
+    find<PublishRound>(c.on_tick(t0 + 10s));
+    auto end = find<EndRound>(join(c, "b", t0 + 20s));
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::ScaleUp);
+    CHECK_FALSE(end->end.final);
+    auto round = find<PublishRound>(join(c, "a", t0 + 21s, 2));  // b waits already: MAX reached
+    REQUIRE(round);
+    CHECK(round->assignment.members.size() == 2);
+    CHECK(round->assignment.restart_count == 0);
+    CHECK(find<EndRound>(join(c, "c", t0 + 22s)) == std::nullopt);  // full: c waits
+}
+
+TEST_CASE("coordinator: an agent leaving mid-run ends the round; bad joins are refused", "[launcher][coordinator]") {
+    CoordinatorCore c(policy(2, 2, 1));
+    join(c, "a", t0, 1, 1);
+    join(c, "b", t0, 1, 1);
+    auto end = find<EndRound>(c.on_event(LeavingEvent{0, "b", "stopped by SIGTERM"}, t0));
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::NodeLost);
+    CHECK_THAT(end->end.message, Catch::Contains("SIGTERM"));
+
+    CoordinatorCore strict(policy(2, 2, 1));
+    JoinEvent odd{node("z"), 1};
+    odd.node.max_restarts = 5;
+    auto reject = find<RejectJoin>(strict.on_event(odd, t0));
+    REQUIRE(reject);
+    CHECK_THAT(reject->message, Catch::Contains("--max-restarts 5"));
+
+    CoordinatorCore clash(policy(2, 2));
+    JoinEvent x{node("x"), 1}, y{node("y"), 1};
+    x.node.node_rank = y.node.node_rank = 1;
+    clash.on_event(x, t0);
+    auto out = clash.on_event(y, t0);
+    CHECK(find<RejectJoin>(out) != std::nullopt);
+    CHECK(find<PublishRound>(out) == std::nullopt);
+}

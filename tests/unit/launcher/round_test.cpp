@@ -1,0 +1,78 @@
+#include <catch2/catch.hpp>
+
+#include "ptrun/launcher/rdzv_events.hpp"
+#include "ptrun/launcher/round.hpp"
+
+using namespace ptrun::launcher;
+
+namespace {
+
+NodeInfo node(std::string id, std::string host, int node_rank = -1, bool store_host = false, int nproc = 2) {
+    NodeInfo n;
+    n.id = std::move(id);
+    n.hostname = std::move(host);
+    n.addr = "10.0.0.1";
+    n.nproc = nproc;
+    n.node_rank = node_rank;
+    n.is_store_host = store_host;
+    return n;
+}
+
+std::vector<std::string> ids(const std::vector<NodeInfo>& nodes) {
+    std::vector<std::string> out;
+    for (const auto& n : nodes) out.push_back(n.id);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("round: records survive the trip through the store", "[launcher][round]") {
+    RoundAssignment a;
+    a.round = 3;
+    a.restart_count = 1;
+    a.members = {node("a", "n1", -1, true), node("b", "n2", 1)};
+    a.master_addr = "fd77::10";
+    a.master_port = 29400;
+    auto back = decode_assignment(encode(a));
+    CHECK(back.round == 3);
+    CHECK(back.members == a.members);
+    CHECK(back.master_addr == "fd77::10");
+    RoundEnd e{EndReason::NodeLost, true, 7, "n2", 5, "gone"};
+    CHECK(decode_end(encode(e)) == e);
+    auto ev = decode_event(encode(RdzvEvent{JoinEvent{node("x", "h"), 4}}));
+    REQUIRE(std::holds_alternative<JoinEvent>(ev));
+    CHECK(std::get<JoinEvent>(ev).seq == 4);
+    CHECK(std::get<JoinEvent>(ev).node == node("x", "h"));
+}
+
+TEST_CASE("round: malformed records from the network are errors, not crashes", "[launcher][round]") {
+    for (const char* bad : {"", "[]", "{}", "{\"round\":\"x\"}", "not json", "{\"type\":\"join\"}",
+                            "{\"type\":\"nope\"}", "{\"type\":\"failed\",\"round\":1,\"id\":\"a\",\"end\":{}}"}) {
+        CHECK_THROWS_AS(decode_assignment(bad), std::runtime_error);
+        CHECK_THROWS_AS(decode_event(bad), std::runtime_error);
+        CHECK_THROWS_AS(decode_end(bad), std::runtime_error);
+    }
+    auto n = node("a", "h");
+    n.nproc = 0;
+    CHECK_THROWS_WITH(decode_node(encode(n)), Catch::Contains("nproc"));
+}
+
+TEST_CASE("round: group ranks are explicit node ranks, then store host, then hostname", "[launcher][round]") {
+    std::vector<NodeInfo> nodes{node("c", "node3"), node("b", "node2", 0), node("a", "node9", -1, true),
+                                node("d", "node1")};
+    REQUIRE(order_members(nodes).empty());
+    CHECK(ids(nodes) == std::vector<std::string>{"b", "a", "d", "c"});
+
+    RoundAssignment r;
+    r.members = {node("a", "h", -1, false, 2), node("b", "h", -1, false, 3), node("c", "h", -1, false, 1)};
+    CHECK(r.rank_base(0) == 0);
+    CHECK(r.rank_base(2) == 5);
+    CHECK(r.world_size() == 6);
+    CHECK(r.group_rank_of("b") == 1);
+    CHECK(r.group_rank_of("zz") == -1);
+
+    std::vector<NodeInfo> twice{node("a", "n1", 1), node("b", "n2", 1)};
+    CHECK_THAT(order_members(twice), Catch::Contains("both n1 and n2"));
+    std::vector<NodeInfo> too_big{node("a", "n1", 2), node("b", "n2")};
+    CHECK_THAT(order_members(too_big), Catch::Contains("--node-rank 2"));
+}
