@@ -7,6 +7,7 @@ inherited pipe, ptrun's log lines, process exits through pidfds) with bounded de
 leaves no process or namespace behind. Run as root: /usr/bin/python3 tests/hosts/test_multinode.py -v
 Needs PTRUN_BIN and FAKE_WORKER (ctest sets them); skips (exit 77) without root or namespaces.
 """
+import json
 import os
 import signal
 import subprocess
@@ -29,15 +30,17 @@ PTRUN = os.environ.get("PTRUN_BIN", str(HERE.parents[1] / "build/launcher/ptrun"
 FAKE = os.environ.get("FAKE_WORKER", str(HERE.parents[1] / "build/tests/fixtures/fake_worker"))
 FAST = "heartbeat=0.5,keep_alive_max_attempt=3,last_call_timeout=1,join_timeout=60,close_timeout=10"
 DEADLINE = 60
+TORCH_PYTHON = "/usr/bin/python3"
+TORCH_DDP_SCRIPT = str(HERE.parent / "integration" / "torch_ddp_train.py")
 _ports = iter(range(29600, 29700))
 
 
 class Agent:
     """ptrun on one namespaced host; its stderr is read as it comes (log lines are events)."""
 
-    def __init__(self, host, args, notifier=None):
+    def __init__(self, host, args, notifier=None, env=None):
         fds = (notifier.write_fd,) if notifier else ()
-        env = dict(ENV, TMPDIR=ptrun_harness.SCRATCH)
+        env = dict(ENV, TMPDIR=ptrun_harness.SCRATCH, **(env or {}))
         self.host = host
         self.proc = subprocess.Popen(argv("exec", host, PTRUN, *args), env=env, pass_fds=fds,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -224,6 +227,28 @@ class MultiNode(unittest.TestCase):
         later = self.notifier.wait_lines(6)
         self.assertEqual({w[2] for w in later}, {"6"})
         self.assertIn("restart 0", agents[0].err.split("round 1:")[1])  # scale-up is not a restart
+
+    @unittest.skipUnless(os.path.exists(TORCH_PYTHON) and os.path.exists("/usr/bin/torchrun"),
+                         "Debian's python3-torch is not installed")
+    def test_torch_ddp_gloo_across_two_hosts(self):
+        # The same seeded DDP script: 2 hosts x 2 workers must give the losses of 4 workers on one host.
+        env = {"PYTHON_EXEC": TORCH_PYTHON, "GLOO_SOCKET_IFNAME": "eth0"}
+        across = os.path.join(self.dir, "across.json")
+        for h in (1, 2):
+            args = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", f"node1:{self.port}",
+                    "--rdzv-id", "ddp", "--rdzv-conf", FAST, TORCH_DDP_SCRIPT, across]
+            self.agents.append(Agent(h, args, env=env))
+        for code, err in self.finish_all(self.agents, 240):
+            self.assertEqual(code, 0, err)
+        alone = os.path.join(self.dir, "alone.json")
+        res = ptrun_harness.run_ptrun(["--standalone", "--nproc-per-node", "4", TORCH_DDP_SCRIPT, alone],
+                                      env={"PYTHON_EXEC": TORCH_PYTHON, "GLOO_SOCKET_IFNAME": "lo"}, timeout=240)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        ours, reference = (json.loads(Path(p).read_text()) for p in (across, alone))
+        self.assertEqual(ours["world"], 4)
+        self.assertEqual(ours["agent_store"], "True")
+        for a, b in zip(ours["losses"], reference["losses"]):
+            self.assertAlmostEqual(a, b, places=6)
 
     def test_store_host_killed_others_exit_nonzero(self):
         agents = self.start([1, 2, 3], "3", self.fake("--hang"))
