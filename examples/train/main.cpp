@@ -59,7 +59,11 @@ int main(int argc, char** argv) {
     app.add_option("--timeout", f.timeout_s, "Seconds any collective may take")->capture_default_str();
     app.add_option("--crash-at-step", f.crash_at_step, "Testing: kill this worker (SIGKILL) after this step, attempt 0 only");
     app.add_option("--crash-rank", f.crash_rank, "Testing: the rank --crash-at-step kills")->capture_default_str();
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;  // --help: 0; a bad flag: 2, like ptrun
+    }
 
     try {
         const auto env = ptrun::env::from_environ(environ);
