@@ -2,12 +2,14 @@
 """Allreduce bus bandwidth, side by side in one run: ptrun::ddp (under ptrun), Open MPI's
 MPI_Allreduce (mpirun) and torch.distributed gloo (torchrun), plus a memcpy figure.
 
-    bench/allreduce/run.py --build build [--ranks 2,4] [--max-mib 256] [--reps 3]
+    bench/allreduce/run.py --build build [--ranks 2,4] [--max-mib 256] [--reps 3] [--save F.json]
+    bench/allreduce/run.py --render F.json      # the table from a saved (possibly partial) run
 
 Each repetition runs every implementation once per rank count, interleaved, so background load
 hits all of them alike; the table keeps each one's best time per size over the repetitions.
 busbw = algbw * 2(n-1)/n (nccl-tests). Prints a markdown table."""
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -53,17 +55,28 @@ def main():
     ap.add_argument("--ranks", default="2,4")
     ap.add_argument("--max-mib", type=int, default=256)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--save", help="write the best rows so far to this JSON file after every run")
+    ap.add_argument("--render", help="print the table of a saved JSON file and exit")
     args = ap.parse_args()
     ranks = [int(x) for x in args.ranks.split(",")]
     best = {}  # (impl, n) -> size -> row with the lowest time
-    for _ in range(args.reps):
+    if args.render:
+        with open(args.render) as f:
+            saved = json.load(f)
+        best = {(k.split(":")[0], int(k.split(":")[1])): {int(s): r for s, r in v.items()} for k, v in saved.items()}
+        ranks = sorted({n for _, n in best})
+    for rep in range(0 if args.render else args.reps):
         for n in ranks:
             for impl, cmd in commands(args, n).items():
                 for size, row in run(cmd).items():
                     cur = best.setdefault((impl, n), {})
                     if size not in cur or row[0] < cur[size][0]:
                         cur[size] = row
-    print(f"load average after the run: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs\n")
+                print(f"# rep {rep} {impl} n={n} done, load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                if args.save:
+                    with open(args.save, "w") as f:
+                        json.dump({f"{k[0]}:{k[1]}": v for k, v in best.items()}, f)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs\n")
     for n in ranks:
         p, m, g = (best.get((k, n), {}) for k in ("ptrun", "mpi", "gloo"))
         print(f"### {n} ranks (busbw GB/s; time in us)\n")

@@ -32,6 +32,47 @@ void reduce2_typed(ReduceOp op, void* out, const void* a, const void* b, std::si
     }
 }
 
+template <class T, class F>
+void apply2_dual(void* out, void* out2, const void* a, const void* b, std::size_t count, F f) {
+    auto* o = static_cast<T*>(out);
+    auto* o2 = static_cast<T*>(out2);
+    const auto* x = static_cast<const T*>(a);
+    const auto* y = static_cast<const T*>(b);
+    for (std::size_t i = 0; i < count; ++i) {
+        const T v = f(x[i], y[i]);
+        o[i] = v;
+        o2[i] = v;
+    }
+}
+
+template <class T>
+void reduce_dual_typed(ReduceOp op, void* out, void* out2, const void* const* srcs, int nsrc,
+                       std::size_t count, int avg_divisor) {
+    // Passes 1 .. nsrc-2 accumulate into `out`; the last one stores to both outputs.
+    const void* acc = srcs[0];
+    for (int s = 1; s < nsrc - 1; ++s) {
+        reduce2_typed<T>(op, out, acc, srcs[s], count);
+        acc = out;
+    }
+    const void* last = srcs[nsrc - 1];
+    const auto d = static_cast<T>(avg_divisor);
+    switch (op) {
+        case ReduceOp::Sum:
+            apply2_dual<T>(out, out2, acc, last, count, [](T x, T y) { return static_cast<T>(x + y); });
+            return;
+        case ReduceOp::Avg:
+            apply2_dual<T>(out, out2, acc, last, count,
+                           [d](T x, T y) { return static_cast<T>(static_cast<T>(x + y) / d); });
+            return;
+        case ReduceOp::Min:
+            apply2_dual<T>(out, out2, acc, last, count, [](T x, T y) { return y < x ? y : x; });
+            return;
+        case ReduceOp::Max:
+            apply2_dual<T>(out, out2, acc, last, count, [](T x, T y) { return x < y ? y : x; });
+            return;
+    }
+}
+
 template <class T>
 void divide_typed(void* data, std::size_t count, int divisor) {
     auto* p = static_cast<T*>(data);
@@ -48,6 +89,21 @@ void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
         case DType::Float64: return reduce2_typed<double>(op, out, a, b, count);
         case DType::Int32: return reduce2_typed<std::int32_t>(op, out, a, b, count);
         case DType::Int64: return reduce2_typed<std::int64_t>(op, out, a, b, count);
+    }
+}
+
+void reduce_n_dual(DType dtype, ReduceOp op, void* out, void* out2, const void* const* srcs,
+                   int nsrc, std::size_t count, int avg_divisor) {
+    if (count == 0) return;
+    switch (dtype) {
+        case DType::Float32:
+            return reduce_dual_typed<float>(op, out, out2, srcs, nsrc, count, avg_divisor);
+        case DType::Float64:
+            return reduce_dual_typed<double>(op, out, out2, srcs, nsrc, count, avg_divisor);
+        case DType::Int32:
+            return reduce_dual_typed<std::int32_t>(op, out, out2, srcs, nsrc, count, avg_divisor);
+        case DType::Int64:
+            return reduce_dual_typed<std::int64_t>(op, out, out2, srcs, nsrc, count, avg_divisor);
     }
 }
 

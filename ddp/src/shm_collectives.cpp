@@ -80,8 +80,12 @@ void ShmCollectives::allreduce(void* data_ptr, std::size_t count, DType dtype, R
         for (int p = 0; p < n; ++p) {
             srcs_[static_cast<std::size_t>(p)] = p == me ? user + b * esz : buffer(p, seq) + b * esz;
         }
-        reduce_n(dtype, local_op, mine + b * esz, srcs_.data(), n, e - b, local_divisor);
-        if (leader_stage == nullptr) std::memcpy(user + b * esz, mine + b * esz, (e - b) * esz);
+        if (leader_stage == nullptr) {
+            reduce_n_dual(dtype, local_op, mine + b * esz, user + b * esz, srcs_.data(), n, e - b,
+                          local_divisor);
+        } else {
+            reduce_n(dtype, local_op, mine + b * esz, srcs_.data(), n, e - b, local_divisor);
+        }
         sync_step(timer);
         if (leader_stage == nullptr) {
             // 3. copy the other ranks' reduced parts.

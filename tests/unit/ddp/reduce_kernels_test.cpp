@@ -64,3 +64,27 @@ TEST_CASE("reduce_n of one source copies it", "[ddp]") {
     reduce_n(DType::Int64, ReduceOp::Max, out.data(), srcs, 1, out.size(), 1);
     CHECK(out == s0);
 }
+
+TEST_CASE("reduce_n_dual stores the same result twice, even over one of its sources", "[ddp]") {
+    for (int nsrc : {2, 3, 4}) {
+        std::vector<std::vector<std::int64_t>> s(static_cast<std::size_t>(nsrc));
+        std::vector<const void*> srcs;
+        for (int k = 0; k < nsrc; ++k) {
+            s[static_cast<std::size_t>(k)] = {7 * (k + 1), -3 * k, 100 + k};
+        }
+        for (auto& v : s) srcs.push_back(v.data());
+        for (int alias = 0; alias < nsrc; ++alias) {
+            auto copy = s;
+            std::vector<const void*> p;
+            for (auto& v : copy) p.push_back(v.data());
+            std::vector<std::int64_t> out(3);
+            void* out2 = copy[static_cast<std::size_t>(alias)].data();
+            reduce_n_dual(DType::Int64, ReduceOp::Avg, out.data(), out2, p.data(), nsrc, 3, nsrc);
+            std::vector<std::int64_t> want(3);
+            reduce_n(DType::Int64, ReduceOp::Avg, want.data(), srcs.data(), nsrc, 3, nsrc);
+            INFO("nsrc=" << nsrc << " alias=" << alias);
+            CHECK(out == want);
+            CHECK(copy[static_cast<std::size_t>(alias)] == want);
+        }
+    }
+}
