@@ -16,6 +16,7 @@
 #include "ptrun/launcher/host_facts.hpp"
 #include "ptrun/launcher/multi_node.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
+#include "ptrun/launcher/placement_exit.hpp"
 #include "ptrun/launcher/placement_store.hpp"
 #include "ptrun/launcher/slurm_defaults.hpp"
 #include "ptrun/launcher/usage_error.hpp"
@@ -68,7 +69,9 @@ int launch(const std::vector<std::string>& args) {
     }
     auto store = open_workers_store(config, logger);
     Agent agent(config, std::move(command), std::move(env), store.endpoint, logger);
-    return agent.run();
+    int code = agent.run();
+    placement_exit_barrier(config, code, logger);  // per-rank mode: the store outlives every rank
+    return code;
 }
 
 }  // namespace

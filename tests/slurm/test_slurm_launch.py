@@ -3,7 +3,8 @@
 namespace): `srun ptrun PROGRAM` with no other flag.
 
   per-rank   sbatch -N2 --ntasks-per-node=2, srun ptrun store_worker.py: 4 tasks, one worker each,
-             ranks from SLURM, every worker reaches the one store (real torch TCPStore clients)
+             ranks from SLURM, every worker reaches the one store (real torch TCPStore clients),
+             which outlives the rank beside it (exit barrier)
   per-node   sbatch -N1, srun ptrun --nproc-per-node 2 (or the GPUs SLURM gave: --gpus-per-node=2)
   signals    scancel leaves no ptrun and no worker on any node; scancel --signal=USR1 (what
              --signal=USR1@60 sends before the time limit) reaches every worker
@@ -88,6 +89,13 @@ class SlurmLaunch(unittest.TestCase):
         if not self.torch:
             self.skipTest("needs /usr/bin/python3 with torch (the store worker is a torch TCPStore client)")
 
+    def need_multi_node(self):
+        probe = subprocess.run([PTRUN, "--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint",
+                                "127.0.0.1:1", "--slurm-mode", "off", "--explain", "x"],
+                               capture_output=True, text=True, timeout=10)
+        if "not supported" in probe.stderr:
+            self.skipTest("needs multi-node rendezvous (issue 4)")
+
     def script(self, body):
         path = self.out / "job.sh"
         # the store worker needs Debian's python3 (with torch), whatever python3 comes first on PATH
@@ -164,6 +172,15 @@ class SlurmLaunch(unittest.TestCase):
                 self.assertEqual(d["peers"], {str(k): v for k, v in hosts.items()})
 
     @tc.dump_logs_on_failure
+    def test_per_rank_store_outlives_the_first_rank(self):
+        # the worker beside the store ends first; the other ranks use the store after it is gone
+        self.need_torch()
+        jobid, log = self.sbatch_wait(f"srun {PTRUN} {STORE_WORKER} {self.out} --host-first",
+                                      "-N2", "--ntasks-per-node=2")
+        self.assertEqual(sorted(self.dumps(4)), [0, 1, 2, 3], log)
+        self.assertIn("keeping the store up until the other 3 ranks", log)
+
+    @tc.dump_logs_on_failure
     def test_per_node_mode_on_one_node(self):
         self.need_torch()
         jobid, log = self.sbatch_wait(f"srun {PTRUN} --nproc-per-node 2 {STORE_WORKER} {self.out}",
@@ -211,12 +228,11 @@ class SlurmLaunch(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("PTRUN_SLURM_PORT='99999'", p.stderr)
 
-    @tc.dump_logs_on_failure
-    def test_scancel_leaves_no_worker_on_any_node(self):
-        jobid = self.submit(f"srun {PTRUN} {FAKE_WORKER} --hang", "-N2", "--ntasks-per-node=2")
-        workers = self.running(jobid, "fake_worker", 4)
-        self.assertEqual(set(workers.values()), {f"{tc.PREFIX}h1", f"{tc.PREFIX}h2"})
-        agents = self.running(jobid, "ptrun", 4)
+    def scancel_leaves_no_worker(self, ptrun_args, workers, agents, *sbatch_args):
+        jobid = self.submit(f"srun {PTRUN} {ptrun_args} {FAKE_WORKER} --hang", *sbatch_args)
+        running = self.running(jobid, "fake_worker", workers)
+        self.assertEqual(set(running.values()), {f"{tc.PREFIX}h1", f"{tc.PREFIX}h2"})
+        ptruns = self.running(jobid, "ptrun", agents)
         t0 = time.monotonic()
         self.slurm("scancel", jobid)
         gone = tc.wait_until(lambda: not tc.job_processes(jobid, "fake_worker") and
@@ -224,8 +240,17 @@ class SlurmLaunch(unittest.TestCase):
         print(f"\n[scancel -> ptrun and workers gone: {time.monotonic() - t0:.2f} s]", file=sys.stderr)
         self.assertTrue(gone, f"after scancel: workers {tc.job_processes(jobid, 'fake_worker')}, "
                               f"ptrun {tc.job_processes(jobid, 'ptrun')}")
-        for pid in list(workers) + list(agents):
+        for pid in list(running) + list(ptruns):
             self.assertFalse(Path(f"/proc/{pid}").exists(), f"pid {pid} survived scancel")
+
+    @tc.dump_logs_on_failure
+    def test_scancel_leaves_no_worker_on_any_node_per_rank(self):
+        self.scancel_leaves_no_worker("", 4, 4, "-N2", "--ntasks-per-node=2")
+
+    def test_scancel_leaves_no_worker_on_any_node_per_node(self):
+        self.need_multi_node()
+        tc.dump_logs_on_failure(SlurmLaunch.scancel_leaves_no_worker)(
+            self, "--nproc-per-node 2", 4, 2, "-N2", "--ntasks-per-node=1")
 
     def usr1_reaches_every_worker(self, workers, ptrun_args, *sbatch_args):
         # what sbatch --signal=USR1@60 sends before the time limit, sent now: every worker exits 42 on USR1
@@ -249,11 +274,7 @@ class SlurmLaunch(unittest.TestCase):
 
     def test_two_nodes_one_task_each_gives_four_ranks(self):
         self.need_torch()
-        probe = subprocess.run([PTRUN, "--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint",
-                                "127.0.0.1:1", "--slurm-mode", "off", "--explain", "x"],
-                               capture_output=True, text=True, timeout=10)
-        if "not supported" in probe.stderr:
-            self.skipTest("needs multi-node rendezvous (issue 4)")
+        self.need_multi_node()
         self.two_nodes_one_task_each()
 
     @tc.dump_logs_on_failure

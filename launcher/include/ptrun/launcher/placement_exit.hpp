@@ -1,0 +1,28 @@
+#pragma once
+/// The exit barrier of one-task-per-rank mode. The workers' store lives in one task's ptrun (the
+/// FixedPlacement's host), so that task must not take it away while other ranks still use it:
+/// torchrun's exit barrier, across SLURM tasks instead of nodes.
+
+#include <chrono>
+#include <memory>
+
+#include "ptrun/launcher/launch_config.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace ptrun::launcher {
+
+/// How long the store host waits for the other tasks' workers to end (torchrun's default).
+inline constexpr std::chrono::milliseconds kExitBarrierTimeout{300'000};
+
+/// Call once this task's worker has ended with `exit_code`. A task without the store counts itself
+/// out (best effort: a few seconds at most, nothing when the store is gone). The store host, when
+/// its own worker succeeded, blocks until every other task has counted out, at most `timeout`
+/// (a warning then); when its worker failed it returns at once. Never throws; no-op without a
+/// fixed placement.
+void placement_exit_barrier(const LaunchConfig& config, int exit_code, const std::shared_ptr<spdlog::logger>& log,
+                            std::chrono::milliseconds timeout = kExitBarrierTimeout);
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,46 @@
+#include "ptrun/launcher/placement_exit.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/rendezvous/tcp_store_client.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+constexpr std::chrono::milliseconds kCountOutTimeout{5'000};
+
+}  // namespace
+
+void placement_exit_barrier(const LaunchConfig& config, int exit_code, const std::shared_ptr<spdlog::logger>& log,
+                            std::chrono::milliseconds timeout) {
+    if (!config.fixed_placement || !config.master_port || config.fixed_placement->world_size < 2) return;
+    const auto& p = *config.fixed_placement;
+    const std::string count_key = "ptrun/exit/" + config.run_id + "/count";
+    const std::string all_key = "ptrun/exit/" + config.run_id + "/all";
+    rdzv::TcpStoreClientOptions options;
+    options.port = *config.master_port;
+    try {
+        if (!p.hosts_store) {
+            options.host = config.master_addr;
+            options.connect_timeout = options.io_timeout = kCountOutTimeout;
+            rdzv::TcpStoreClient client(options);
+            if (client.add(count_key, 1) == p.world_size - 1) client.set(all_key, "1");
+            return;
+        }
+        if (exit_code != 0) return;  // a failed job: the other ranks should not wait for a store
+        options.host = "127.0.0.1";  // the store listens on every interface of this host
+        options.connect_timeout = kCountOutTimeout;
+        rdzv::TcpStoreClient client(options);
+        log->info("worker done; keeping the store up until the other {} ranks' workers end (at most {} s)",
+                  p.world_size - 1, timeout.count() / 1000);
+        client.wait({all_key}, timeout);
+    } catch (const rdzv::StoreTimeout&) {
+        log->warn("not every rank ended within {} s; closing the store anyway", timeout.count() / 1000);
+    } catch (const rdzv::StoreError& e) {
+        if (p.hosts_store) log->warn("exit barrier: {}", e.what());
+        // a task without the store: the host is gone already, nothing left to tell it
+    }
+}
+
+}  // namespace ptrun::launcher
