@@ -9,6 +9,7 @@ namespace {
 constexpr std::size_t kMaxBuffersPerWrite = 64;
 constexpr std::size_t kInitialReadBytes = 1024;
 constexpr std::size_t kMaxReadBytes = 64 * 1024;
+constexpr std::size_t kDirectWriteMaxBytes = 64 * 1024;
 
 std::string_view dialect_name(const std::optional<Dialect>& d) {
     if (!d) return "undetected";
@@ -28,7 +29,11 @@ Connection::Connection(ConnectionHost& host, boost::asio::ip::tcp::socket socket
       read_buffer_(new char[kInitialReadBytes]),
       read_capacity_(kInitialReadBytes) {}
 
-void Connection::start() { read_some(); }
+void Connection::start() {
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored);  // send()'s direct write must never block the server
+    read_some();
+}
 
 void Connection::read_some() {
     socket_.async_read_some(boost::asio::buffer(read_buffer_.get(), read_capacity_),
@@ -64,6 +69,21 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
 
 void Connection::send(std::string bytes) {
     if (closed_) return;
+    if (queue_.empty() && bytes.size() <= kDirectWriteMaxBytes) {
+        // Nothing queued: write now, without an async operation and its completion handler (the
+        // common case: a small reply into an empty socket buffer). Only what the kernel does not
+        // take is queued. Large replies always take the queue, so that a client that does not
+        // read is cut off before megabytes pile up in its kernel buffer as well.
+        boost::system::error_code ec;
+        const std::size_t n = socket_.write_some(boost::asio::buffer(bytes), ec);
+        if (ec && ec != boost::asio::error::would_block && ec != boost::asio::error::try_again) {
+            close("write failed: " + ec.message(), ec != boost::asio::error::broken_pipe &&
+                                                       ec != boost::asio::error::connection_reset);
+            return;
+        }
+        if (!ec && n == bytes.size()) return;
+        if (!ec) bytes.erase(0, n);
+    }
     if (queued_bytes_ + bytes.size() > limits_.max_queued_bytes_per_connection) {
         close("more than " + std::to_string(limits_.max_queued_bytes_per_connection) +
                   " bytes of replies queued (client not reading)",
