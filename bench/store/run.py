@@ -33,6 +33,13 @@ def load(binary, *args):
     return json.loads(res.stdout), None
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` so far (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def med(runs, field):
     vals = [r[field] for r in runs if r]
     return statistics.median(vals) if vals else float("nan")
@@ -62,9 +69,12 @@ def main():
     try:
         for rep in range(repeat):
             for n in conn_counts:
-                for name, (_, port) in servers.items():
+                for name, (proc, port) in servers.items():
+                    before = cpu_seconds(proc.pid)
                     r, err = load(loadbin, "ops", "--port", port, "--conns", n, "--seconds", a.seconds,
                                   "--tag", f"{rep}-{n}")
+                    if r:  # server CPU per request: robust to how much CPU the machine had to spare
+                        r["cpu_us_per_op"] = (cpu_seconds(proc.pid) - before) * 1e6 / max(r["all_ops"], 1)
                     ops[name][n].append(r)
                     if err:
                         errors.append(f"{name} ops {n}: {err}")
@@ -84,14 +94,15 @@ def main():
     print(f"Op mix in rotation: ADD, GET, CHECK, COMPARE_SET, WAIT (key present); one request in flight "
           f"per connection; {a.seconds:g} s per point after 0.2 s warm-up; median of {repeat} interleaved runs.\n")
     print("| conns | ptrun ops/s | torch ops/s | floor ops/s | ptrun/torch | ptrun/floor "
-          "| p50 µs ptrun / torch / floor | p99 µs ptrun / torch / floor |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| p50 µs ptrun / torch / floor | p99 µs ptrun / torch / floor | server CPU µs/op ptrun / torch / floor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in conn_counts:
         p, t, f = (ops[s][n] for s in ("ptrun", "torch", "floor"))
         print(f"| {n} | {med(p, 'ops_per_s'):,.0f} | {med(t, 'ops_per_s'):,.0f} | {med(f, 'ops_per_s'):,.0f} "
               f"| {med(p, 'ops_per_s') / med(t, 'ops_per_s'):.2f}x | {med(p, 'ops_per_s') / med(f, 'ops_per_s'):.2f} "
               f"| {med(p, 'p50_us'):.0f} / {med(t, 'p50_us'):.0f} / {med(f, 'p50_us'):.0f} "
-              f"| {med(p, 'p99_us'):.0f} / {med(t, 'p99_us'):.0f} / {med(f, 'p99_us'):.0f} |")
+              f"| {med(p, 'p99_us'):.0f} / {med(t, 'p99_us'):.0f} / {med(f, 'p99_us'):.0f} "
+              f"| {med(p, 'cpu_us_per_op'):.1f} / {med(t, 'cpu_us_per_op'):.1f} / {med(f, 'cpu_us_per_op'):.1f} |")
     print("\nConnect + one ADD/WAIT barrier, one connection per client, at most 512 connects in flight; "
           "ms until every client passed (all connected in brackets).\n")
     print("| clients | ptrun ms | torch ms | floor ms | torch/ptrun | ptrun/floor |")
