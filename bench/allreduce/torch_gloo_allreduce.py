@@ -19,15 +19,19 @@ def main():
         iters = max(5, min(2000, (1 << 28) // size))
         for _ in range(max(2, iters // 10)):
             dist.all_reduce(t)
-        dist.barrier()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            dist.all_reduce(t)
-        us = torch.tensor([(time.perf_counter() - t0) * 1e6 / iters], dtype=torch.float64)
-        dist.all_reduce(us, op=dist.ReduceOp.MAX)
-        algbw = size / us.item() / 1e3
+        best = float("inf")  # best of 5 trials, each the slowest rank's mean
+        for _ in range(5):
+            n_it = max(1, iters // 5)
+            dist.barrier()
+            t0 = time.perf_counter()
+            for _ in range(n_it):
+                dist.all_reduce(t)
+            us = torch.tensor([(time.perf_counter() - t0) * 1e6 / n_it], dtype=torch.float64)
+            dist.all_reduce(us, op=dist.ReduceOp.MAX)
+            best = min(best, us.item())
+        algbw = size / best / 1e3
         if dist.get_rank() == 0:
-            print(f"gloo {size} {us.item():.2f} {algbw:.3f} {algbw * 2 * (n - 1) / n:.3f}", flush=True)
+            print(f"gloo {size} {best:.2f} {algbw:.3f} {algbw * 2 * (n - 1) / n:.3f}", flush=True)
         size *= 4
     dist.destroy_process_group()
 
