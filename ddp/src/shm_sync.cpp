@@ -21,7 +21,6 @@ namespace {
 // (one chunk of a large message, a preemption) is caught without a futex round trip, which
 // costs tens of microseconds here. Beyond this the waiter sleeps and leaves the CPU to others.
 constexpr auto kSpinFor = std::chrono::milliseconds(2);
-constexpr auto kYieldEvery = std::chrono::microseconds(50);
 constexpr auto kSleepSlice = std::chrono::milliseconds(20);
 
 inline void cpu_relax() {
@@ -136,23 +135,15 @@ void ShmSync::wait_one(int index, std::uint32_t target, const char* collective,
     RankControl& peer = control(index);
     if (step_reached(peer.step.load(std::memory_order_acquire), target)) return;
 
-    const auto spin_start = Clock::now();
-    auto next_yield = spin_start + kYieldEvery;
+    const auto spin_until = Clock::now() + kSpinFor;
     for (unsigned i = 1;; ++i) {
         if (step_reached(peer.step.load(std::memory_order_acquire), target)) return;
         if (oversubscribed_) {
-            ::sched_yield();
+            ::sched_yield();  // the peer may be queued on this very CPU
         } else {
-            cpu_relax();
+            cpu_relax();  // never yield here: under background load a yield costs a whole slice
         }
-        if ((i & 63U) == 0) {
-            const auto now = Clock::now();
-            if (now - spin_start >= kSpinFor) break;
-            if (now >= next_yield) {  // let a peer queued on this CPU run
-                ::sched_yield();
-                next_yield = now + kYieldEvery;
-            }
-        }
+        if ((i & 63U) == 0 && Clock::now() >= spin_until) break;
     }
     const int peer_rank = global_ranks_[static_cast<std::size_t>(index)];
     for (;;) {
