@@ -114,7 +114,7 @@ struct Agent::Impl {
 
     void join_round() {
         membership->session->join(
-            [this](RoundAssignment a) { asio::post(io, [this, a = std::move(a)] { start_round(a); }); },
+            [this](NodePlacement p) { asio::post(io, [this, p = std::move(p)] { start_round(p); }); },
             [this](RendezvousError e) {
                 asio::post(io, [this, e] {
                     if (finished) return;
@@ -124,15 +124,14 @@ struct Agent::Impl {
             });
     }
 
-    void start_round(const RoundAssignment& a) {
+    void start_round(const NodePlacement& a) {
         if (finished) return;
-        const int g = a.group_rank_of(membership->self_id);
-        placement = Placement{a.round, g, static_cast<int>(a.members.size()), a.rank_base(g), a.world_size(),
-                              a.master_addr, a.master_port};
+        const int g = a.group_rank;
+        placement = Placement{a.round, g, a.nodes, a.rank_base, a.world_size, a.master_addr, a.master_port};
         state.restart_count = a.restart_count;
         last_round_end.reset();
         log->info("round {}: group rank {} of {} node(s), ranks {}..{} of world size {}, restart {} of {}", a.round, g,
-                  a.members.size(), placement.rank_base, placement.rank_base + config.nproc_per_node - 1,
+                  a.nodes, placement.rank_base, placement.rank_base + config.nproc_per_node - 1,
                   placement.world_size, a.restart_count, config.max_restarts);
         membership->session->watch(
             a.round,

@@ -108,7 +108,7 @@ struct RdzvSession::Impl {
         wake.notify_all();
     }
 
-    void join(std::function<void(RoundAssignment)> done, std::function<void(RendezvousError)> failed) {
+    void join(std::function<void(NodePlacement)> done, std::function<void(RendezvousError)> failed) {
         if (joiner.joinable()) joiner.join();
         const int my_seq = ++seq;
         joiner = std::thread([this, my_seq, done = std::move(done), failed = std::move(failed)] {
@@ -124,7 +124,7 @@ struct RdzvSession::Impl {
         });
     }
 
-    RoundAssignment join_round(int my_seq) {
+    NodePlacement join_round(int my_seq) {
         const auto start = Clock::now();
         join_client.add(o.keys.heartbeat(o.self.id), 1);
         join_client.queue_push(o.keys.events(), encode(RdzvEvent{JoinEvent{o.self, my_seq}}));
@@ -151,8 +151,7 @@ struct RdzvSession::Impl {
             e.exit_code = 2;
             throw e;
         }
-        const int round = std::stoi(verdict);
-        return decode_assignment(join_client.get(o.keys.assignment(round), o.settings.read_timeout));
+        return decode_placement(verdict);
     }
 
     std::string joined_text() {
@@ -211,7 +210,7 @@ struct RdzvSession::Impl {
 RdzvSession::RdzvSession(RdzvSessionOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 RdzvSession::~RdzvSession() = default;
 
-void RdzvSession::join(std::function<void(RoundAssignment)> done, std::function<void(RendezvousError)> failed) {
+void RdzvSession::join(std::function<void(NodePlacement)> done, std::function<void(RendezvousError)> failed) {
     impl_->join(std::move(done), std::move(failed));
 }
 void RdzvSession::watch(int round, std::function<void(RoundEnd)> ended, std::function<void(std::string)> lost) {

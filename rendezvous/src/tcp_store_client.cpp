@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -80,6 +81,14 @@ public:
 
     void send(const Request& r) {
         detail::send_all(fd_, detail::encode_request(options_.dialect, r), io_deadline());
+    }
+    /// `r` `count` times in one write: a pipelined batch whose replies follow in order.
+    void send_repeated(const Request& r, std::size_t count) {
+        const std::string one = detail::encode_request(options_.dialect, r);
+        std::string all;
+        all.reserve(one.size() * count);
+        for (std::size_t i = 0; i < count; ++i) all += one;
+        detail::send_all(fd_, all, io_deadline());
     }
     void read(char* out, std::size_t n) {
         if (!detail::recv_exact(fd_, out, n, io_deadline())) throw ReplyTimeout{};
@@ -362,6 +371,26 @@ std::string TcpStoreClient::queue_pop(std::string_view key, Duration timeout) {
             if (impl_->read_raw<std::int64_t>() > 0) return impl_->read_bytes();
             if (since(start) >= timeout) throw StoreTimeout("queue_pop", keys, since(start));
         }
+    });
+}
+
+std::vector<std::string> TcpStoreClient::queue_pop_batch(std::string_view key, std::size_t max,
+                                                        Duration timeout) {
+    impl_->require_modern("queue_pop_batch");
+    const Keys keys{std::string(key)};
+    return impl_->call("queue_pop_batch", keys, [&] {
+        impl_->wait_for("queue_pop_batch", keys, timeout);
+        impl_->send(make(Op::QueueLen, keys));
+        const auto len = impl_->read_raw<std::int64_t>();
+        const std::size_t count = std::clamp<std::size_t>(len > 0 ? static_cast<std::size_t>(len) : 1, 1,
+                                                          std::max<std::size_t>(max, 1));
+        impl_->send_repeated(make(Op::QueuePop, keys), count);
+        std::vector<std::string> values;
+        values.reserve(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            if (impl_->read_raw<std::int64_t>() > 0) values.push_back(impl_->read_bytes());
+        }
+        return values;
     });
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/node_placement.hpp"
 #include "ptrun/launcher/node_range.hpp"
 #include "ptrun/launcher/rdzv_keys.hpp"
 #include "ptrun/launcher/rdzv_settings.hpp"
@@ -46,8 +47,8 @@ public:
     RdzvSession(const RdzvSession&) = delete;
     RdzvSession& operator=(const RdzvSession&) = delete;
 
-    /// Joins the next round on a session thread; `done` gets the assignment, or the error.
-    void join(std::function<void(RoundAssignment)> done, std::function<void(RendezvousError)> failed);
+    /// Joins the next round on a session thread; `done` gets this node's placement, or the error.
+    void join(std::function<void(NodePlacement)> done, std::function<void(RendezvousError)> failed);
     /// Watches `round` until it ends: `ended` gets its RoundEnd; `lost` gets a message when the
     /// store stops answering (heartbeats included), both at most once per round.
     void watch(int round, std::function<void(RoundEnd)> ended, std::function<void(std::string)> lost);

@@ -60,6 +60,10 @@ public:
     void queue_push(std::string_view key, std::string_view value) override;
     std::string queue_pop(std::string_view key, Duration timeout) override;
     std::int64_t queue_len(std::string_view key) override;
+    /// Blocks until `key`'s queue is not empty (at most `timeout`, then StoreTimeout), then pops
+    /// up to `max` elements with one pipelined batch of QUEUE_POPs; returns them in queue order
+    /// (empty if another consumer won them). Three round trips however many. Modern dialect only.
+    std::vector<std::string> queue_pop_batch(std::string_view key, std::size_t max, Duration timeout);
     std::vector<std::string> list_keys() override;
 
     /// Server-side barrier: counts arrivals at `key` and blocks until `world_size` have arrived,

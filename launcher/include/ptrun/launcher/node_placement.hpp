@@ -1,0 +1,34 @@
+#pragma once
+/// One member's share of a closed round: what its agent needs to start its workers. The
+/// coordinator writes it as the member's admission (rdzv_keys.hpp admit), so a joining node reads
+/// a few hundred bytes instead of the whole member list: at N nodes the round's full assignment
+/// read by every node is N x N bytes through the store (4,096 nodes: about 3 GB).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ptrun/launcher/round.hpp"
+
+namespace ptrun::launcher {
+
+struct NodePlacement {
+    int round = 0;
+    int restart_count = 0;  ///< TORCHELASTIC_RESTART_COUNT
+    int group_rank = 0;
+    int nodes = 0;          ///< members of the round
+    int rank_base = 0;      ///< global rank of this node's local rank 0
+    int world_size = 0;
+    std::string master_addr;
+    std::uint16_t master_port = 0;
+    bool operator==(const NodePlacement&) const = default;
+};
+
+/// Every member's placement, in group-rank order (linear in the members).
+std::vector<NodePlacement> placements(const RoundAssignment& assignment);
+
+std::string encode(const NodePlacement& placement);
+/// Throws std::runtime_error naming what is missing or malformed (the text came over the network).
+NodePlacement decode_placement(const std::string& text);
+
+}  // namespace ptrun::launcher
