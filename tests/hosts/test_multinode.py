@@ -30,6 +30,7 @@ PTRUN = os.environ.get("PTRUN_BIN", str(HERE.parents[1] / "build/launcher/ptrun"
 FAKE = os.environ.get("FAKE_WORKER", str(HERE.parents[1] / "build/tests/fixtures/fake_worker"))
 FAST = "heartbeat=0.5,keep_alive_max_attempt=3,last_call_timeout=1,join_timeout=60,close_timeout=10"
 DEADLINE = 60
+TRAIN = os.environ.get("TRAIN_BIN", str(HERE.parents[1] / "build/examples/train/train"))
 TORCH_PYTHON = "/usr/bin/python3"
 TORCH_DDP_SCRIPT = str(HERE.parent / "integration" / "torch_ddp_train.py")
 _ports = iter(range(29600, 29700))
@@ -249,6 +250,28 @@ class MultiNode(unittest.TestCase):
         self.assertEqual(ours["agent_store"], "True")
         for a, b in zip(ours["losses"], reference["losses"]):
             self.assertAlmostEqual(a, b, places=6)
+
+    @unittest.skipUnless(os.path.exists(TRAIN), "the train example is not built")
+    def test_train_across_two_hosts_matches_one_process_and_resumes(self):
+        # ptrun ddp's `train` over 2 hosts x 2 workers (shared memory within a host, TCP between):
+        # same final parameters as one process; rank 3 on node2 killed mid-run: every node restarts
+        # and training resumes from the checkpoint to the same parameters.
+        import test_train as tt
+        single = os.path.join(self.dir, "single.txt")
+        res = subprocess.run([TRAIN, *tt.ARGS, "--final-params", single], capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        for name, extra in (("clean", []), ("crash", ["--crash-at-step", "40", "--crash-rank", "3"])):
+            out = os.path.join(self.dir, f"{name}.txt")
+            agents = self.start([1, 2], "2", [TRAIN, *tt.ARGS, "--final-params", out, "--checkpoint-dir",
+                                              os.path.join(self.dir, f"ckpt-{name}"), *extra],
+                                ["--max-restarts", "1"], rdzv_id=f"train-{name}")
+            results = self.finish_all(agents, 120)
+            for code, err in results:
+                self.assertEqual(code, 0, err)
+            self.assertLess(tt.max_difference(tt.read_params(single), tt.read_params(out)), tt.TOLERANCE)
+            if extra:
+                self.assertIn("restart 1", results[0][1])
 
     def test_store_host_killed_others_exit_nonzero(self):
         agents = self.start([1, 2, 3], "3", self.fake("--hang"))
