@@ -47,14 +47,12 @@ void SimAgents::join(int i, OnAssigned done, std::function<void(int)> pushed) {
         c.send(queue_push(keys_.events(), launcher::encode(launcher::RdzvEvent{launcher::JoinEvent{nodes_[k], seq}})),
                Reply::None, {});
         if (pushed) pushed(i);
-        c.send(wait({admit}), Reply::U8, [=, this, &c](std::string_view) {
-            get(c, admit, [=, this, &c](std::string_view verdict) {
-                if (verdict.rfind("error:", 0) == 0) {
-                    throw std::runtime_error("agent " + std::to_string(i) + " refused: " + std::string(verdict));
-                }
-                const auto placement = launcher::decode_placement(std::string(verdict));
-                done(i, placement.round, verdict.size());
-            });
+        get(c, admit, [=](std::string_view verdict) {
+            if (verdict.rfind("error:", 0) == 0) {
+                throw std::runtime_error("agent " + std::to_string(i) + " refused: " + std::string(verdict));
+            }
+            const auto placement = launcher::decode_placement(std::string(verdict));
+            done(i, placement.round, verdict.size());
         });
     });
 }

@@ -1,8 +1,8 @@
 #pragma once
 /// N simulated ptrun agents speaking the multi-node rendezvous exactly as RdzvSession does, over
-/// an EventLoop: join = ADD hb, QUEUE_PUSH JoinEvent, WAIT admit, GET admit (WAIT+GET), decode
-/// the NodePlacement it holds; watch = WAIT end, GET end; beats = ADD hb on their own connection
-/// every interval.
+/// an EventLoop: join = ADD hb, QUEUE_PUSH JoinEvent, WAIT+GET admit (TcpStoreClient::get), decode
+/// the NodePlacement it holds; watch = WAIT+GET end; beats = ADD hb on their own connection every
+/// interval.
 
 #include <functional>
 #include <string>

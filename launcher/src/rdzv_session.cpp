@@ -128,12 +128,14 @@ struct RdzvSession::Impl {
         const auto start = Clock::now();
         join_client.add(o.keys.heartbeat(o.self.id), 1);
         join_client.queue_push(o.keys.events(), encode(RdzvEvent{JoinEvent{o.self, my_seq}}));
-        const std::vector<std::string> admit{o.keys.admit(o.self.id, my_seq)};
+        const std::string admit = o.keys.admit(o.self.id, my_seq);
         const auto deadline = start + o.settings.join_timeout;
+        std::string verdict;
         for (;;) {
             auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
             try {
-                join_client.wait(admit, std::clamp(left, milliseconds(1), kProgressInterval));
+                // get() is WAIT then GET: no separate wait() (one request per node fewer).
+                verdict = join_client.get(admit, std::clamp(left, milliseconds(1), kProgressInterval));
                 break;
             } catch (const rdzv::StoreTimeout&) {
                 if (Clock::now() >= deadline) {
@@ -145,7 +147,6 @@ struct RdzvSession::Impl {
                                std::chrono::duration_cast<std::chrono::seconds>(o.settings.join_timeout).count());
             }
         }
-        auto verdict = join_client.get(admit[0], o.settings.read_timeout);
         if (verdict.rfind("error:", 0) == 0) {
             RendezvousError e("rendezvous refused this node: " + verdict.substr(6));
             e.exit_code = 2;
@@ -171,16 +172,17 @@ struct RdzvSession::Impl {
             lost_reported = false;
         }
         watcher = std::thread([this, round, ended = std::move(ended)] {
-            const std::vector<std::string> key{o.keys.end(round)};
+            const std::string key = o.keys.end(round);
             try {
+                std::string text;
                 for (;;) {
                     try {
-                        watch_client.wait(key, kWatchChunk);
+                        text = watch_client.get(key, kWatchChunk);  // WAIT then GET
                         break;
                     } catch (const rdzv::StoreTimeout&) {
                     }
                 }
-                auto end = decode_end(watch_client.get(key[0], o.settings.read_timeout));
+                auto end = decode_end(text);
                 if (!stopping) ended(end);
             } catch (const std::exception& e) {
                 std::lock_guard lock(mu);
