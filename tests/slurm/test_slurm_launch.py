@@ -45,6 +45,15 @@ def derived_port(jobid):
     return 29500 + int(jobid) % 2000
 
 
+
+def alive(pid):
+    """True while `pid` runs: an exited process its parent has not reaped yet (a zombie) is gone."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
 class SlurmLaunch(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -241,7 +250,7 @@ class SlurmLaunch(unittest.TestCase):
         self.assertTrue(gone, f"after scancel: workers {tc.job_processes(jobid, 'fake_worker')}, "
                               f"ptrun {tc.job_processes(jobid, 'ptrun')}")
         for pid in list(running) + list(ptruns):
-            self.assertFalse(Path(f"/proc/{pid}").exists(), f"pid {pid} survived scancel")
+            self.assertFalse(alive(pid), f"pid {pid} survived scancel")
 
     @tc.dump_logs_on_failure
     def test_scancel_leaves_no_worker_on_any_node_per_rank(self):
