@@ -44,15 +44,23 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now, std::vector<Coord
     }
     const int joined = static_cast<int>(pending_.size());
     out.push_back(PublishStatus{joined});
-    if (joined >= policy_.max_nodes) {
+    if (joined >= policy_.max_nodes || all_expected_back()) {
         close(now, out);
     } else if (joined >= policy_.min_nodes && !last_call_end_) {
         last_call_end_ = now + policy_.last_call;
     }
 }
 
+bool CoordinatorCore::all_expected_back() const {
+    if (expected_.empty() || static_cast<int>(pending_.size()) < policy_.min_nodes) return false;
+    return std::all_of(expected_.begin(), expected_.end(), [&](const std::string& id) {
+        return std::any_of(pending_.begin(), pending_.end(), [&](const JoinEvent& p) { return p.node.id == id; });
+    });
+}
+
 void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out) {
     last_call_end_.reset();
+    expected_.clear();
     const auto take = std::min<std::size_t>(pending_.size(), static_cast<std::size_t>(policy_.max_nodes));
     std::vector<JoinEvent> admitted(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(take));
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(take));
@@ -81,7 +89,7 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     // Nodes beyond MAX keep waiting; they trigger nothing until a member is lost.
 }
 
-void CoordinatorCore::end_round(RoundEnd end, std::vector<CoordinatorCommand>& out) {
+void CoordinatorCore::end_round(RoundEnd end, std::vector<CoordinatorCommand>& out, const std::string& lost_id) {
     const bool failure = end.reason == EndReason::Failure || end.reason == EndReason::NodeLost;
     if (failure && restart_count_ >= policy_.max_restarts) {
         end.final = true;
@@ -98,6 +106,11 @@ void CoordinatorCore::end_round(RoundEnd end, std::vector<CoordinatorCommand>& o
     }
     if (failure) restart_count_ += 1;
     round_ += 1;
+    // The survivors re-form without a last call once every one of them is back (and MIN is met).
+    expected_.clear();
+    for (const auto& m : running_.members) {
+        if (m.id != lost_id) expected_.insert(m.id);
+    }
     phase_ = Phase::Joining;  // waiting nodes stay in pending_; the members rejoin
 }
 
@@ -123,11 +136,13 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
         }
     } else if (auto* l = std::get_if<LeavingEvent>(&event)) {
         std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == l->id; });
+        expected_.erase(l->id);
+        if (phase_ == Phase::Joining && all_expected_back()) close(now, out);
         if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
             const auto& m = running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
             end_round(RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
                                "the agent on " + m.hostname + " left: " + l->why},
-                      out);
+                      out, m.id);
         }
         left_.insert(l->id);
     }
@@ -148,7 +163,7 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(const std::map<std::st
             auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - changed).count();
             end_round(RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
                                "node " + m.hostname + " sent no heartbeat for " + std::to_string(silent) + " ms"},
-                      out);
+                      out, m.id);
             return out;
         }
     }

@@ -130,9 +130,7 @@ TEST_CASE("coordinator: a silent member is lost after lost_after; survivors re-f
     CHECK(end->end.reason == EndReason::NodeLost);
     CHECK(end->end.host == "host-b");
     CHECK_FALSE(end->end.final);
-    join(c, "a", t0 + 5s, 2, 3);
-    REQUIRE(c.deadline());
-    auto round = find<PublishRound>(c.on_tick(*c.deadline()));
+    auto round = find<PublishRound>(join(c, "a", t0 + 5s, 2, 3));  // the only survivor is back: no last call
     REQUIRE(round);
     CHECK(round->assignment.members.size() == 1);
     CHECK(round->assignment.restart_count == 1);
@@ -177,4 +175,21 @@ TEST_CASE("coordinator: an agent leaving mid-run ends the round; bad joins are r
     auto out = clash.on_event(y, t0);
     CHECK(find<RejectJoin>(out) != std::nullopt);
     CHECK(find<PublishRound>(out) == std::nullopt);
+}
+
+TEST_CASE("coordinator: survivors re-form as soon as all of them are back, without a last call",
+          "[launcher][coordinator]") {
+    CoordinatorCore c(policy(2, 3, 1));
+    join(c, "a", t0, 1, 1);
+    join(c, "b", t0, 1, 1);
+    REQUIRE(find<PublishRound>(join(c, "c", t0, 1, 1)));  // MAX: closed at once
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}, {"c", 1}}, t0 + 1s).empty());
+    auto end = find<EndRound>(c.on_beats({{"a", 2}, {"b", 2}, {"c", 1}}, t0 + 5s));
+    REQUIRE(end);
+    CHECK(end->end.host == "host-c");
+    CHECK(find<PublishRound>(join(c, "a", t0 + 6s, 2, 1)) == std::nullopt);  // b is not back yet
+    auto round = find<PublishRound>(join(c, "b", t0 + 6s, 2, 1));
+    REQUIRE(round);  // both survivors back, MIN met: no last call
+    CHECK(round->assignment.members.size() == 2);
+    CHECK(round->assignment.restart_count == 1);
 }

@@ -3,7 +3,8 @@
 /// store writes out. The store host runs it (coordinator.hpp drives it over the store).
 ///
 /// Rounds: nodes join; once MIN have joined a last-call window admits more up to MAX; the round
-/// closes with group ranks (round.hpp order_members) and runs until it ends: a worker failure
+/// closes with group ranks (round.hpp order_members) — at once, without a last call, when every
+/// survivor of the previous round is back — and runs until it ends: a worker failure
 /// or a lost node (both count as a restart), a node waiting to join while the round has fewer
 /// than MAX (scale-up; not a restart), or every member succeeding (complete). A failure round
 /// beyond max restarts ends the job (`final`).
@@ -75,7 +76,10 @@ public:
 private:
     enum class Phase { Joining, Running, Finished };
     void close(SteadyTime now, std::vector<CoordinatorCommand>& out);
-    void end_round(RoundEnd end, std::vector<CoordinatorCommand>& out);
+    /// Ends the running round; `lost_id` (if any) is the member not expected back.
+    void end_round(RoundEnd end, std::vector<CoordinatorCommand>& out, const std::string& lost_id = {});
+    /// True when every survivor of the last round has rejoined and MIN is met.
+    bool all_expected_back() const;
     void join(const JoinEvent& e, SteadyTime now, std::vector<CoordinatorCommand>& out);
     bool is_member(const std::string& id) const;
 
@@ -89,6 +93,7 @@ private:
     std::set<std::string> left_;
     std::map<std::string, std::pair<std::int64_t, SteadyTime>> beats_;  ///< last count, when it changed
     std::optional<SteadyTime> last_call_end_;
+    std::set<std::string> expected_;  ///< survivors of the last round, until they are all back
     bool finished_ = false;
 };
 
