@@ -57,7 +57,7 @@ def main():
             runs[n].append(run_once(binary, n, a))
             print(f"  N={n}: {json.dumps(runs[n][-1])}", file=sys.stderr)
     print(f"N simulated agents, one process: real TcpStoreServer + Coordinator; median of {a.repeat} runs; "
-          f"lost after 3 missed heartbeats, last_call {a.last_call_ms} ms (included in rejoin).\n")
+          f"lost after 3 missed heartbeats, last_call {a.last_call_ms} ms (survivors re-form without waiting for it).\n")
     print("| N | floor: add+wait barrier (ms) | close: first join -> all assigned (ms) | of which joins sent (ms) "
           "| admission (bytes) | heartbeat (ms) | rejoin: detection -> all N-1 assigned (ms) "
           "| detection after last beat (ms) |")
