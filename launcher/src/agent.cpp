@@ -20,6 +20,7 @@
 #include "ptrun/launcher/failure_report.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/log_layout.hpp"
+#include "ptrun/launcher/node_placement.hpp"
 #include "ptrun/launcher/output_relay.hpp"
 #include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
@@ -34,17 +35,6 @@ namespace {
 struct Worker {
     WorkerEnd end;
     bool alive = false;
-};
-
-/// This node's place in the job for one attempt.
-struct Placement {
-    int round = 0;
-    int group_rank = 0;
-    int group_world_size = 1;
-    int rank_base = 0;
-    int world_size = 1;
-    std::string master_addr;
-    std::uint16_t master_port = 0;
 };
 
 /// The child's end of one output stream, and what the agent keeps of it.
@@ -69,6 +59,7 @@ struct Agent::Impl {
         policy.max_restarts = c.max_restarts;
         state.distributed = membership.has_value();
         placement.group_rank = c.node_rank;
+        placement.nodes = 1;
         placement.rank_base = c.node_rank * c.nproc_per_node;
         placement.world_size = c.nproc_per_node;
         placement.master_addr = store.host;
@@ -81,7 +72,7 @@ struct Agent::Impl {
     StoreEndpoint store;
     std::shared_ptr<spdlog::logger> log;
     std::optional<Membership> membership;
-    Placement placement;
+    NodePlacement placement;  ///< this node's place in the job for the current attempt
     std::optional<RoundEnd> last_round_end;  ///< multi-node: how the running round ended
     asio::io_context io{1};
     asio::signal_set signals;
@@ -126,12 +117,11 @@ struct Agent::Impl {
 
     void start_round(const NodePlacement& a) {
         if (finished) return;
-        const int g = a.group_rank;
-        placement = Placement{a.round, g, a.nodes, a.rank_base, a.world_size, a.master_addr, a.master_port};
+        placement = a;
         state.restart_count = a.restart_count;
         last_round_end.reset();
-        log->info("round {}: group rank {} of {} node(s), ranks {}..{} of world size {}, restart {} of {}", a.round, g,
-                  a.nodes, placement.rank_base, placement.rank_base + config.nproc_per_node - 1,
+        log->info("round {}: group rank {} of {} node(s), ranks {}..{} of world size {}, restart {} of {}", a.round,
+                  a.group_rank, a.nodes, placement.rank_base, placement.rank_base + config.nproc_per_node - 1,
                   placement.world_size, a.restart_count, config.max_restarts);
         membership->session->watch(
             a.round,
@@ -361,7 +351,7 @@ struct Agent::Impl {
             id.role_name = config.role;
             id.local_world_size = world;
             id.world_size = p.world_size;
-            id.group_world_size = p.group_world_size;
+            id.group_world_size = p.nodes;
             id.role_world_size = p.world_size;
             id.master_addr = p.master_addr;
             id.master_port = p.master_port;

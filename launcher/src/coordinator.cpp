@@ -173,7 +173,6 @@ struct Coordinator::Impl {
         if (auto* p = std::get_if<PublishRound>(&command)) {
             if (o.clear_worker_keys) o.clear_worker_keys();
             const auto& a = p->assignment;
-            client.set(o.keys.assignment(a.round), encode(a));
             // Each admitted node gets its own placement as its admission: O(1) bytes per node.
             const auto placed = placements(a);
             std::unordered_map<std::string, std::size_t> group_rank;

@@ -139,9 +139,8 @@ struct RdzvSession::Impl {
                 break;
             } catch (const rdzv::StoreTimeout&) {
                 if (Clock::now() >= deadline) {
-                    RendezvousError e("rendezvous timed out after " + std::to_string(seconds_since(start)) +
-                                      " s waiting for nodes: " + joined_text() + " (join_timeout in --rdzv-conf)");
-                    throw e;
+                    throw RendezvousError("rendezvous timed out after " + std::to_string(seconds_since(start)) +
+                                          " s waiting for nodes: " + joined_text() + " (join_timeout in --rdzv-conf)");
                 }
                 o.logger->info("waiting for nodes: {}, {} s of {} s", joined_text(), seconds_since(start),
                                std::chrono::duration_cast<std::chrono::seconds>(o.settings.join_timeout).count());

@@ -75,14 +75,6 @@ std::string to_text(EndReason reason) {
 
 std::string encode(const NodeInfo& node) { return node_json(node).dump(); }
 
-std::string encode(const RoundAssignment& a) {
-    json members = json::array();
-    for (const auto& m : a.members) members.push_back(node_json(m));
-    return json{{"round", a.round},   {"restart_count", a.restart_count}, {"members", members},
-                {"master_addr", a.master_addr}, {"master_port", a.master_port}}
-        .dump();
-}
-
 std::string encode(const RoundEnd& e) {
     return json{{"reason", to_text(e.reason)}, {"final", e.final}, {"exit_code", e.exit_code},
                 {"host", e.host},             {"rank", e.rank},   {"message", e.message}}
@@ -90,19 +82,6 @@ std::string encode(const RoundEnd& e) {
 }
 
 NodeInfo decode_node(const std::string& text) { return node_from(parse(text, "node")); }
-
-RoundAssignment decode_assignment(const std::string& text) {
-    auto j = parse(text, "round");
-    RoundAssignment a;
-    a.round = field<int>(j, "round", "round");
-    a.restart_count = field<int>(j, "restart_count", "round");
-    a.master_addr = field<std::string>(j, "master_addr", "round");
-    a.master_port = field<std::uint16_t>(j, "master_port", "round");
-    auto members = field<json>(j, "members", "round");
-    if (!members.is_array()) throw std::runtime_error("round record has a malformed 'members'");
-    for (const auto& m : members) a.members.push_back(node_from(m));
-    return a;
-}
 
 RoundEnd decode_end(const std::string& text) {
     auto j = parse(text, "round end");

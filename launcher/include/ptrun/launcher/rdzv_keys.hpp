@@ -12,15 +12,12 @@ struct RdzvKeys {
 
     /// The coordinator's event queue (joins, failures, successes, departures).
     std::string events() const { return prefix + "events"; }
-    /// "joined/min/max" of the round being formed, for the progress lines of waiting nodes.
+    /// How many nodes have joined the round being formed, for the progress lines of waiting nodes.
     std::string status() const { return prefix + "status"; }
     /// The admission of node `id`'s `seq`-th join: its NodePlacement (JSON), or "error:<message>".
     std::string admit(const std::string& id, int seq) const {
         return prefix + "admit/" + id + "/" + std::to_string(seq);
     }
-    /// A closed round's full assignment (RoundAssignment as JSON), for observers; agents read
-    /// only their admission.
-    std::string assignment(int round) const { return prefix + "round/" + std::to_string(round) + "/assign"; }
     /// How a running round ended (RoundEnd as JSON); set once.
     std::string end(int round) const { return prefix + "round/" + std::to_string(round) + "/end"; }
     /// Node `id`'s heartbeat counter.

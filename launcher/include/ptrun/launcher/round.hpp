@@ -55,12 +55,10 @@ struct RoundEnd {
 std::string to_text(EndReason reason);
 
 std::string encode(const NodeInfo& node);
-std::string encode(const RoundAssignment& assignment);
 std::string encode(const RoundEnd& end);
 /// Decoders throw std::runtime_error naming what is missing or malformed (the text came over
 /// the network).
 NodeInfo decode_node(const std::string& text);
-RoundAssignment decode_assignment(const std::string& text);
 RoundEnd decode_end(const std::string& text);
 
 /// Orders `joined` into group ranks: nodes with an explicit --node-rank take that rank; the
