@@ -100,24 +100,20 @@ void check_backend(LaunchConfig& c, const LaunchOptions& o) {
     if (raw.source == Source::Default && !o.at("rdzv-endpoint").value.empty()) c.rdzv_backend = "c10d";
 }
 
-std::optional<std::uint16_t> endpoint_port(const std::string& endpoint) {
-    auto colon = endpoint.rfind(':');
-    if (colon == std::string::npos || endpoint.find(']', colon) != std::string::npos) return std::nullopt;
-    auto v = env::parse_int(std::string_view(endpoint).substr(colon + 1));
-    if (!v || *v < 0 || *v > 65535) {
-        throw UsageError("--rdzv-endpoint '" + endpoint + "': expected HOST[:PORT] with PORT from 0 to 65535");
-    }
-    return static_cast<std::uint16_t>(*v);
-}
-
 constexpr std::uint16_t kDefaultRdzvPort = 29400;    // torchrun's c10d default
 constexpr std::uint16_t kDefaultMasterPort = 29500;  // torchrun's static default
 
-/// Multi-node: where the agents meet, and what must hold for the nodes to agree.
-void check_multi_node(LaunchConfig& c, const LaunchOptions& o) {
+/// Where the store lives (one node: the c10d endpoint's port; several: where the agents meet), and
+/// what must hold for the nodes to agree.
+void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
     if (!c.multi_node()) {
         if (c.node_rank != 0) {
             throw UsageError("--node-rank " + std::to_string(c.node_rank) + ": a single-node job (--nnodes 1) is node rank 0");
+        }
+        // One node with c10d: the endpoint's port (when given and not 0) becomes the store's port.
+        if (!c.master_port && c.rdzv_backend == "c10d" && !c.rdzv_endpoint.empty()) {
+            auto port = parse_endpoint(c.rdzv_endpoint, 0, "rdzv-endpoint").port;
+            if (port != 0) c.master_port = port;
         }
         return;
     }
@@ -205,10 +201,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
         if (o.at("master-addr").source == Source::Default) c.master_addr = "localhost";  // as torchrun
     }
     if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");
-    if (!c.master_port && c.rdzv_backend == "c10d" && !c.rdzv_endpoint.empty()) {
-        if (auto port = endpoint_port(c.rdzv_endpoint); port && *port != 0) c.master_port = port;
-    }
-    check_multi_node(c, o);
+    resolve_rendezvous(c, o);
     c.program = o.program;
     c.program_args = o.program_args;
     return c;

@@ -75,6 +75,10 @@ TEST_CASE("resolve: store port from --master-port or the c10d endpoint", "[launc
     CHECK_FALSE(config_for({}).master_port);
     CHECK(config_for({"--master-port", "29501"}).master_port == 29501);
     CHECK(config_for({"--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:29400"}).master_port == 29400);
+    CHECK(config_for({"--rdzv-endpoint", "[::1]:29401"}).master_port == 29401);
+    CHECK_FALSE(config_for({"--rdzv-endpoint", "localhost:0"}).master_port);
+    CHECK_FALSE(config_for({"--rdzv-endpoint", "localhost"}).master_port);
+    CHECK_THROWS_WITH(config_for({"--rdzv-endpoint", "localhost:x"}), Catch::Contains("--rdzv-endpoint 'localhost:x'"));
     CHECK_THROWS_WITH(config_for({"--master-port", "70000"}), Catch::Contains("--master-port '70000'"));
     CHECK_THROWS_WITH(config_for({"--rdzv-backend", "c10d", "--rdzv-endpoint", "h:x"}),
                       Catch::Contains("--rdzv-endpoint 'h:x'"));
