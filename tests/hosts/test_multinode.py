@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "integration"))
 
-from test_netns_hosts import ENV, argv, down_and_check, harness, skip_unless_possible, up  # noqa: E402
+from test_netns_hosts import ENV, argv, down_and_check, harness, main, skip_unless_possible, up  # noqa: E402
 
 import harness as ptrun_harness  # noqa: E402
 from harness import Notifier, read_dumps, wait_gone  # noqa: E402
@@ -283,14 +283,6 @@ class MultiNode(unittest.TestCase):
             self.assertIn("rendezvous store", err)
         self.assertLess(time.monotonic() - t0, 10)
         self.assert_no_workers()
-
-
-def main():
-    prog = unittest.main(module=__name__, exit=False)
-    r = prog.result
-    if r.wasSuccessful() and r.skipped and len(r.skipped) >= r.testsRun:
-        sys.exit(77)
-    sys.exit(0 if r.wasSuccessful() else 1)
 
 
 if __name__ == "__main__":

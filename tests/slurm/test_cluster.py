@@ -273,7 +273,9 @@ class TwoNodeCluster(unittest.TestCase):
 
 
 def main():
-    prog = unittest.main(module=__name__, exit=False)
+    """Runs the tests of the script being run (also when another test script imports this main)
+    and exits 77, ctest's SKIP_RETURN_CODE, when every test was skipped."""
+    prog = unittest.main(module="__main__", exit=False)
     r = prog.result
     if r.wasSuccessful() and r.skipped and len(r.skipped) >= r.testsRun:
         sys.exit(77)                         # everything skipped: ctest SKIP_RETURN_CODE

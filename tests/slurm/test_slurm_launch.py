@@ -307,13 +307,5 @@ class SlurmLaunch(unittest.TestCase):
                 self.assertEqual(d["peers"], host_of)
 
 
-def main():
-    prog = unittest.main(module=__name__, exit=False)
-    r = prog.result
-    if r.wasSuccessful() and r.skipped and len(r.skipped) >= r.testsRun:
-        sys.exit(77)
-    sys.exit(0 if r.wasSuccessful() else 1)
-
-
 if __name__ == "__main__":
-    main()
+    tc.main()
