@@ -59,7 +59,8 @@ SharedSegment open_segment(const std::string& published, int local_size) {
 }  // namespace
 
 std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& ctx, rdzv::Store& store,
-                                                  std::chrono::milliseconds timeout) {
+                                                  std::chrono::milliseconds timeout,
+                                                  FailureBoard board) {
     const CallTimer timer = CallTimer::start("init_process_group", timeout);
     const int pid = static_cast<int>(::getpid());
     store.set(key("rank", ctx.rank), std::to_string(ctx.group_rank) + " " + std::to_string(pid));
@@ -125,7 +126,7 @@ std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& ctx, rdzv::S
         Fd to_next = connect_link(next_host, static_cast<std::uint16_t>(next_port), node, timer);
         Fd from_prev = accept_link(listener, (node + nodes - 1) % nodes, timer);
         parts.ring = std::make_unique<TcpRing>(node, leader_ranks, std::move(from_prev),
-                                               std::move(to_next));
+                                               std::move(to_next), std::move(board));
     }
     // Everyone mapped the segment and linked the ring: the name can go.
     if (store.add("joined", 1) == ctx.world_size) store.set("ready", "1");

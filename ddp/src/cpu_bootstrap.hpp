@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "failure_board.hpp"
 #include "ptrun/ddp/init.hpp"
 #include "ptrun/rendezvous/store.hpp"
 
@@ -12,9 +13,11 @@ namespace ptrun::ddp::detail {
 /// Builds a CpuProcessGroup for `context` using `store` (already namespaced for this group):
 /// every rank publishes (node, pid); each node's leader (its lowest rank) creates the shared
 /// segment and, with several nodes, the leaders link into a TCP ring through addresses
-/// published in the store; after a store barrier the segment's name is unlinked. Blocks at
-/// most `timeout`; throws CollectiveError / CollectiveTimeout.
+/// published in the store; after a store barrier the segment's name is unlinked. Leaders of a
+/// multi-node group keep `board` for their ring (others drop it). Blocks at most `timeout`;
+/// throws CollectiveError / CollectiveTimeout.
 std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& context, rdzv::Store& store,
-                                                  std::chrono::milliseconds timeout);
+                                                  std::chrono::milliseconds timeout,
+                                                  FailureBoard board = {});
 
 }  // namespace ptrun::ddp::detail

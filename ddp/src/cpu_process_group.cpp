@@ -47,7 +47,7 @@ void CpuProcessGroup::break_group(std::exception_ptr error) {
     } catch (...) {
     }
     if (shm_) shm_->sync().abort(culprit);
-    if (ring_) ring_->shutdown();
+    if (ring_) ring_->abort(culprit, message_of(error));
 }
 
 template <class F>
@@ -83,7 +83,7 @@ void CpuProcessGroup::allreduce_now(void* data, std::size_t count, DType dtype, 
     const ShmCollectives::LeaderStage stage = [&](void* chunk, std::size_t len) {
         ring_->allreduce(chunk, len, dtype, ring_op, timer);
     };
-    shm_->allreduce(data, count, dtype, op, size_, timer, &stage);
+    shm_->allreduce(data, count, dtype, op, size_, timer, &stage, TcpRing::kMaxOverrun);
 }
 
 WorkPtr CpuProcessGroup::allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) {

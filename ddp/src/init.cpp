@@ -66,9 +66,9 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
                               std::to_string(context.world_size) +
                               " needs the store address (MASTER_ADDR, MASTER_PORT)");
     }
-    std::unique_ptr<rdzv::TcpStoreClient> client;
+    std::shared_ptr<rdzv::TcpStoreClient> client;
     try {
-        client = std::make_unique<rdzv::TcpStoreClient>(rdzv::TcpStoreClientOptions{
+        client = std::make_shared<rdzv::TcpStoreClient>(rdzv::TcpStoreClientOptions{
             .host = context.master_addr,
             .port = static_cast<std::uint16_t>(context.master_port),
             .dialect = rdzv::Dialect::Modern,
@@ -81,15 +81,17 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
                               ": " + e.what());
     }
     // The restart count in the prefix: a restarted group never reads its predecessor's keys.
-    rdzv::PrefixStore store("ptrun_ddp/" + context.run_id + "/" +
-                                std::to_string(context.restart_count) + "/" +
-                                std::to_string(group_seq),
-                            *client);
+    const std::string prefix = "ptrun_ddp/" + context.run_id + "/" +
+                               std::to_string(context.restart_count) + "/" +
+                               std::to_string(group_seq);
+    rdzv::PrefixStore store(prefix, *client);
     try {
         if (nccl != nullptr) {
             return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options, &store);
         }
-        return detail::bootstrap_cpu_group(context, store, options.timeout);
+        // Multi-node leaders keep this connection to post and read why the ring broke.
+        return detail::bootstrap_cpu_group(context, store, options.timeout,
+                                           detail::FailureBoard(client, prefix + "/failure"));
     } catch (const rdzv::StoreTimeout& e) {
         throw CollectiveTimeout(std::string("init_process_group: ") + e.what());
     } catch (const rdzv::StoreError& e) {

@@ -49,7 +49,8 @@ void ShmCollectives::allreduce_one_shot(char* data, std::size_t count, DType dty
 
 void ShmCollectives::allreduce(void* data_ptr, std::size_t count, DType dtype, ReduceOp op,
                                int avg_divisor, const CallTimer& timer,
-                               const LeaderStage* leader_stage) {
+                               const LeaderStage* leader_stage,
+                               std::chrono::milliseconds stage_overrun) {
     auto* data = static_cast<char*>(data_ptr);
     const std::size_t esz = dtype_size(dtype);
     const int n = local_size();
@@ -106,7 +107,7 @@ void ShmCollectives::allreduce(void* data_ptr, std::size_t count, DType dtype, R
             (*leader_stage)(lead, len);
             if (op == ReduceOp::Avg) finish_avg(dtype, lead, len, avg_divisor);
         }
-        sync_step(timer);
+        sync_.sync(timer.collective, timer.deadline + stage_overrun, timer.timeout);
         std::memcpy(user, lead, len * esz);
     }
 }

@@ -30,9 +30,12 @@ public:
 
     /// In-place allreduce over the local ranks; Avg divides by `avg_divisor`. With `leader_stage`,
     /// the leader (local index 0) runs it on every node-reduced chunk (op Sum for Avg), then
-    /// finishes Avg itself, and every local rank copies the leader's result.
+    /// finishes Avg itself, and every local rank copies the leader's result. The stage may run
+    /// `stage_overrun` past the deadline (to learn whom to blame); the ranks waiting for its
+    /// result wait that much longer, so that they report the leader's blame, not the leader.
     void allreduce(void* data, std::size_t count, DType dtype, ReduceOp op, int avg_divisor,
-                   const CallTimer& timer, const LeaderStage* leader_stage = nullptr);
+                   const CallTimer& timer, const LeaderStage* leader_stage = nullptr,
+                   std::chrono::milliseconds stage_overrun = {});
     /// Local rank `root`'s `bytes` at data become every local rank's.
     void broadcast(void* data, std::size_t bytes, int root, const CallTimer& timer);
     /// out[i * bytes_per_rank ...] = local rank i's in.

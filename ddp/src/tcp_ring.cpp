@@ -12,23 +12,34 @@
 
 namespace ptrun::ddp::detail {
 
-TcpRing::TcpRing(int index, std::vector<int> leader_ranks, Fd prev, Fd next)
+TcpRing::TcpRing(int index, std::vector<int> leader_ranks, Fd prev, Fd next, FailureBoard board)
     : index_(index), leader_ranks_(std::move(leader_ranks)), prev_(std::move(prev)),
-      next_(std::move(next)) {}
+      next_(std::move(next)), board_(std::move(board)) {}
 
-int TcpRing::prev_rank() const {
+int TcpRing::prev_index() const {
     const int n = static_cast<int>(leader_ranks_.size());
-    return leader_ranks_[static_cast<std::size_t>((index_ + n - 1) % n)];
+    return (index_ + n - 1) % n;
 }
 
-int TcpRing::next_rank() const {
-    const int n = static_cast<int>(leader_ranks_.size());
-    return leader_ranks_[static_cast<std::size_t>((index_ + 1) % n)];
-}
+int TcpRing::next_index() const { return (index_ + 1) % static_cast<int>(leader_ranks_.size()); }
 
-void TcpRing::shutdown() noexcept {
+void TcpRing::abort(int culprit, std::string_view what) noexcept {
+    board_.post(index_, culprit, what);
     if (prev_.get() >= 0) ::shutdown(prev_.get(), SHUT_RDWR);
     if (next_.get() >= 0) ::shutdown(next_.get(), SHUT_RDWR);
+}
+
+void TcpRing::blame_noted(int node, const CallTimer& timer, std::chrono::milliseconds wait) {
+    if (auto note = board_.read(node, wait)) {
+        throw PeerLost(timer.collective, note->culprit,
+                       "rank " + std::to_string(leader_ranks_[static_cast<std::size_t>(node)]) +
+                           " broke the ring after: " + note->what);
+    }
+}
+
+void TcpRing::lose(int node, const CallTimer& timer, const std::string& detail) {
+    blame_noted(node, timer, kNoteWait);
+    throw PeerLost(timer.collective, leader_ranks_[static_cast<std::size_t>(node)], detail);
 }
 
 void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_buf,
@@ -43,8 +54,7 @@ void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_bu
                 sent += static_cast<std::size_t>(n);
                 progressed = true;
             } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                throw PeerLost(timer.collective, next_rank(),
-                               std::string("sending to it failed: ") + std::strerror(errno));
+                lose(next_index(), timer, std::string("sending to it failed: ") + std::strerror(errno));
             }
         }
         if (got < recv_len) {
@@ -53,10 +63,9 @@ void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_bu
                 got += static_cast<std::size_t>(n);
                 progressed = true;
             } else if (n == 0) {
-                throw PeerLost(timer.collective, prev_rank(), "its connection closed");
+                lose(prev_index(), timer, "its connection closed");
             } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                throw PeerLost(timer.collective, prev_rank(),
-                               std::string("receiving from it failed: ") + std::strerror(errno));
+                lose(prev_index(), timer, std::string("receiving from it failed: ") + std::strerror(errno));
             }
         }
         if (progressed) continue;
@@ -65,11 +74,15 @@ void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_bu
         if (sent < send_len) fds[nfds++] = {next_.get(), POLLOUT, 0};
         if (got < recv_len) fds[nfds++] = {prev_.get(), POLLIN, 0};
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            timer.deadline - std::chrono::steady_clock::now());
+            timer.deadline + kRingGrace - std::chrono::steady_clock::now());
         if (left.count() <= 0 || ::poll(fds, nfds, static_cast<int>(left.count())) == 0) {
+            blame_noted(got < recv_len ? prev_index() : next_index(), timer,
+                        std::chrono::milliseconds(0));
             std::vector<int> waiting;
-            if (got < recv_len) waiting.push_back(prev_rank());
-            if (sent < send_len && next_rank() != prev_rank()) waiting.push_back(next_rank());
+            if (got < recv_len) waiting.push_back(leader_ranks_[static_cast<std::size_t>(prev_index())]);
+            if (sent < send_len && next_index() != prev_index()) {
+                waiting.push_back(leader_ranks_[static_cast<std::size_t>(next_index())]);
+            }
             throw CollectiveTimeout(timer.collective, waiting, timer.timeout);
         }
     }

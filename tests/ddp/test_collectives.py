@@ -17,6 +17,12 @@ def leftover_segments():
     return sorted(glob.glob("/dev/shm/ptrun-ddp-*"))
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 class Collectives(PtrunTestCase):
     def test_every_collective_dtype_and_op(self):
         before = leftover_segments()
@@ -35,9 +41,7 @@ class Collectives(PtrunTestCase):
         """Two or three ptrun agents on this host as nodes: shm within each, the TCP ring between."""
         for nodes, per_node in ((2, 2), (3, 1)):
             with self.subTest(nodes=nodes, per_node=per_node):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", 0))
-                    port = s.getsockname()[1]
+                port = free_port()
                 agents = [subprocess.Popen(
                     [PTRUN, "--nnodes", str(nodes), "--nproc-per-node", str(per_node), "--node-rank", str(i),
                      "--master-addr", "127.0.0.1", "--master-port", str(port), "--no-python", CHECK, "all"],
@@ -52,17 +56,31 @@ class Collectives(PtrunTestCase):
                 for line in lines:
                     self.assertIn(" 0 failures", line)
 
-    def run_failure(self, mode, n, victim, timeout_ms):
-        res = run_ptrun(["--standalone", "--nproc-per-node", str(n), "--shutdown-timeout", "30",
-                         "--no-python", CHECK, mode, str(victim), self.dir],
-                        env={"PTRUN_DDP_TEST_TIMEOUT_MS": str(timeout_ms)}, timeout=120)
-        self.assertNotEqual(res.returncode, 0)
+    def run_failure(self, mode, n, victim, timeout_ms, nodes=1):
+        """Runs `collectives_check MODE VICTIM` on `nodes` ptrun agents of n/nodes workers each
+        (agents on this host as nodes: the TCP ring between them); returns {rank: (ms, error)}."""
+        check = ["--shutdown-timeout", "30", "--no-python", CHECK, mode, str(victim), self.dir]
+        env = {"PTRUN_DDP_TEST_TIMEOUT_MS": str(timeout_ms)}
+        if nodes == 1:
+            res = run_ptrun(["--standalone", "--nproc-per-node", str(n), *check], env=env, timeout=120)
+            codes, stderr = [res.returncode], res.stderr
+        else:
+            port = free_port()
+            agents = [subprocess.Popen(
+                [PTRUN, "--nnodes", str(nodes), "--nproc-per-node", str(n // nodes), "--node-rank", str(i),
+                 "--master-addr", "127.0.0.1", "--master-port", str(port), *check],
+                env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for i in range(nodes)]
+            self.leftover += [a.pid for a in agents]
+            stderr = "".join(a.communicate(timeout=120)[1] for a in agents)
+            codes = [a.returncode for a in agents]
+        self.assertTrue(any(c != 0 for c in codes), stderr)
         reports = {}
         for r in range(n):
             if r == victim:
                 continue
             path = os.path.join(self.dir, f"rank{r}")
-            self.assertTrue(os.path.exists(path), f"rank {r} reported nothing:\n{res.stderr}")
+            self.assertTrue(os.path.exists(path), f"rank {r} reported nothing:\n{stderr}")
             with open(path) as f:
                 ms, what = f.read().splitlines()[:2]
             reports[r] = (int(ms), what)
@@ -76,6 +94,25 @@ class Collectives(PtrunTestCase):
                     self.assertIn("PeerLost", what)
                     self.assertIn(f"rank {victim}", what)
                     self.assertLess(ms, 5000, f"rank {r} noticed the dead peer only after {ms} ms")
+                for p in os.listdir(self.dir):
+                    os.unlink(os.path.join(self.dir, p))
+
+    def test_peer_on_another_node_killed_or_silent(self):
+        """Across nodes the error comes through the TCP ring: a killed rank on the other node is
+        PeerLost within seconds, a silent one a timeout naming it, on both nodes."""
+        for mode, victim, timeout_ms in (("die", 2, 20000), ("die", 1, 20000), ("hang", 3, 1500)):
+            with self.subTest(mode=mode, victim=victim):
+                reports = self.run_failure(mode, 4, victim, timeout_ms, nodes=2)
+                self.assertEqual(sorted(reports), [r for r in range(4) if r != victim])
+                for r, (ms, what) in reports.items():
+                    self.assertIn(f"rank {victim}", what)
+                    if mode == "die":
+                        self.assertIn("PeerLost", what)
+                        self.assertLess(ms, 5000, f"rank {r} noticed the dead peer only after {ms} ms")
+                    else:
+                        self.assertTrue("CollectiveTimeout" in what or "PeerLost" in what, what)
+                        self.assertGreaterEqual(ms, 1400)
+                        self.assertLess(ms, 10000)
                 for p in os.listdir(self.dir):
                     os.unlink(os.path.join(self.dir, p))
 
