@@ -3,6 +3,17 @@
 #include <cstdint>
 #include <cstring>
 
+// The kernels run at memory speed only when vectorised wide: each public entry point is built
+// for baseline x86-64, x86-64-v3 (AVX2) and x86-64-v4 (AVX-512), picked once at load time by
+// the CPU (an ifunc), with everything it calls inlined into each clone. The file is built at -O3
+// (ddp/CMakeLists.txt): GCC's -O2 cost model declines loops that need runtime alias checks.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PTRUN_REDUCE_KERNEL \
+    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4"), flatten))
+#else
+#define PTRUN_REDUCE_KERNEL
+#endif
+
 namespace ptrun::ddp::detail {
 namespace {
 
@@ -82,7 +93,7 @@ void divide_typed(void* data, std::size_t count, int divisor) {
 
 }  // namespace
 
-void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
+PTRUN_REDUCE_KERNEL void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
              std::size_t count) {
     switch (dtype) {
         case DType::Float32: return reduce2_typed<float>(op, out, a, b, count);
@@ -92,7 +103,7 @@ void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
     }
 }
 
-void reduce_n_dual(DType dtype, ReduceOp op, void* out, void* out2, const void* const* srcs,
+PTRUN_REDUCE_KERNEL void reduce_n_dual(DType dtype, ReduceOp op, void* out, void* out2, const void* const* srcs,
                    int nsrc, std::size_t count, int avg_divisor) {
     if (count == 0) return;
     switch (dtype) {
@@ -107,7 +118,7 @@ void reduce_n_dual(DType dtype, ReduceOp op, void* out, void* out2, const void* 
     }
 }
 
-void finish_avg(DType dtype, void* data, std::size_t count, int divisor) {
+PTRUN_REDUCE_KERNEL void finish_avg(DType dtype, void* data, std::size_t count, int divisor) {
     switch (dtype) {
         case DType::Float32: return divide_typed<float>(data, count, divisor);
         case DType::Float64: return divide_typed<double>(data, count, divisor);
@@ -116,7 +127,7 @@ void finish_avg(DType dtype, void* data, std::size_t count, int divisor) {
     }
 }
 
-void reduce_n(DType dtype, ReduceOp op, void* out, const void* const* srcs, int nsrc,
+PTRUN_REDUCE_KERNEL void reduce_n(DType dtype, ReduceOp op, void* out, const void* const* srcs, int nsrc,
               std::size_t count, int avg_divisor) {
     if (count == 0) return;
     if (nsrc == 1) {
