@@ -4,9 +4,8 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "asio.hpp"
+#include "epoll_set.hpp"
 #include "protocol.hpp"
 #include "request_stream.hpp"
 #include "wait_registry.hpp"
@@ -31,20 +30,26 @@ protected:
     ~ConnectionHost() = default;
 };
 
-/// Reads with async_read_some into a RequestStream (any segmentation), hands each request to
-/// the host, and writes replies from a bounded queue. The read buffer starts at 1 KiB and grows
-/// (to 64 KiB) only for a client that fills it: 10,000 idle clients cost ~10 MB, not the 640 MB
-/// (and page faults) of a fixed 64 KiB buffer each. async_read_some, not async_wait + read:
-/// Asio then needs one recv per request and no epoll_ctl. Lives on the server thread only; kept
-/// alive by its pending handlers and the host's table.
-class Connection : public std::enable_shared_from_this<Connection> {
+/// A non-blocking socket in the server's EpollSet. When it is readable, one recv into a
+/// RequestStream (any segmentation) and each complete request goes to the host; replies are
+/// written at once and only what the kernel does not take is queued (bounded), with output
+/// watched until the queue drains. The read buffer starts at 1 KiB and grows (to 64 KiB) only
+/// for a client that fills it: 10,000 idle clients cost ~10 MB, not the 640 MB (and page
+/// faults) of a fixed 64 KiB buffer each. Server thread only; owned by the host's table.
+class Connection {
 public:
-    Connection(ConnectionHost& host, boost::asio::ip::tcp::socket socket, ConnId id,
-               std::string peer, const TcpStoreLimits& limits, spdlog::logger& log);
+    /// Takes ownership of `fd` (non-blocking, close-on-exec) and adds it to `set` under `id`.
+    Connection(ConnectionHost& host, EpollSet& set, int fd, ConnId id, std::string peer,
+               const TcpStoreLimits& limits, spdlog::logger& log);
+    ~Connection();
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
 
-    /// Starts reading. Does not block.
-    void start();
-    /// Queues `bytes` for the client; closes the connection instead if that would exceed
+    /// The socket is readable (or hung up): reads once and hands over every complete request.
+    void on_readable();
+    /// The socket is writable: writes what is queued.
+    void on_writable();
+    /// Queues `bytes` for the client; resets the connection instead if that would exceed
     /// max_queued_bytes_per_connection (a client that does not read cannot hold memory).
     void send(std::string bytes);
     /// Closes the socket, logs `reason` (at warn if `error`), tells the host. Idempotent.
@@ -53,16 +58,17 @@ public:
     void abort() noexcept;
 
     ConnId id() const noexcept { return id_; }
+    bool closed() const noexcept { return fd_ < 0; }
     const std::string& peer() const noexcept { return peer_; }
 
 private:
-    void read_some();
-    void on_read(const boost::system::error_code& ec, std::size_t n);
-    void write_queued();
-    void on_written(const boost::system::error_code& ec);
+    /// Writes from the queue until it is empty or the socket is full; false if it closed.
+    bool flush();
+    void fail_write(int error);
 
     ConnectionHost& host_;
-    boost::asio::ip::tcp::socket socket_;
+    EpollSet& set_;
+    int fd_;
     const ConnId id_;
     const std::string peer_;
     const TcpStoreLimits& limits_;
@@ -72,9 +78,7 @@ private:
     std::size_t read_capacity_;
     std::deque<std::string> queue_;  ///< replies not yet fully written, in order
     std::size_t queued_bytes_ = 0;
-    std::size_t in_flight_ = 0;  ///< entries of queue_ in the current async_write
-    std::vector<boost::asio::const_buffer> write_buffers_;
-    bool closed_ = false;
+    std::size_t front_written_ = 0;  ///< bytes of queue_.front() already written
 };
 
 }  // namespace ptrun::rdzv::detail

@@ -1,6 +1,9 @@
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "asio.hpp"
+#include "epoll_set.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "server_connection.hpp"
 #include "store_state.hpp"
@@ -28,6 +32,22 @@ using detail::Connection;
 
 namespace {
 constexpr int kMaxAcceptsPerWakeup = 256;  ///< then let other handlers run
+
+/// "10.0.0.2:4242" / "[::1]:4242" for log lines, from the address accept4 filled in.
+std::string describe_peer(const sockaddr_storage& address) {
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (address.ss_family == AF_INET) {
+        const auto& in = reinterpret_cast<const sockaddr_in&>(address);
+        ::inet_ntop(AF_INET, &in.sin_addr, host, sizeof host);
+        return std::string(host) + ":" + std::to_string(ntohs(in.sin_port));
+    }
+    if (address.ss_family == AF_INET6) {
+        const auto& in6 = reinterpret_cast<const sockaddr_in6&>(address);
+        ::inet_ntop(AF_INET6, &in6.sin6_addr, host, sizeof host);
+        return "[" + std::string(host) + "]:" + std::to_string(ntohs(in6.sin6_port));
+    }
+    return "?";
+}
 }  // namespace
 
 class TcpStoreServer::Impl final : public detail::ConnectionHost {
@@ -49,6 +69,8 @@ public:
 
     void on_request(Connection& conn, detail::Request&& request) override;
     void on_closed(Connection& conn) override;
+    /// A connection in the EpollSet is ready.
+    void on_ready(ConnId id, std::uint32_t events);
 
 private:
     /// Runs `change` on the store state on the server thread and waits for it.
@@ -60,7 +82,7 @@ private:
     void accept();
     /// Accepts what the backlog holds; false on an error other than "nothing left".
     bool accept_ready();
-    void admit(tcp::socket socket);
+    void admit(int fd, const sockaddr_storage& address);
     void run() noexcept;
 
     boost::asio::io_context io_{1};  // first: destroyed after everything that uses it
@@ -68,6 +90,9 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     tcp::acceptor acceptor_{io_};
     boost::asio::steady_timer accept_retry_{io_};
+    detail::EpollSet connection_set_{io_, [this](ConnId id, std::uint32_t events) {
+                                          on_ready(id, events);
+                                      }};
     detail::StoreState state_;
     std::unordered_map<ConnId, std::shared_ptr<Connection>> connections_;
     ConnId next_id_ = 1;
@@ -92,6 +117,7 @@ TcpStoreServer::Impl::Impl(TcpStoreServerOptions options)
     port_ = acceptor_.local_endpoint(ec).port();
     log_->info("rdzv store: listening on port {}", port_);
     accept();
+    connection_set_.start();
     thread_ = std::thread([this] { run(); });
 }
 
@@ -184,46 +210,48 @@ void TcpStoreServer::Impl::accept() {
 bool TcpStoreServer::Impl::accept_ready() {
     // accept4 rather than async_accept: the connection fds must be close-on-exec atomically,
     // since an embedding launcher forks workers on other threads.
-    boost::system::error_code local_ec;
-    const auto protocol = acceptor_.local_endpoint(local_ec).protocol();
     for (int i = 0; i < kMaxAcceptsPerWakeup; ++i) {
-        const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr,
-                                 SOCK_CLOEXEC | SOCK_NONBLOCK);
+        sockaddr_storage address{};
+        socklen_t length = sizeof address;
+        const int fd = ::accept4(acceptor_.native_handle(), reinterpret_cast<sockaddr*>(&address),
+                                 &length, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
             if (errno == EINTR || errno == ECONNABORTED) continue;
             return false;
         }
-        boost::system::error_code ec;
-        tcp::socket socket(io_);
-        socket.assign(protocol, fd, ec);
-        if (ec) {
-            ::close(fd);
-            continue;
-        }
-        admit(std::move(socket));
+        admit(fd, address);
     }
     return true;
 }
 
-void TcpStoreServer::Impl::admit(tcp::socket socket) {
-    boost::system::error_code ec;
-    const auto remote = socket.remote_endpoint(ec);
-    std::string peer = ec ? std::string("?") : remote.address().to_string() + ":" +
-                                                   std::to_string(remote.port());
+void TcpStoreServer::Impl::admit(int fd, const sockaddr_storage& address) {
     if (connections_.size() >= options_.limits.max_connections) {
         log_->warn("rdzv store: refusing connection from {}: {} connections open (max_connections)",
-                   peer, connections_.size());
-        socket.close(ec);
+                   describe_peer(address), connections_.size());
+        ::close(fd);
         return;
     }
-    socket.set_option(tcp::no_delay(true), ec);
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     const ConnId id = next_id_++;
-    auto conn = std::make_shared<Connection>(*this, std::move(socket), id, std::move(peer),
-                                             options_.limits, *log_);
-    connections_.emplace(id, conn);
-    log_->debug("rdzv store: connection #{} from {}", id, conn->peer());
-    conn->start();
+    try {
+        auto conn = std::make_shared<Connection>(*this, connection_set_, fd, id,
+                                                 describe_peer(address), options_.limits, *log_);
+        connections_.emplace(id, conn);
+        log_->debug("rdzv store: connection #{} from {}", id, conn->peer());
+    } catch (const std::exception& e) {  // the fd is closed; the server goes on
+        log_->warn("rdzv store: cannot serve connection from {}: {}", describe_peer(address),
+                   e.what());
+    }
+}
+
+void TcpStoreServer::Impl::on_ready(ConnId id, std::uint32_t events) {
+    auto it = connections_.find(id);
+    if (it == connections_.end()) return;  // closed earlier in this batch
+    const auto conn = it->second;           // on_closed may drop the table's reference
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) conn->on_readable();
+    if ((events & EPOLLOUT) && !conn->closed()) conn->on_writable();
 }
 
 void TcpStoreServer::Impl::on_request(Connection& conn, detail::Request&& request) {
@@ -280,6 +308,7 @@ void TcpStoreServer::Impl::stop() {
         boost::system::error_code ignored;
         acceptor_.close(ignored);
         accept_retry_.cancel();
+        connection_set_.cancel();
         for (auto& entry : connections_) entry.second->abort();
         connections_.clear();
         log_->info("rdzv store: stopped (port {})", port_);

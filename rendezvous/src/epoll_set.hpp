@@ -1,0 +1,45 @@
+#pragma once
+/// EpollSet: the server's connections in one level-triggered epoll set, waited on through Asio.
+
+#include <sys/epoll.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+
+#include "asio.hpp"
+
+namespace ptrun::rdzv::detail {
+
+/// Asio 1.74's reactor costs one extra syscall per request on a request/response socket (a
+/// speculative recv that finds nothing when a read is re-armed, or an epoll_ctl per
+/// async_wait). This set keeps every connection registered once, level-triggered; Asio waits on
+/// the set's own descriptor, and one wakeup hands every ready connection to `on_ready` (one
+/// recv and one send per request, as a bare epoll loop does). Server thread only.
+class EpollSet {
+public:
+    /// Called with the id given to add() and the epoll event bits.
+    using ReadyHandler = std::function<void(std::uint64_t id, std::uint32_t events)>;
+
+    /// Creates the set on `io`. Throws StoreError if epoll_create1 fails.
+    EpollSet(boost::asio::io_context& io, ReadyHandler on_ready);
+
+    /// Watches `fd` for input (and hang-up) under `id`. Throws StoreError on failure.
+    void add(int fd, std::uint64_t id);
+    /// Also watches `fd` for output while `on` (a connection with queued replies). Never throws.
+    void watch_output(int fd, std::uint64_t id, bool on) noexcept;
+    /// Starts waiting; every wakeup re-arms until cancel(). Does not block.
+    void start();
+    /// Stops waiting (pending wait completes as aborted). Never throws.
+    void cancel() noexcept;
+
+private:
+    void wait();
+    void dispatch();
+
+    boost::asio::posix::stream_descriptor descriptor_;  ///< owns the epoll fd
+    ReadyHandler on_ready_;
+    std::array<epoll_event, 256> events_{};
+};
+
+}  // namespace ptrun::rdzv::detail
