@@ -34,7 +34,8 @@ void Executor::stop() noexcept {
         if (stopping_ && !thread_.joinable()) return;
         stopping_ = true;
     }
-    cv_.notify_all();
+    work_cv_.notify_all();
+    done_cv_.notify_all();
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
@@ -53,7 +54,7 @@ WorkPtr Executor::submit(Operation op, bool inline_if_idle) {
         queue_.push_back(Item{seq, std::move(op), error});
         wake = !running_;
     }
-    if (wake) cv_.notify_all();
+    if (wake) work_cv_.notify_one();
     return std::make_shared<Handle>(shared_from_this(), seq, std::move(error));
 }
 
@@ -70,13 +71,16 @@ void Executor::run_head(std::unique_lock<std::mutex>& lock) {
     lock.lock();
     running_ = false;
     completed_ = item.seq;
-    cv_.notify_all();
+    // Waiters only: waking the idle progress thread after every inline collective would put a
+    // third thread on the cores the ranks share. It is woken only if work is left.
+    done_cv_.notify_all();
+    if (!queue_.empty()) work_cv_.notify_one();
 }
 
 void Executor::progress_loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
-        cv_.wait(lock, [this] { return stopping_ || (!running_ && !queue_.empty()); });
+        work_cv_.wait(lock, [this] { return stopping_ || (!running_ && !queue_.empty()); });
         if (!running_ && !queue_.empty()) {
             run_head(lock);
         } else if (stopping_ && queue_.empty() && !running_) {
@@ -91,7 +95,7 @@ void Executor::wait_for(std::uint64_t seq) {
         if (!running_ && !queue_.empty()) {
             run_head(lock);  // claim: run it here rather than wait for the progress thread
         } else {
-            cv_.wait(lock);
+            done_cv_.wait(lock);
         }
     }
 }

@@ -51,7 +51,8 @@ private:
     bool done(std::uint64_t seq);
 
     std::mutex mutex_;
-    std::condition_variable cv_;
+    std::condition_variable work_cv_;  ///< the progress thread: work arrived, or stop
+    std::condition_variable done_cv_;  ///< wait_for(): an operation completed, or stop
     std::deque<Item> queue_;
     bool running_ = false;  ///< some thread is running an operation
     bool stopping_ = false;
