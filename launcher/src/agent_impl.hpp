@@ -1,0 +1,123 @@
+#pragma once
+/// Agent::Impl: the agent's state, shared by agent.cpp (supervision: signals, child exits,
+/// decisions), agent_rounds.cpp (multi-node rounds) and agent_workers.cpp (spawning workers).
+
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptrun/launcher/agent.hpp"
+#include "ptrun/launcher/decide.hpp"
+#include "ptrun/launcher/failure_report.hpp"
+#include "ptrun/launcher/log_layout.hpp"
+#include "ptrun/launcher/node_placement.hpp"
+#include "ptrun/launcher/output_relay.hpp"
+#include "ptrun/launcher/round.hpp"
+
+namespace ptrun::launcher {
+
+struct Agent::Impl {
+    /// One worker of the current attempt.
+    struct Worker {
+        WorkerEnd end;
+        bool alive = false;
+    };
+
+    /// The child's end of one output stream, and what the agent keeps of it.
+    struct StreamPlumbing {
+        int child_fd = -1;  ///< -1: inherit ptrun's stream
+        std::string log_path;
+    };
+
+    Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s, std::shared_ptr<spdlog::logger> l,
+         std::optional<Membership> m)
+        : config(c), command(std::move(cmd)), parent_env(std::move(e)), store(std::move(s)), log(std::move(l)),
+          membership(std::move(m)), signals(io), grace(io), logs(c.log_dir, c.run_id) {
+        policy.max_restarts = c.max_restarts;
+        state.distributed = membership.has_value();
+        placement.group_rank = c.node_rank;
+        placement.nodes = 1;
+        placement.rank_base = c.node_rank * c.nproc_per_node;
+        placement.world_size = c.nproc_per_node;
+        placement.master_addr = store.host;
+        placement.master_port = store.port;
+    }
+
+    const LaunchConfig& config;
+    WorkerCommand command;
+    env::EnvMap parent_env;
+    StoreEndpoint store;
+    std::shared_ptr<spdlog::logger> log;
+    std::optional<Membership> membership;
+    NodePlacement placement;  ///< this node's place in the job for the current attempt
+    std::optional<RoundEnd> last_round_end;  ///< multi-node: how the running round ended
+    boost::asio::io_context io{1};
+    boost::asio::signal_set signals;
+    boost::asio::steady_timer grace;
+    LogLayout logs;
+    GroupState state;
+    RestartPolicy policy;
+    std::vector<Worker> workers;
+    std::vector<std::unique_ptr<OutputRelay>> relays;
+    std::optional<WorkerEnd> root_cause;
+    bool finished = false;
+    bool announced_logs = false;
+    int exit_code = 0;
+
+    /// SIGUSR1/SIGUSR2 are forwarded to the workers; every other handled signal stops the job.
+    static bool stops_job(int signo) { return signo != SIGUSR1 && signo != SIGUSR2; }
+
+    // supervision (agent.cpp)
+    /// Runs the agent to the end (signals, child exits and round events on `io`); the exit code.
+    int run();
+    /// Waits for the next signal (SIGCHLD: reap; others: stop or forward).
+    void wait_signal();
+    /// Reaps every exited child and feeds each worker exit to decide().
+    void reap();
+    /// Feeds `ev` to decide() and carries out the action.
+    void apply(const Event& ev);
+    /// Carries out one action of the decision table.
+    void act(const Action& a);
+    /// Sends `signo` to every live worker's process group.
+    void signal_alive(int signo, bool by_ptrun);
+    /// Logs the failure that triggers a restart.
+    void announce_restart();
+    /// Kills what is left in the attempt's process groups and flushes its output.
+    void end_attempt();
+    /// Ends the run with `code`: stops what is left, reports the root cause, stops the loop.
+    void finish(int code);
+
+    // multi-node rounds (agent_rounds.cpp): session callbacks are posted to `io`
+    /// Multi-node: joins the next rendezvous round; its placement or error is posted to `io`.
+    void join_round();
+    /// Multi-node: a round closed with this node in it: watch its end, start the workers.
+    void start_round(const NodePlacement& a);
+    /// Multi-node: the running round ended (failure elsewhere, scale-up, completion, ...).
+    void on_round_end(const RoundEnd& end);
+    /// Multi-node: the store became unreachable: the job is over for this node.
+    void on_store_lost(const std::string& message);
+    /// Multi-node: tells the coordinator that a local worker failed (ends the round everywhere).
+    void report_local_failure();
+    /// Multi-node: tells the coordinator this agent is leaving; the store host waits (at most
+    /// close_timeout) until every other node has left before its store goes away.
+    void leave(int code);
+
+    // workers (agent_workers.cpp)
+    /// Spawns this node's workers for the current attempt and placement.
+    void start_attempt();
+    /// The child end of one output stream per the redirect/tee settings (file, tee pipe or inherit).
+    StreamPlumbing plumb(StdMask stream, int attempt, int local_rank, int rank, int console_fd);
+    /// Logs the run's log directory once.
+    void announce_logs();
+};
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,110 @@
+#include "agent_impl.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "ptrun/env/worker_env.hpp"
+#include "ptrun/launcher/fixed_placement.hpp"
+#include "ptrun/launcher/spawn.hpp"
+
+namespace ptrun::launcher {
+namespace asio = boost::asio;
+
+namespace {
+
+int open_log(const std::string& path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot open log file '" + path + "': " + std::strerror(errno));
+    return fd;
+}
+
+}  // namespace
+
+void Agent::Impl::start_attempt() {
+    workers.assign(static_cast<std::size_t>(config.nproc_per_node), Worker{});
+    const int attempt = state.restart_count;
+    const int world = config.nproc_per_node;
+    const auto& p = placement;
+    for (int lr = 0; lr < world; ++lr) {
+        auto& w = workers[static_cast<std::size_t>(lr)];
+        w.end.host = config.hostname;
+        w.end.local_rank = lr;
+        w.end.rank = p.rank_base + lr;
+        w.end.error_file = logs.error_dir(attempt, lr) + "/error.json";
+        env::WorkerIdentity id;
+        id.local_rank = lr;
+        id.rank = w.end.rank;
+        id.group_rank = p.group_rank;
+        id.role_rank = w.end.rank;
+        id.role_name = config.role;
+        id.local_world_size = world;
+        id.world_size = p.world_size;
+        id.group_world_size = p.nodes;
+        id.role_world_size = p.world_size;
+        id.master_addr = p.master_addr;
+        id.master_port = p.master_port;
+        id.restart_count = attempt;
+        id.max_restarts = config.max_restarts;
+        id.run_id = config.run_id;
+        id.use_agent_store = store.agent_hosted;
+        id.error_file = w.end.error_file;
+        if (config.fixed_placement) apply_placement(*config.fixed_placement, id);  // SLURM per-rank
+        w.end.rank = id.rank;
+        SpawnRequest req{command.exec_path, command.argv, env::worker_env(id, parent_env)};
+        auto out = plumb(StdMask::Out, attempt, lr, w.end.rank, STDOUT_FILENO);
+        auto err = plumb(StdMask::Err, attempt, lr, w.end.rank, STDERR_FILENO);
+        req.stdout_fd = out.child_fd;
+        req.stderr_fd = err.child_fd;
+        w.end.stderr_log = err.log_path;
+        state.alive += 1;
+        try {
+            w.end.pid = spawn_worker(req);
+            w.alive = true;
+        } catch (const SpawnError& e) {
+            log->error("local rank {}: {}", lr, e.what());
+            w.end.exit = WorkerExit{127, 0};
+            w.end.time = std::chrono::system_clock::now();
+            asio::post(io, [this, lr] { apply(WorkerExited{lr, WorkerExit{127, 0}}); });
+        }
+        if (out.child_fd >= 0) ::close(out.child_fd);
+        if (err.child_fd >= 0) ::close(err.child_fd);
+    }
+}
+
+Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int attempt, int local_rank, int rank, int console_fd) {
+    bool filtered_out = config.local_ranks_filter && !config.local_ranks_filter->count(local_rank);
+    bool tee = has(config.tee.for_rank(local_rank), stream) && !filtered_out;
+    bool to_file = tee || filtered_out || has(config.redirects.for_rank(local_rank), stream);
+    if (!to_file) return {};
+    StreamPlumbing p;
+    p.log_path = logs.log_dir(attempt, local_rank) + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
+    int log_fd = open_log(p.log_path);
+    announce_logs();
+    if (!tee) {
+        p.child_fd = log_fd;
+        return p;
+    }
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+        ::close(log_fd);
+        throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+    }
+    std::string prefix = "[" + config.hostname + ":" + std::to_string(rank) + "] ";
+    relays.push_back(std::make_unique<OutputRelay>(io, fds[0], RelayTarget{log_fd, console_fd, prefix}));
+    p.child_fd = fds[1];
+    return p;
+}
+
+void Agent::Impl::announce_logs() {
+    if (announced_logs) return;
+    announced_logs = true;
+    log->info("worker logs: {}", logs.run_log_dir());
+}
+
+}  // namespace ptrun::launcher
