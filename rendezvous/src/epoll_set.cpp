@@ -9,6 +9,9 @@
 namespace ptrun::rdzv::detail {
 namespace {
 
+/// Consecutive non-empty looks before yielding to the rest of the io_context.
+constexpr int kBusyRounds = 16;
+
 int create_epoll() {
     const int fd = ::epoll_create1(EPOLL_CLOEXEC);
     if (fd < 0) throw StoreError(std::string("store server: epoll_create1: ") + std::strerror(errno));
@@ -39,6 +42,7 @@ void EpollSet::watch_output(int fd, std::uint64_t id, bool on) noexcept {
 void EpollSet::start() { wait(); }
 
 void EpollSet::cancel() noexcept {
+    cancelled_ = true;
     boost::system::error_code ignored;
     descriptor_.cancel(ignored);
 }
@@ -47,18 +51,32 @@ void EpollSet::wait() {
     descriptor_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
                            [this](const boost::system::error_code& ec) {
                                if (ec == boost::asio::error::operation_aborted) return;
-                               dispatch();
-                               wait();
+                               dispatch_and_continue();
                            });
 }
 
-void EpollSet::dispatch() {
+void EpollSet::dispatch_and_continue() {
+    // While requests keep coming (one often arrives while the last is served), look again at
+    // once: re-arming the wait costs an epoll_ctl, a blocking epoll_wait and this epoll_wait
+    // again. After kBusyRounds, the rest of Asio's queue (accepts, posted work) runs first.
+    for (int round = 0; round < kBusyRounds; ++round) {
+        if (cancelled_) return;
+        if (dispatch() == 0) {
+            wait();
+            return;
+        }
+    }
+    boost::asio::post(descriptor_.get_executor(), [this] { dispatch_and_continue(); });
+}
+
+int EpollSet::dispatch() {
     const int n = ::epoll_wait(descriptor_.native_handle(), events_.data(),
                                static_cast<int>(events_.size()), 0);
     for (int i = 0; i < n; ++i) {
         on_ready_(events_[static_cast<std::size_t>(i)].data.u64,
                   events_[static_cast<std::size_t>(i)].events);
     }
+    return n;
 }
 
 }  // namespace ptrun::rdzv::detail

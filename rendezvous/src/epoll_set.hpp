@@ -15,7 +15,8 @@ namespace ptrun::rdzv::detail {
 /// speculative recv that finds nothing when a read is re-armed, or an epoll_ctl per
 /// async_wait). This set keeps every connection registered once, level-triggered; Asio waits on
 /// the set's own descriptor, and one wakeup hands every ready connection to `on_ready` (one
-/// recv and one send per request, as a bare epoll loop does). Server thread only.
+/// recv and one send per request, as a bare epoll loop does), looking again at once while it
+/// finds more, and re-arming the wait only when a look finds nothing. Server thread only.
 class EpollSet {
 public:
     /// Called with the id given to add() and the epoll event bits.
@@ -35,11 +36,15 @@ public:
 
 private:
     void wait();
-    void dispatch();
+    /// Dispatches what is ready; re-arms the wait when nothing was, else looks again soon.
+    void dispatch_and_continue();
+    /// Hands every ready connection to on_ready_; how many there were.
+    int dispatch();
 
     boost::asio::posix::stream_descriptor descriptor_;  ///< owns the epoll fd
     ReadyHandler on_ready_;
     std::array<epoll_event, 256> events_{};
+    bool cancelled_ = false;
 };
 
 }  // namespace ptrun::rdzv::detail
