@@ -94,7 +94,7 @@ void divide_typed(void* data, std::size_t count, int divisor) {
 }  // namespace
 
 PTRUN_REDUCE_KERNEL void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
-             std::size_t count) {
+                                 std::size_t count) {
     switch (dtype) {
         case DType::Float32: return reduce2_typed<float>(op, out, a, b, count);
         case DType::Float64: return reduce2_typed<double>(op, out, a, b, count);
@@ -103,8 +103,9 @@ PTRUN_REDUCE_KERNEL void reduce2(DType dtype, ReduceOp op, void* out, const void
     }
 }
 
-PTRUN_REDUCE_KERNEL void reduce_n_dual(DType dtype, ReduceOp op, void* out, void* out2, const void* const* srcs,
-                   int nsrc, std::size_t count, int avg_divisor) {
+PTRUN_REDUCE_KERNEL void reduce_n_dual(DType dtype, ReduceOp op, void* out, void* out2,
+                                       const void* const* srcs, int nsrc, std::size_t count,
+                                       int avg_divisor) {
     if (count == 0) return;
     switch (dtype) {
         case DType::Float32:
@@ -127,8 +128,8 @@ PTRUN_REDUCE_KERNEL void finish_avg(DType dtype, void* data, std::size_t count, 
     }
 }
 
-PTRUN_REDUCE_KERNEL void reduce_n(DType dtype, ReduceOp op, void* out, const void* const* srcs, int nsrc,
-              std::size_t count, int avg_divisor) {
+PTRUN_REDUCE_KERNEL void reduce_n(DType dtype, ReduceOp op, void* out, const void* const* srcs,
+                                  int nsrc, std::size_t count, int avg_divisor) {
     if (count == 0) return;
     if (nsrc == 1) {
         if (out != srcs[0]) std::memcpy(out, srcs[0], count * dtype_size(dtype));

@@ -13,8 +13,11 @@
 namespace ptrun::ddp::detail {
 
 TcpRing::TcpRing(int index, std::vector<int> leader_ranks, Fd prev, Fd next, FailureBoard board)
-    : index_(index), leader_ranks_(std::move(leader_ranks)), prev_(std::move(prev)),
-      next_(std::move(next)), board_(std::move(board)) {}
+    : index_(index),
+      leader_ranks_(std::move(leader_ranks)),
+      prev_(std::move(prev)),
+      next_(std::move(next)),
+      board_(std::move(board)) {}
 
 int TcpRing::prev_index() const {
     const int n = static_cast<int>(leader_ranks_.size());
@@ -22,6 +25,8 @@ int TcpRing::prev_index() const {
 }
 
 int TcpRing::next_index() const { return (index_ + 1) % static_cast<int>(leader_ranks_.size()); }
+
+int TcpRing::leader(int node) const { return leader_ranks_[static_cast<std::size_t>(node)]; }
 
 void TcpRing::abort(int culprit, std::string_view what) noexcept {
     board_.post(index_, culprit, what);
@@ -31,15 +36,15 @@ void TcpRing::abort(int culprit, std::string_view what) noexcept {
 
 void TcpRing::blame_noted(int node, const CallTimer& timer, std::chrono::milliseconds wait) {
     if (auto note = board_.read(node, wait)) {
-        throw PeerLost(timer.collective, note->culprit,
-                       "rank " + std::to_string(leader_ranks_[static_cast<std::size_t>(node)]) +
-                           " broke the ring after: " + note->what);
+        throw PeerLost(
+            timer.collective, note->culprit,
+            "rank " + std::to_string(leader(node)) + " broke the ring after: " + note->what);
     }
 }
 
 void TcpRing::lose(int node, const CallTimer& timer, const std::string& detail) {
     blame_noted(node, timer, kNoteWait);
-    throw PeerLost(timer.collective, leader_ranks_[static_cast<std::size_t>(node)], detail);
+    throw PeerLost(timer.collective, leader(node), detail);
 }
 
 void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_buf,
@@ -54,7 +59,8 @@ void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_bu
                 sent += static_cast<std::size_t>(n);
                 progressed = true;
             } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                lose(next_index(), timer, std::string("sending to it failed: ") + std::strerror(errno));
+                lose(next_index(), timer,
+                     std::string("sending to it failed: ") + std::strerror(errno));
             }
         }
         if (got < recv_len) {
@@ -65,7 +71,8 @@ void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_bu
             } else if (n == 0) {
                 lose(prev_index(), timer, "its connection closed");
             } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                lose(prev_index(), timer, std::string("receiving from it failed: ") + std::strerror(errno));
+                lose(prev_index(), timer,
+                     std::string("receiving from it failed: ") + std::strerror(errno));
             }
         }
         if (progressed) continue;
@@ -79,9 +86,9 @@ void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_bu
             blame_noted(got < recv_len ? prev_index() : next_index(), timer,
                         std::chrono::milliseconds(0));
             std::vector<int> waiting;
-            if (got < recv_len) waiting.push_back(leader_ranks_[static_cast<std::size_t>(prev_index())]);
+            if (got < recv_len) waiting.push_back(leader(prev_index()));
             if (sent < send_len && next_index() != prev_index()) {
-                waiting.push_back(leader_ranks_[static_cast<std::size_t>(next_index())]);
+                waiting.push_back(leader(next_index()));
             }
             throw CollectiveTimeout(timer.collective, waiting, timer.timeout);
         }

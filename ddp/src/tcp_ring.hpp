@@ -49,6 +49,8 @@ private:
     [[noreturn]] void lose(int node, const CallTimer& timer, const std::string& detail);
     int prev_index() const;
     int next_index() const;
+    /// Global rank of node `node`'s leader.
+    int leader(int node) const;
 
     int index_;
     std::vector<int> leader_ranks_;

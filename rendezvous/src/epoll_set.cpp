@@ -14,7 +14,8 @@ constexpr int kBusyRounds = 16;
 
 int create_epoll() {
     const int fd = ::epoll_create1(EPOLL_CLOEXEC);
-    if (fd < 0) throw StoreError(std::string("store server: epoll_create1: ") + std::strerror(errno));
+    if (fd < 0)
+        throw StoreError(std::string("store server: epoll_create1: ") + std::strerror(errno));
     return fd;
 }
 
@@ -42,7 +43,6 @@ void EpollSet::watch_output(int fd, std::uint64_t id, bool on) noexcept {
 void EpollSet::start() { wait(); }
 
 void EpollSet::cancel() noexcept {
-    cancelled_ = true;
     boost::system::error_code ignored;
     descriptor_.cancel(ignored);
 }
@@ -60,7 +60,6 @@ void EpollSet::dispatch_and_continue() {
     // once: re-arming the wait costs an epoll_ctl, a blocking epoll_wait and this epoll_wait
     // again. After kBusyRounds, the rest of Asio's queue (accepts, posted work) runs first.
     for (int round = 0; round < kBusyRounds; ++round) {
-        if (cancelled_) return;
         if (dispatch() == 0) {
             wait();
             return;

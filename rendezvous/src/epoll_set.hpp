@@ -44,7 +44,6 @@ private:
     boost::asio::posix::stream_descriptor descriptor_;  ///< owns the epoll fd
     ReadyHandler on_ready_;
     std::array<epoll_event, 256> events_{};
-    bool cancelled_ = false;
 };
 
 }  // namespace ptrun::rdzv::detail

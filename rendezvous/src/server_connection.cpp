@@ -65,7 +65,7 @@ void Connection::on_readable() {
     }
     const auto got = static_cast<std::size_t>(n);
     stream_.feed(std::string_view(read_buffer_.get(), got));
-    if (got == read_capacity_ && read_capacity_ < kMaxReadBytes) {  // a bulk sender: read more at once
+    if (got == read_capacity_ && read_capacity_ < kMaxReadBytes) {  // a bulk sender: read more
         read_capacity_ = std::min(read_capacity_ * 8, kMaxReadBytes);
         read_buffer_.reset(new char[read_capacity_]);
     }

@@ -41,20 +41,27 @@ class Collectives(PtrunTestCase):
         """Two or three ptrun agents on this host as nodes: shm within each, the TCP ring between."""
         for nodes, per_node in ((2, 2), (3, 1)):
             with self.subTest(nodes=nodes, per_node=per_node):
-                port = free_port()
-                agents = [subprocess.Popen(
-                    [PTRUN, "--nnodes", str(nodes), "--nproc-per-node", str(per_node), "--node-rank", str(i),
-                     "--master-addr", "127.0.0.1", "--master-port", str(port), "--no-python", CHECK, "all"],
-                    env=_env({}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                    for i in range(nodes)]
-                self.leftover += [a.pid for a in agents]
-                outs = [a.communicate(timeout=240) for a in agents]
-                for a, (out, err) in zip(agents, outs):
-                    self.assertEqual(a.returncode, 0, out + err)
+                results = self.run_agents(nodes, per_node, ["--no-python", CHECK, "all"], {}, timeout=240)
+                for code, out, err in results:
+                    self.assertEqual(code, 0, out + err)
+                outs = [(out, err) for _, out, err in results]
                 lines = [l for out, _ in outs for l in out.splitlines() if "checks" in l]
                 self.assertEqual(len(lines), nodes * per_node, outs)
                 for line in lines:
                     self.assertIn(" 0 failures", line)
+
+    def run_agents(self, nodes, per_node, args, env, timeout):
+        """Runs `nodes` ptrun agents on this host as nodes (static rendezvous, the TCP ring
+        between them), `per_node` workers each; returns [(exit code, stdout, stderr)] by node."""
+        port = free_port()
+        agents = [subprocess.Popen(
+            [PTRUN, "--nnodes", str(nodes), "--nproc-per-node", str(per_node), "--node-rank", str(i),
+             "--master-addr", "127.0.0.1", "--master-port", str(port), *args],
+            env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for i in range(nodes)]
+        self.leftover += [a.pid for a in agents]
+        outs = [a.communicate(timeout=timeout) for a in agents]
+        return [(a.returncode, out, err) for a, (out, err) in zip(agents, outs)]
 
     def run_failure(self, mode, n, victim, timeout_ms, nodes=1):
         """Runs `collectives_check MODE VICTIM` on `nodes` ptrun agents of n/nodes workers each
@@ -65,15 +72,8 @@ class Collectives(PtrunTestCase):
             res = run_ptrun(["--standalone", "--nproc-per-node", str(n), *check], env=env, timeout=120)
             codes, stderr = [res.returncode], res.stderr
         else:
-            port = free_port()
-            agents = [subprocess.Popen(
-                [PTRUN, "--nnodes", str(nodes), "--nproc-per-node", str(n // nodes), "--node-rank", str(i),
-                 "--master-addr", "127.0.0.1", "--master-port", str(port), *check],
-                env=_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for i in range(nodes)]
-            self.leftover += [a.pid for a in agents]
-            stderr = "".join(a.communicate(timeout=120)[1] for a in agents)
-            codes = [a.returncode for a in agents]
+            results = self.run_agents(nodes, n // nodes, check, env, timeout=120)
+            codes, stderr = [code for code, _, _ in results], "".join(err for _, _, err in results)
         self.assertTrue(any(c != 0 for c in codes), stderr)
         reports = {}
         for r in range(n):
@@ -84,18 +84,29 @@ class Collectives(PtrunTestCase):
             with open(path) as f:
                 ms, what = f.read().splitlines()[:2]
             reports[r] = (int(ms), what)
+        for p in os.listdir(self.dir):
+            os.unlink(os.path.join(self.dir, p))
         return reports
+
+    def check_peer_lost(self, reports, victim):
+        """Every reporting rank got PeerLost naming `victim` within 5 s."""
+        for r, (ms, what) in reports.items():
+            self.assertIn("PeerLost", what)
+            self.assertIn(f"rank {victim}", what)
+            self.assertLess(ms, 5000, f"rank {r} noticed the dead peer only after {ms} ms")
+
+    def check_timed_out(self, reports, victim):
+        """Every reporting rank failed naming `victim` after the 1.5 s timeout, within 10 s."""
+        for r, (ms, what) in reports.items():
+            self.assertTrue("CollectiveTimeout" in what or "PeerLost" in what, what)
+            self.assertIn(f"rank {victim}", what)
+            self.assertGreaterEqual(ms, 1400)
+            self.assertLess(ms, 10000)
 
     def test_killed_peer_gives_peer_lost_naming_it(self):
         for n, victim in ((2, 1), (3, 0), (4, 2)):
             with self.subTest(world=n, victim=victim):
-                reports = self.run_failure("die", n, victim, timeout_ms=20000)
-                for r, (ms, what) in reports.items():
-                    self.assertIn("PeerLost", what)
-                    self.assertIn(f"rank {victim}", what)
-                    self.assertLess(ms, 5000, f"rank {r} noticed the dead peer only after {ms} ms")
-                for p in os.listdir(self.dir):
-                    os.unlink(os.path.join(self.dir, p))
+                self.check_peer_lost(self.run_failure("die", n, victim, timeout_ms=20000), victim)
 
     def test_peer_on_another_node_killed_or_silent(self):
         """Across nodes the error comes through the TCP ring: a killed rank on the other node is
@@ -104,25 +115,10 @@ class Collectives(PtrunTestCase):
             with self.subTest(mode=mode, victim=victim):
                 reports = self.run_failure(mode, 4, victim, timeout_ms, nodes=2)
                 self.assertEqual(sorted(reports), [r for r in range(4) if r != victim])
-                for r, (ms, what) in reports.items():
-                    self.assertIn(f"rank {victim}", what)
-                    if mode == "die":
-                        self.assertIn("PeerLost", what)
-                        self.assertLess(ms, 5000, f"rank {r} noticed the dead peer only after {ms} ms")
-                    else:
-                        self.assertTrue("CollectiveTimeout" in what or "PeerLost" in what, what)
-                        self.assertGreaterEqual(ms, 1400)
-                        self.assertLess(ms, 10000)
-                for p in os.listdir(self.dir):
-                    os.unlink(os.path.join(self.dir, p))
+                (self.check_peer_lost if mode == "die" else self.check_timed_out)(reports, victim)
 
     def test_silent_peer_times_out_naming_it(self):
-        reports = self.run_failure("hang", 3, 2, timeout_ms=1500)
-        for r, (ms, what) in reports.items():
-            self.assertTrue("CollectiveTimeout" in what or "PeerLost" in what, what)
-            self.assertIn("rank 2", what)
-            self.assertGreaterEqual(ms, 1400)
-            self.assertLess(ms, 10000)
+        self.check_timed_out(self.run_failure("hang", 3, 2, timeout_ms=1500), 2)
 
 
 if __name__ == "__main__":

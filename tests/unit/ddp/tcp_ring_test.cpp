@@ -18,8 +18,9 @@ namespace {
 
 // Builds an n-leader ring over loopback, one thread per leader, and runs `body` on each.
 // `board(i)` gives leader i its FailureBoard (off by default).
-void run_ring(int n, const std::function<void(TcpRing&, int)>& body,
-              const std::function<FailureBoard(int)>& board = [](int) { return FailureBoard(); }) {
+void run_ring(
+    int n, const std::function<void(TcpRing&, int)>& body,
+    const std::function<FailureBoard(int)>& board = [](int) { return FailureBoard(); }) {
     std::vector<Listener> listeners;
     for (int i = 0; i < n; ++i) listeners.push_back(listen_any());
     std::vector<int> ranks;
