@@ -19,8 +19,10 @@ std::string message_of(const std::exception_ptr& error) {
     }
 }
 
-/// Collectives up to this many bytes run in the caller when the group is idle (no hand-off).
-constexpr std::size_t kInlineBytes = 256 * 1024;
+/// Collectives up to this many bytes run in the caller when the group is idle (no hand-off):
+/// at most ~60 us of work here, less than what waking the progress thread costs when the ranks
+/// share the cores (2 ranks, 1 MiB: 11-17 GB/s handed off, 19 GB/s inline).
+constexpr std::size_t kInlineBytes = 1024 * 1024;
 
 }  // namespace
 

@@ -1,7 +1,10 @@
 #include "reduce_kernels.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+
+#include "shared_copy.hpp"
 
 // The kernels run at memory speed only when vectorised wide: each public entry point is built
 // for baseline x86-64, x86-64-v3 (AVX2) and x86-64-v4 (AVX-512), picked once at load time by
@@ -12,6 +15,12 @@
     __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4"), flatten))
 #else
 #define PTRUN_REDUCE_KERNEL
+#endif
+
+// The combiners below take 64-byte GCC vectors by value; they are internal and inlined, so the
+// warning that such parameters' ABI differs between -mavx512f and not does not concern them.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
 namespace ptrun::ddp::detail {
@@ -43,44 +52,65 @@ void reduce2_typed(ReduceOp op, void* out, const void* a, const void* b, std::si
     }
 }
 
-template <class T, class F>
-void apply2_dual(void* out, void* out2, const void* a, const void* b, std::size_t count, F f) {
-    auto* o = static_cast<T*>(out);
-    auto* o2 = static_cast<T*>(out2);
-    const auto* x = static_cast<const T*>(a);
-    const auto* y = static_cast<const T*>(b);
-    for (std::size_t i = 0; i < count; ++i) {
-        const T v = f(x[i], y[i]);
-        o[i] = v;
-        o2[i] = v;
+/// reduce_n_publish for one type and combiner: a 64-byte line at a time, every source folded
+/// (left to right) into one line-wide vector, `finish` applied, the line streamed to `shared_out`
+/// and stored to `local_out`. Unaligned head and tail elements go one by one. `f` and `finish`
+/// take scalars and GCC vectors alike.
+template <class T, class F, class G>
+void publish_typed(void* shared_out, void* local_out, const void* const* srcs, int nsrc,
+                   std::size_t count, F f, G finish) {
+    typedef T Line __attribute__((vector_size(64)));
+    constexpr std::size_t kLine = sizeof(Line) / sizeof(T);
+    auto* shared = static_cast<T*>(shared_out);
+    auto* local = static_cast<T*>(local_out);
+    const auto src = [srcs](int s) { return static_cast<const T*>(srcs[s]); };
+    const auto one = [&](std::size_t i) {
+        T v = src(0)[i];
+        for (int s = 1; s < nsrc; ++s) v = static_cast<T>(f(v, src(s)[i]));
+        v = static_cast<T>(finish(v));
+        shared[i] = v;
+        if (local != nullptr) local[i] = v;
+    };
+    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(shared) % sizeof(Line);
+    const std::size_t head =
+        std::min(count, misaligned == 0 ? 0 : (sizeof(Line) - misaligned) / sizeof(T));
+    std::size_t i = 0;
+    for (; i < head; ++i) one(i);
+    for (; i + kLine <= count; i += kLine) {
+        Line line;
+        std::memcpy(&line, src(0) + i, sizeof line);
+        for (int s = 1; s < nsrc; ++s) {
+            Line next;
+            std::memcpy(&next, src(s) + i, sizeof next);
+            line = f(line, next);
+        }
+        line = finish(line);
+        stream_line(shared + i, &line);
+        if (local != nullptr) std::memcpy(local + i, &line, sizeof line);
     }
+    for (; i < count; ++i) one(i);
+    shared_store_fence();
 }
 
 template <class T>
-void reduce_dual_typed(ReduceOp op, void* out, void* out2, const void* const* srcs, int nsrc,
-                       std::size_t count, int avg_divisor) {
-    // Passes 1 .. nsrc-2 accumulate into `out`; the last one stores to both outputs.
-    const void* acc = srcs[0];
-    for (int s = 1; s < nsrc - 1; ++s) {
-        reduce2_typed<T>(op, out, acc, srcs[s], count);
-        acc = out;
-    }
-    const void* last = srcs[nsrc - 1];
-    const auto d = static_cast<T>(avg_divisor);
+void publish_op(ReduceOp op, void* shared_out, void* local_out, const void* const* srcs, int nsrc,
+                std::size_t count, int avg_divisor) {
+    const auto keep = [](auto v) { return v; };
+    const auto sum = [](auto x, auto y) { return x + y; };
     switch (op) {
         case ReduceOp::Sum:
-            apply2_dual<T>(out, out2, acc, last, count, [](T x, T y) { return static_cast<T>(x + y); });
-            return;
-        case ReduceOp::Avg:
-            apply2_dual<T>(out, out2, acc, last, count,
-                           [d](T x, T y) { return static_cast<T>(static_cast<T>(x + y) / d); });
-            return;
+            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, sum, keep);
+        case ReduceOp::Avg: {
+            const auto d = static_cast<T>(avg_divisor);
+            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, sum,
+                                    [d](auto v) { return v / d; });
+        }
         case ReduceOp::Min:
-            apply2_dual<T>(out, out2, acc, last, count, [](T x, T y) { return y < x ? y : x; });
-            return;
+            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count,
+                                    [](auto x, auto y) { return y < x ? y : x; }, keep);
         case ReduceOp::Max:
-            apply2_dual<T>(out, out2, acc, last, count, [](T x, T y) { return x < y ? y : x; });
-            return;
+            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count,
+                                    [](auto x, auto y) { return x < y ? y : x; }, keep);
     }
 }
 
@@ -103,22 +133,6 @@ PTRUN_REDUCE_KERNEL void reduce2(DType dtype, ReduceOp op, void* out, const void
     }
 }
 
-PTRUN_REDUCE_KERNEL void reduce_n_dual(DType dtype, ReduceOp op, void* out, void* out2,
-                                       const void* const* srcs, int nsrc, std::size_t count,
-                                       int avg_divisor) {
-    if (count == 0) return;
-    switch (dtype) {
-        case DType::Float32:
-            return reduce_dual_typed<float>(op, out, out2, srcs, nsrc, count, avg_divisor);
-        case DType::Float64:
-            return reduce_dual_typed<double>(op, out, out2, srcs, nsrc, count, avg_divisor);
-        case DType::Int32:
-            return reduce_dual_typed<std::int32_t>(op, out, out2, srcs, nsrc, count, avg_divisor);
-        case DType::Int64:
-            return reduce_dual_typed<std::int64_t>(op, out, out2, srcs, nsrc, count, avg_divisor);
-    }
-}
-
 PTRUN_REDUCE_KERNEL void finish_avg(DType dtype, void* data, std::size_t count, int divisor) {
     switch (dtype) {
         case DType::Float32: return divide_typed<float>(data, count, divisor);
@@ -138,6 +152,24 @@ PTRUN_REDUCE_KERNEL void reduce_n(DType dtype, ReduceOp op, void* out, const voi
         for (int s = 2; s < nsrc; ++s) reduce2(dtype, op, out, out, srcs[s], count);
     }
     if (op == ReduceOp::Avg && avg_divisor > 1) finish_avg(dtype, out, count, avg_divisor);
+}
+
+PTRUN_REDUCE_KERNEL void reduce_n_publish(DType dtype, ReduceOp op, void* shared_out,
+                                          void* local_out, const void* const* srcs, int nsrc,
+                                          std::size_t count, int avg_divisor) {
+    if (count == 0) return;
+    switch (dtype) {
+        case DType::Float32:
+            return publish_op<float>(op, shared_out, local_out, srcs, nsrc, count, avg_divisor);
+        case DType::Float64:
+            return publish_op<double>(op, shared_out, local_out, srcs, nsrc, count, avg_divisor);
+        case DType::Int32:
+            return publish_op<std::int32_t>(op, shared_out, local_out, srcs, nsrc, count,
+                                            avg_divisor);
+        case DType::Int64:
+            return publish_op<std::int64_t>(op, shared_out, local_out, srcs, nsrc, count,
+                                            avg_divisor);
+    }
 }
 
 }  // namespace ptrun::ddp::detail

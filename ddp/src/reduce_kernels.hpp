@@ -15,11 +15,11 @@ void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b, 
 void reduce_n(DType dtype, ReduceOp op, void* out, const void* const* srcs, int nsrc,
               std::size_t count, int avg_divisor);
 
-/// reduce_n whose last pass stores every result twice, to `out` and to `out2` (the shm slot and
-/// the user buffer in one sweep). `out` must not alias a source; `out2` may be one of them (each
-/// element is read before it is written). nsrc >= 2.
-void reduce_n_dual(DType dtype, ReduceOp op, void* out, void* out2, const void* const* srcs,
-                   int nsrc, std::size_t count, int avg_divisor);
+/// reduce_n whose result goes to `shared_out` through copy_to_shared (for another core to read)
+/// and, unless null, to `local_out` too, a cache-resident block at a time. `shared_out` must not
+/// alias a source; `local_out` may be any source. nsrc >= 1.
+void reduce_n_publish(DType dtype, ReduceOp op, void* shared_out, void* local_out,
+                      const void* const* srcs, int nsrc, std::size_t count, int avg_divisor);
 
 /// data[i] /= divisor: the last step of Avg. Integers divide truncating toward zero.
 void finish_avg(DType dtype, void* data, std::size_t count, int divisor);

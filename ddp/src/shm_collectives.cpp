@@ -5,6 +5,7 @@
 
 #include "ptrun/ddp/errors.hpp"
 #include "reduce_kernels.hpp"
+#include "shared_copy.hpp"
 
 namespace ptrun::ddp::detail {
 namespace {
@@ -41,7 +42,7 @@ void ShmCollectives::allreduce_one_shot(char* data, std::size_t count, DType dty
     const int me = local_index();
     const std::size_t bytes = count * dtype_size(dtype);
     const std::uint64_t seq = seq_++;
-    std::memcpy(buffer(me, seq), data, bytes);
+    copy_to_shared(buffer(me, seq), data, bytes);
     sync_step(timer);
     for (int p = 0; p < n; ++p) srcs_[static_cast<std::size_t>(p)] = buffer(p, seq);
     reduce_n(dtype, op, data, srcs_.data(), n, count, avg_divisor);
@@ -73,20 +74,19 @@ void ShmCollectives::allreduce(void* data_ptr, std::size_t count, DType dtype, R
         for (int p = 0; p < n; ++p) {
             if (p == me) continue;
             const std::size_t b = part_begin(len, n, p), e = part_begin(len, n, p + 1);
-            std::memcpy(mine + b * esz, user + b * esz, (e - b) * esz);
+            copy_to_shared(mine + b * esz, user + b * esz, (e - b) * esz);
         }
         sync_step(timer);
-        // 2. reduce my part from every slot, in rank order, into my slot, and into `user`.
+        // 2. reduce my part from every slot, in rank order, into my slot (streamed: the others
+        // read it next) and into `user`.
         const std::size_t b = part_begin(len, n, me), e = part_begin(len, n, me + 1);
         for (int p = 0; p < n; ++p) {
-            srcs_[static_cast<std::size_t>(p)] = p == me ? user + b * esz : buffer(p, seq) + b * esz;
+            const auto slot = static_cast<std::size_t>(p);
+            srcs_[slot] = p == me ? user + b * esz : buffer(p, seq) + b * esz;
         }
-        if (leader_stage == nullptr) {
-            reduce_n_dual(dtype, local_op, mine + b * esz, user + b * esz, srcs_.data(), n, e - b,
-                          local_divisor);
-        } else {
-            reduce_n(dtype, local_op, mine + b * esz, srcs_.data(), n, e - b, local_divisor);
-        }
+        reduce_n_publish(dtype, local_op, mine + b * esz,
+                         leader_stage == nullptr ? user + b * esz : nullptr, srcs_.data(), n,
+                         e - b, local_divisor);
         sync_step(timer);
         if (leader_stage == nullptr) {
             // 3. copy the other ranks' reduced parts.
@@ -102,8 +102,9 @@ void ShmCollectives::allreduce(void* data_ptr, std::size_t count, DType dtype, R
         if (me == 0) {
             for (int p = 1; p < n; ++p) {
                 const std::size_t pb = part_begin(len, n, p), pe = part_begin(len, n, p + 1);
-                std::memcpy(lead + pb * esz, buffer(p, seq) + pb * esz, (pe - pb) * esz);
+                stream_to_shared(lead + pb * esz, buffer(p, seq) + pb * esz, (pe - pb) * esz);
             }
+            shared_store_fence();
             (*leader_stage)(lead, len);
             if (op == ReduceOp::Avg) finish_avg(dtype, lead, len, avg_divisor);
         }
@@ -119,7 +120,7 @@ void ShmCollectives::broadcast(void* data_ptr, std::size_t bytes, int root,
     for (std::size_t off = 0; off < bytes; off += half_) {
         const std::size_t len = std::min(half_, bytes - off);
         const std::uint64_t seq = seq_++;
-        if (me == root) std::memcpy(buffer(root, seq), data + off, len);
+        if (me == root) copy_to_shared(buffer(root, seq), data + off, len);
         sync_step(timer);
         if (me != root) std::memcpy(data + off, buffer(root, seq), len);
     }
@@ -134,7 +135,7 @@ void ShmCollectives::allgather(const void* in_ptr, void* out_ptr, std::size_t by
     for (std::size_t off = 0; off < bytes_per_rank; off += half_) {
         const std::size_t len = std::min(half_, bytes_per_rank - off);
         const std::uint64_t seq = seq_++;
-        std::memcpy(buffer(me, seq), in + off, len);
+        copy_to_shared(buffer(me, seq), in + off, len);
         sync_step(timer);
         for (int p = 0; p < n; ++p) {
             char* dst = out + static_cast<std::size_t>(p) * bytes_per_rank + off;
@@ -160,9 +161,10 @@ void ShmCollectives::reduce_scatter(const void* in_ptr, void* out_ptr, std::size
         // My slot holds, for every other rank p, my contribution to p's part (len elements).
         for (int p = 0; p < n; ++p) {
             if (p == me) continue;
-            std::memcpy(mine + static_cast<std::size_t>(p) * len * esz,
-                        in + static_cast<std::size_t>(p) * cpr_bytes + off * esz, len * esz);
+            stream_to_shared(mine + static_cast<std::size_t>(p) * len * esz,
+                             in + static_cast<std::size_t>(p) * cpr_bytes + off * esz, len * esz);
         }
+        shared_store_fence();
         sync_step(timer);
         for (int p = 0; p < n; ++p) {
             srcs_[static_cast<std::size_t>(p)] =

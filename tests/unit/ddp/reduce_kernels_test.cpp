@@ -65,26 +65,55 @@ TEST_CASE("reduce_n of one source copies it", "[ddp]") {
     CHECK(out == s0);
 }
 
-TEST_CASE("reduce_n_dual stores the same result twice, even over one of its sources", "[ddp]") {
-    for (int nsrc : {2, 3, 4}) {
-        std::vector<std::vector<std::int64_t>> s(static_cast<std::size_t>(nsrc));
-        std::vector<const void*> srcs;
-        for (int k = 0; k < nsrc; ++k) {
-            s[static_cast<std::size_t>(k)] = {7 * (k + 1), -3 * k, 100 + k};
+namespace {
+
+/// nsrc sources of `count` small values each (negative ones too), distinct per source.
+template <class T>
+std::vector<std::vector<T>> sample_sources(int nsrc, std::size_t count) {
+    std::vector<std::vector<T>> s(static_cast<std::size_t>(nsrc));
+    for (std::size_t k = 0; k < s.size(); ++k) {
+        for (std::size_t i = 0; i < count; ++i) {
+            s[k].push_back(static_cast<T>(static_cast<long>((i * 7 + k * 13) % 23) - 11));
         }
-        for (auto& v : s) srcs.push_back(v.data());
-        for (int alias = 0; alias < nsrc; ++alias) {
-            auto copy = s;
-            std::vector<const void*> p;
-            for (auto& v : copy) p.push_back(v.data());
-            std::vector<std::int64_t> out(3);
-            void* out2 = copy[static_cast<std::size_t>(alias)].data();
-            reduce_n_dual(DType::Int64, ReduceOp::Avg, out.data(), out2, p.data(), nsrc, 3, nsrc);
-            std::vector<std::int64_t> want(3);
-            reduce_n(DType::Int64, ReduceOp::Avg, want.data(), srcs.data(), nsrc, 3, nsrc);
-            INFO("nsrc=" << nsrc << " alias=" << alias);
-            CHECK(out == want);
-            CHECK(copy[static_cast<std::size_t>(alias)] == want);
+    }
+    return s;
+}
+
+template <class T>
+std::vector<const void*> pointers(const std::vector<std::vector<T>>& sources) {
+    std::vector<const void*> p;
+    for (const auto& v : sources) p.push_back(v.data());
+    return p;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("reduce_n_publish stores reduce_n's result to shared and local outputs",
+                   "[ddp]", float, double, std::int32_t, std::int64_t) {
+    // Counts and offsets cover the element-wise head and tail around the streamed 64-byte lines;
+    // the local output is each source in turn (it may alias one) or absent (alias -1).
+    const DType dtype = dtype_of<TestType>();
+    for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max}) {
+        for (int nsrc = 1; nsrc <= 4; ++nsrc) {
+            for (const std::size_t count : {1u, 17u, 100u}) {
+                const auto sources = sample_sources<TestType>(nsrc, count);
+                std::vector<TestType> want(count);
+                reduce_n(dtype, op, want.data(), pointers(sources).data(), nsrc, count, nsrc);
+                for (std::size_t offset = 0; offset < 3; ++offset) {
+                    for (int alias = -1; alias < nsrc; ++alias) {
+                        auto copy = sources;
+                        alignas(64) TestType shared[128 + 3] = {};
+                        TestType* out = shared + offset;
+                        void* local = alias < 0 ? nullptr : copy[std::size_t(alias)].data();
+                        reduce_n_publish(dtype, op, out, local, pointers(copy).data(), nsrc,
+                                         count, nsrc);
+                        INFO("op=" << reduce_op_name(op) << " nsrc=" << nsrc << " count="
+                                   << count << " offset=" << offset << " alias=" << alias);
+                        CHECK(std::vector<TestType>(out, out + count) == want);
+                        if (alias >= 0) CHECK(copy[std::size_t(alias)] == want);
+                    }
+                }
+            }
         }
     }
 }
