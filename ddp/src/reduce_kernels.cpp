@@ -54,7 +54,7 @@ void reduce2_typed(ReduceOp op, void* out, const void* a, const void* b, std::si
 
 /// reduce_n_publish for one type and combiner: a 64-byte line at a time, every source folded
 /// (left to right) into one line-wide vector, `finish` applied, the line streamed to `shared_out`
-/// and stored to `local_out`. Unaligned head and tail elements go one by one. `f` and `finish`
+/// (stored, when the whole is not worth_streaming) and stored to `local_out`. Unaligned head and tail elements go one by one. `f` and `finish`
 /// take scalars and GCC vectors alike.
 template <class T, class F, class G>
 void publish_typed(void* shared_out, void* local_out, const void* const* srcs, int nsrc,
@@ -74,6 +74,7 @@ void publish_typed(void* shared_out, void* local_out, const void* const* srcs, i
     const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(shared) % sizeof(Line);
     const std::size_t head =
         std::min(count, misaligned == 0 ? 0 : (sizeof(Line) - misaligned) / sizeof(T));
+    const bool stream = worth_streaming(count * sizeof(T));
     std::size_t i = 0;
     for (; i < head; ++i) one(i);
     for (; i + kLine <= count; i += kLine) {
@@ -85,7 +86,11 @@ void publish_typed(void* shared_out, void* local_out, const void* const* srcs, i
             line = f(line, next);
         }
         line = finish(line);
-        stream_line(shared + i, &line);
+        if (stream) {
+            stream_line(shared + i, &line);
+        } else {
+            std::memcpy(shared + i, &line, sizeof line);
+        }
         if (local != nullptr) std::memcpy(local + i, &line, sizeof line);
     }
     for (; i < count; ++i) one(i);

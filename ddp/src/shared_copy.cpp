@@ -6,17 +6,9 @@
 
 namespace ptrun::ddp::detail {
 
-namespace {
-
-/// Copies shorter than this stay in cache: the reader fetches a few lines from this core's cache
-/// sooner than from memory (a 1 KiB allreduce: 0.9 us plain, 1.1 us streamed).
-constexpr std::size_t kStreamMinBytes = 4096;
-
-}  // namespace
-
 void stream_to_shared(void* dst_ptr, const void* src_ptr, std::size_t bytes) {
 #if defined(__x86_64__)
-    if (bytes < kStreamMinBytes) {
+    if (!worth_streaming(bytes)) {
         std::memcpy(dst_ptr, src_ptr, bytes);
         return;
     }

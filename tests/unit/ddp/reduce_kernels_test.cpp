@@ -90,19 +90,20 @@ std::vector<const void*> pointers(const std::vector<std::vector<T>>& sources) {
 
 TEMPLATE_TEST_CASE("reduce_n_publish stores reduce_n's result to shared and local outputs",
                    "[ddp]", float, double, std::int32_t, std::int64_t) {
-    // Counts and offsets cover the element-wise head and tail around the streamed 64-byte lines;
+    // Counts and offsets cover the element-wise head and tail around whole 64-byte lines, stored
+    // (short) and streamed (8200 elements: at least 32 KiB);
     // the local output is each source in turn (it may alias one) or absent (alias -1).
     const DType dtype = dtype_of<TestType>();
     for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max}) {
         for (int nsrc = 1; nsrc <= 4; ++nsrc) {
-            for (const std::size_t count : {1u, 17u, 100u}) {
+            for (const std::size_t count : {1u, 17u, 100u, 8200u}) {
                 const auto sources = sample_sources<TestType>(nsrc, count);
                 std::vector<TestType> want(count);
                 reduce_n(dtype, op, want.data(), pointers(sources).data(), nsrc, count, nsrc);
                 for (std::size_t offset = 0; offset < 3; ++offset) {
                     for (int alias = -1; alias < nsrc; ++alias) {
                         auto copy = sources;
-                        alignas(64) TestType shared[128 + 3] = {};
+                        alignas(64) static TestType shared[8200 + 3];
                         TestType* out = shared + offset;
                         void* local = alias < 0 ? nullptr : copy[std::size_t(alias)].data();
                         reduce_n_publish(dtype, op, out, local, pointers(copy).data(), nsrc,

@@ -9,13 +9,14 @@
 using namespace ptrun::ddp::detail;
 
 TEST_CASE("copy_to_shared copies any length at any alignment", "[ddp]") {
-    // Lengths on both sides of the streaming threshold (4 KiB) and of whole 64-byte lines.
-    std::vector<unsigned char> src(5200);
+    // Lengths on both sides of the streaming threshold (32 KiB) and of whole 64-byte lines.
+    std::vector<unsigned char> src(33'000);
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 31 + 7);
-    for (const std::size_t bytes : {0u, 1u, 63u, 64u, 4095u, 4096u, 4097u, 4160u, 5100u}) {
+    for (const std::size_t bytes :
+         {0u, 1u, 63u, 64u, 32'767u, 32'768u, 32'769u, 32'832u, 32'900u}) {
         for (std::size_t dst_offset = 0; dst_offset < 64; dst_offset += 9) {
             for (const std::size_t src_offset : {0u, 1u, 16u}) {
-                alignas(64) static unsigned char dst[5200];
+                alignas(64) static unsigned char dst[33'000];
                 std::fill(std::begin(dst), std::end(dst), 0);
                 copy_to_shared(dst + dst_offset, src.data() + src_offset, bytes);
                 INFO("bytes=" << bytes << " dst_offset=" << dst_offset
@@ -24,8 +25,9 @@ TEST_CASE("copy_to_shared copies any length at any alignment", "[ddp]") {
                 CHECK(std::vector<unsigned char>(dst + dst_offset, dst + dst_offset + bytes) ==
                       std::vector<unsigned char>(from, from + bytes));
                 // Nothing around the destination range is touched.
-                for (std::size_t i = 0; i < dst_offset; ++i) REQUIRE(dst[i] == 0);
-                for (std::size_t i = dst_offset + bytes; i < sizeof dst; ++i) REQUIRE(dst[i] == 0);
+                const auto zero = [](unsigned char c) { return c == 0; };
+                CHECK(std::all_of(dst, dst + dst_offset, zero));
+                CHECK(std::all_of(dst + dst_offset + bytes, std::end(dst), zero));
             }
         }
     }
