@@ -1,12 +1,20 @@
-// The nccl backend on a real GPU: every collective x dtype x op on device buffers, under ptrun or
-// alone (world size 1). Exits 77 (ctest: skipped) with the reason when libnccl.so.2, the CUDA
-// runtime or a device is missing.
+// The nccl backend: every collective x dtype x op on device buffers, under ptrun or alone (world
+// size 1), on a real GPU or over tests/ddp/fake_nccl. Exits 77 (ctest: skipped) with the reason
+// when libnccl.so.2, the CUDA runtime or a device is missing.
+//   nccl_check [small]               counts 1, 1000 and 2^20 elements (small: 1, 1000, 4099)
+//   nccl_check silent-rank R         rank R never calls; the others must get CollectiveTimeout
+//                                    (1 s) and exit 1, printing "rank N: timed out: ..."
+
 #include <cstdint>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nccl/nccl_api.hpp"
+#include "ptrun/ddp/errors.hpp"
 #include "ptrun/ddp/init.hpp"
 
 using namespace ptrun::ddp;
@@ -82,9 +90,29 @@ void check(ProcessGroup& pg, const nc::Api& api, std::size_t count) {
     pg.barrier()->wait();
 }
 
+/// Rank `silent` sleeps past the others' timeout; they must report CollectiveTimeout.
+int run_silent_rank(int silent) {
+    InitOptions options{.backend = "nccl"};
+    options.timeout = std::chrono::seconds(1);
+    auto pg = init_process_group_from_environment(options);
+    if (pg->rank() == silent) {
+        std::this_thread::sleep_for(std::chrono::seconds(20));  // until ptrun stops the group
+        return 0;
+    }
+    try {
+        pg->barrier()->wait();
+        std::printf("rank %d: barrier completed without rank %d\n", pg->rank(), silent);
+    } catch (const CollectiveTimeout& e) {
+        std::printf("rank %d: timed out: %s\n", pg->rank(), e.what());
+    }
+    std::fflush(stdout);
+    return 1;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "";
     std::string why;
     const nc::Api* api = nc::load(&why);
     if (api == nullptr) {
@@ -96,8 +124,10 @@ int main() {
         return 77;
     }
     try {
+        if (mode == "silent-rank" && argc > 2) return run_silent_rank(std::atoi(argv[2]));
         auto pg = init_process_group_from_environment(InitOptions{.backend = "nccl"});
-        for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
+        const std::size_t large = mode == "small" ? 4099 : std::size_t{1} << 20;
+        for (std::size_t count : {std::size_t{1}, std::size_t{1000}, large}) {
             check<float>(*pg, *api, count);
             check<double>(*pg, *api, count);
             check<std::int32_t>(*pg, *api, count);

@@ -11,6 +11,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from harness import PTRUN, PtrunTestCase, _env, run_ptrun  # noqa: E402
 
 CHECK = os.environ.get("DDP_CHECK", "build/tests/ddp/collectives_check")
+NCCL_CHECK = os.environ.get("NCCL_CHECK", "build/tests/ddp/nccl_check")
+FAKE_NCCL_DIR = os.environ.get("FAKE_NCCL_DIR", "build/tests/ddp/fake_nccl")
 
 
 def leftover_segments():
@@ -119,6 +121,42 @@ class Collectives(PtrunTestCase):
 
     def test_silent_peer_times_out_naming_it(self):
         self.check_timed_out(self.run_failure("hang", 3, 2, timeout_ms=1500), 2)
+
+
+class NcclBackendOverFake(PtrunTestCase):
+    """The nccl backend's plumbing on the CPU stand-in for libnccl.so.2 + libcudart.so
+    (tests/ddp/fake_nccl): loading at run time, the unique id through ptrun's store, stream
+    events, and a silent peer turning into CollectiveTimeout (abort), never a hang. The real
+    library on a GPU is ddp.nccl_world1 (label gpu)."""
+
+    ENV = {"LD_LIBRARY_PATH": FAKE_NCCL_DIR}
+
+    def leftover_files(self):
+        return sorted(glob.glob("/dev/shm/ptrun-fake-nccl-*"))
+
+    def test_world_size_one_without_ptrun(self):
+        res = subprocess.run([NCCL_CHECK, "small"], env=_env(self.ENV), capture_output=True,
+                             text=True, timeout=120)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("rank 0/1 backend=nccl: 0 failures", res.stdout)
+
+    def test_every_collective_dtype_and_op(self):
+        before = self.leftover_files()
+        for n in (2, 3, 4):
+            with self.subTest(world=n):
+                res = run_ptrun(["--standalone", "--nproc-per-node", str(n), "--no-python",
+                                 NCCL_CHECK, "small"], env=self.ENV, timeout=240)
+                self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+                for r in range(n):
+                    self.assertIn(f"rank {r}/{n} backend=nccl: 0 failures", res.stdout)
+        self.assertEqual(self.leftover_files(), before, "fake NCCL segments left behind")
+
+    def test_silent_peer_times_out(self):
+        res = run_ptrun(["--standalone", "--nproc-per-node", "3", "--no-python", NCCL_CHECK,
+                         "silent-rank", "2"], env=self.ENV, timeout=60)
+        self.assertNotEqual(res.returncode, 0, res.stdout + res.stderr)
+        for r in (0, 1):
+            self.assertIn(f"rank {r}: timed out: barrier timed out", res.stdout)
 
 
 if __name__ == "__main__":
