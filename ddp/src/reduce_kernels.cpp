@@ -54,8 +54,8 @@ void reduce2_typed(ReduceOp op, void* out, const void* a, const void* b, std::si
 
 /// reduce_n_publish for one type and combiner: a 64-byte line at a time, every source folded
 /// (left to right) into one line-wide vector, `finish` applied, the line streamed to `shared_out`
-/// (stored, when the whole is not worth_streaming) and stored to `local_out`. Unaligned head and tail elements go one by one. `f` and `finish`
-/// take scalars and GCC vectors alike.
+/// (stored, when the whole is not worth_streaming) and stored to `local_out`. Unaligned head and
+/// tail elements go one by one. `f` and `finish` take scalars and GCC vectors alike.
 template <class T, class F, class G>
 void publish_typed(void* shared_out, void* local_out, const void* const* srcs, int nsrc,
                    std::size_t count, F f, G finish) {
