@@ -4,6 +4,9 @@
 //   nccl_check [small]               counts 1, 1000 and 2^20 elements (small: 1, 1000, 4099)
 //   nccl_check silent-rank R         rank R never calls; the others must get CollectiveTimeout
 //                                    (1 s) and exit 1, printing "rank N: timed out: ..."
+//   nccl_check abandon-rank R        rank R never calls; the others issue a barrier, never wait
+//                                    for it, and destroy the group: printing "rank N: shut down
+//                                    in MS ms", within about the 1 s timeout, not a hang
 
 #include <cstdint>
 #include <chrono>
@@ -109,6 +112,25 @@ int run_silent_rank(int silent) {
     return 1;
 }
 
+/// Rank `silent` never calls; the others abandon a barrier and still shut down in bounded time.
+int run_abandoned_work(int silent) {
+    InitOptions options{.backend = "nccl"};
+    options.timeout = std::chrono::seconds(1);
+    auto pg = init_process_group_from_environment(options);
+    if (pg->rank() == silent) {
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        return 0;
+    }
+    const int rank = pg->rank();
+    const auto start = std::chrono::steady_clock::now();
+    pg->barrier();  // never waited for
+    pg.reset();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    std::printf("rank %d: shut down in %lld ms\n", rank, static_cast<long long>(ms.count()));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,6 +147,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (mode == "silent-rank" && argc > 2) return run_silent_rank(std::atoi(argv[2]));
+        if (mode == "abandon-rank" && argc > 2) return run_abandoned_work(std::atoi(argv[2]));
         auto pg = init_process_group_from_environment(InitOptions{.backend = "nccl"});
         const std::size_t large = mode == "small" ? 4099 : std::size_t{1} << 20;
         for (std::size_t count : {std::size_t{1}, std::size_t{1000}, large}) {

@@ -2,6 +2,7 @@
 and a dead or silent peer turns into a clear error naming it, within the timeout, never a hang."""
 import glob
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -157,6 +158,18 @@ class NcclBackendOverFake(PtrunTestCase):
         self.assertNotEqual(res.returncode, 0, res.stdout + res.stderr)
         for r in (0, 1):
             self.assertIn(f"rank {r}: timed out: barrier timed out", res.stdout)
+
+    def test_abandoned_work_does_not_hang_shutdown(self):
+        """Destroying the group with a collective stuck on a silent peer, never waited for,
+        aborts it after the 1 s timeout instead of synchronizing forever."""
+        res = run_ptrun(["--standalone", "--nproc-per-node", "3", "--no-python", NCCL_CHECK,
+                         "abandon-rank", "2"], env=self.ENV, timeout=60)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        for r in (0, 1):
+            match = re.search(rf"rank {r}: shut down in (\d+) ms", res.stdout)
+            self.assertIsNotNone(match, res.stdout)
+            self.assertGreaterEqual(int(match.group(1)), 900)
+            self.assertLess(int(match.group(1)), 5000)
 
 
 if __name__ == "__main__":

@@ -118,6 +118,14 @@ NcclProcessGroup::NcclProcessGroup(const Api& api, const RunContext& ctx,
 }
 
 NcclProcessGroup::~NcclProcessGroup() {
+    if (comm_ != nullptr && stream_ != nullptr && !*aborted_) {
+        // Work nobody waited for may be stuck on a dead peer: give it the timeout, then abort
+        // the communicator (NcclWork::wait does), so the synchronize below cannot hang.
+        try {
+            finish("shutdown", 0)->wait();
+        } catch (const CollectiveError&) {
+        }
+    }
     if (barrier_buf_ != nullptr) {
         api_.DeviceSynchronize();
         api_.Free(barrier_buf_);
