@@ -26,6 +26,11 @@
 namespace ptrun::ddp::detail {
 namespace {
 
+// The combiners of every op (Avg combines as Sum), for scalars and GCC vectors alike.
+constexpr auto kSum = [](auto x, auto y) { return x + y; };
+constexpr auto kMin = [](auto x, auto y) { return y < x ? y : x; };
+constexpr auto kMax = [](auto x, auto y) { return x < y ? y : x; };
+
 // Plain loops over __restrict__-free pointers: out may alias an input, and GCC/Clang vectorise
 // these at -O2/-O3 with a runtime overlap check.
 template <class T, class F>
@@ -40,15 +45,9 @@ template <class T>
 void reduce2_typed(ReduceOp op, void* out, const void* a, const void* b, std::size_t count) {
     switch (op) {
         case ReduceOp::Sum:
-        case ReduceOp::Avg:
-            apply2<T>(out, a, b, count, [](T x, T y) { return static_cast<T>(x + y); });
-            return;
-        case ReduceOp::Min:
-            apply2<T>(out, a, b, count, [](T x, T y) { return y < x ? y : x; });
-            return;
-        case ReduceOp::Max:
-            apply2<T>(out, a, b, count, [](T x, T y) { return x < y ? y : x; });
-            return;
+        case ReduceOp::Avg: return apply2<T>(out, a, b, count, kSum);
+        case ReduceOp::Min: return apply2<T>(out, a, b, count, kMin);
+        case ReduceOp::Max: return apply2<T>(out, a, b, count, kMax);
     }
 }
 
@@ -101,21 +100,18 @@ template <class T>
 void publish_op(ReduceOp op, void* shared_out, void* local_out, const void* const* srcs, int nsrc,
                 std::size_t count, int avg_divisor) {
     const auto keep = [](auto v) { return v; };
-    const auto sum = [](auto x, auto y) { return x + y; };
     switch (op) {
         case ReduceOp::Sum:
-            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, sum, keep);
+            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, kSum, keep);
         case ReduceOp::Avg: {
             const auto d = static_cast<T>(avg_divisor);
-            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, sum,
+            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, kSum,
                                     [d](auto v) { return v / d; });
         }
         case ReduceOp::Min:
-            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count,
-                                    [](auto x, auto y) { return y < x ? y : x; }, keep);
+            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, kMin, keep);
         case ReduceOp::Max:
-            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count,
-                                    [](auto x, auto y) { return x < y ? y : x; }, keep);
+            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, kMax, keep);
     }
 }
 

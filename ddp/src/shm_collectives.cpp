@@ -74,15 +74,16 @@ void ShmCollectives::allreduce(void* data_ptr, std::size_t count, DType dtype, R
         for (int p = 0; p < n; ++p) {
             if (p == me) continue;
             const std::size_t b = part_begin(len, n, p), e = part_begin(len, n, p + 1);
-            copy_to_shared(mine + b * esz, user + b * esz, (e - b) * esz);
+            stream_to_shared(mine + b * esz, user + b * esz, (e - b) * esz);
         }
+        shared_store_fence();
         sync_step(timer);
         // 2. reduce my part from every slot, in rank order, into my slot (streamed: the others
         // read it next) and into `user`.
         const std::size_t b = part_begin(len, n, me), e = part_begin(len, n, me + 1);
         for (int p = 0; p < n; ++p) {
-            const auto slot = static_cast<std::size_t>(p);
-            srcs_[slot] = p == me ? user + b * esz : buffer(p, seq) + b * esz;
+            srcs_[static_cast<std::size_t>(p)] =
+                p == me ? user + b * esz : buffer(p, seq) + b * esz;
         }
         reduce_n_publish(dtype, local_op, mine + b * esz,
                          leader_stage == nullptr ? user + b * esz : nullptr, srcs_.data(), n,

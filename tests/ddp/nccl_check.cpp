@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,11 +94,16 @@ void check(ProcessGroup& pg, const nc::Api& api, std::size_t count) {
     pg.barrier()->wait();
 }
 
-/// Rank `silent` sleeps past the others' timeout; they must report CollectiveTimeout.
-int run_silent_rank(int silent) {
+/// The nccl group with a 1 s collective timeout, for the failure modes.
+std::unique_ptr<ProcessGroup> group_with_short_timeout() {
     InitOptions options{.backend = "nccl"};
     options.timeout = std::chrono::seconds(1);
-    auto pg = init_process_group_from_environment(options);
+    return init_process_group_from_environment(options);
+}
+
+/// Rank `silent` sleeps past the others' timeout; they must report CollectiveTimeout.
+int run_silent_rank(int silent) {
+    auto pg = group_with_short_timeout();
     if (pg->rank() == silent) {
         std::this_thread::sleep_for(std::chrono::seconds(20));  // until ptrun stops the group
         return 0;
@@ -114,9 +120,7 @@ int run_silent_rank(int silent) {
 
 /// Rank `silent` never calls; the others abandon a barrier and still shut down in bounded time.
 int run_abandoned_work(int silent) {
-    InitOptions options{.backend = "nccl"};
-    options.timeout = std::chrono::seconds(1);
-    auto pg = init_process_group_from_environment(options);
+    auto pg = group_with_short_timeout();
     if (pg->rank() == silent) {
         std::this_thread::sleep_for(std::chrono::seconds(3));
         return 0;
