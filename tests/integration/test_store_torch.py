@@ -22,7 +22,8 @@ class TorchClientAgainstPtrunStore(PtrunTestCase):
         script = os.path.join(HERE, "torch_store_verbs.py")
         # Two torch processes at once (RANK prefixes their keys), as two workers would.
         runs = [subprocess.Popen([PYTHON, script, "--host", "127.0.0.1", "--port", str(port)],
-                                 env={**os.environ, "RANK": str(r)}, stdout=subprocess.PIPE,
+                                 env={**os.environ, "RANK": str(r), "WORLD_SIZE": "2"},
+                                 stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True) for r in (0, 1)]
         self.leftover += [r.pid for r in runs]
         for run in runs:

@@ -1,6 +1,7 @@
 """Exercises every store verb the installed torch.distributed.TCPStore client offers against the
 store at MASTER_ADDR:MASTER_PORT (ptrun's agent store, or ptrun-store with --host/--port).
-Keys are prefixed by RANK so several workers can run it at once. Prints one 'ok VERB' line per
+Keys are prefixed by RANK so several workers can run it at once (WORLD_SIZE of them: they take
+turns where they count keys). Prints one 'ok VERB' line per
 verb checked and 'torch VERSION: N verbs ok' at the end; any mismatch raises (non-zero exit)."""
 import argparse
 import datetime
@@ -73,11 +74,20 @@ def main():
     assert store.add(p + "cnt", 1) == 5
     ok("wait_timeout")
 
+    # num_keys counts every rank's keys: the ranks count one at a time, and none creates keys
+    # while another counts (all arrive first; each waits for the one before; all leave together).
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    store.set(f"counting/arrived/{rank}", "1")
+    store.wait([f"counting/arrived/{r}" for r in range(world)])
+    if rank > 0:
+        store.wait([f"counting/done/{rank - 1}"])
     n = store.num_keys()
     assert n >= 1, n  # torch 2.x counts its own bookkeeping keys differently; compare before/after only
     assert store.delete_key(p + "k1") is True
     assert store.delete_key(p + "k1") is False
     assert store.num_keys() == n - 1
+    store.set(f"counting/done/{rank}", "1")
+    store.wait([f"counting/done/{r}" for r in range(world)])
     ok("delete_key/num_keys")
 
     if hasattr(store, "append"):
