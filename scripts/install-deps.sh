@@ -7,7 +7,9 @@ build_pkgs=(cmake g++ make pkg-config libcli11-dev libboost-dev libboost-filesys
             libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev)
 test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-base hyperfine
            util-linux nftables slurmctld slurmd slurm-client munge
-           openmpi-bin libopenmpi-dev)  # bench/allreduce compares with MPI_Allreduce
+           openmpi-bin libopenmpi-dev  # bench/allreduce compares with MPI_Allreduce
+           debootstrap  # the Debian 13 root with PyTorch 2.6 (scripts/torch2-root.sh)
+           python3-wheel python3-venv binutils)  # the wheel (python/make_wheel.py) and its test
 extra_pkgs=("$@")
 
 missing=()
