@@ -24,8 +24,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --inside) inside=1; shift ;;  # internal: already in the private namespace
     --root) [ $# -ge 2 ] || usage; root=$2; shift 2 ;;
-    --bind) [ $# -ge 2 ] || usage; binds+=("$(realpath -e -- "$2")") || fail "--bind $2: no such path"
-            shift 2 ;;
+    --bind) [ $# -ge 2 ] || usage
+            path=$(realpath -e -- "$2" 2>/dev/null) || fail "--bind $2: no such path"
+            binds+=("$path"); shift 2 ;;
     --) shift; break ;;
     *) usage ;;
   esac

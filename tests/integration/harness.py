@@ -27,9 +27,11 @@ def _env(env, unset=()):
     return full_env
 
 
-def run_ptrun(args, env=None, timeout=DEADLINE, unset=(), **kw):
-    """Runs ptrun to completion; returns CompletedProcess with text stdout/stderr."""
-    return subprocess.run([PTRUN, *args], env=_env(env, unset), capture_output=True, text=True, timeout=timeout, **kw)
+def run_ptrun(args, env=None, timeout=DEADLINE, unset=(), via=list, **kw):
+    """Runs ptrun to completion; returns CompletedProcess with text stdout/stderr. `via` maps the
+    command line to the one to run (e.g. a torch flavour's command(): ptrun inside its root)."""
+    return subprocess.run(via([PTRUN, *args]), env=_env(env, unset), capture_output=True, text=True,
+                          timeout=timeout, **kw)
 
 
 class Notifier:

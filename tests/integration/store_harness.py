@@ -8,8 +8,8 @@ import time
 from harness import DEADLINE, wait_output
 
 PTRUN_STORE = os.environ.get("PTRUN_STORE_BIN", "build/rendezvous/server_main/ptrun-store")
+PYTHON = "/usr/bin/python3"  # the host's (Debian 12)
 STORE_VERBS_CLIENT = os.environ.get("STORE_VERBS_CLIENT", "build/tests/fixtures/store_verbs_client")
-PYTHON = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -27,11 +27,13 @@ def start_ptrun_store(*args):
     return proc, int(line.strip().split("=", 1)[1])
 
 
-def start_torch_server():
-    """Starts torch's own TCPStore server (python3, is_master=True); returns (process, port).
-    The helper reads commands on stdin: 'get KEY' prints the value torch's client sees."""
-    proc = subprocess.Popen([PYTHON, os.path.join(HERE, "torch_store_server.py")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def start_torch_server(flavour):
+    """Starts torch's own TCPStore server (python3, is_master=True) of a torch_flavour; returns
+    (process, port). The helper reads commands on stdin: 'get KEY' prints the value torch's
+    client sees."""
+    argv = flavour.command([flavour.python, os.path.join(HERE, "torch_store_server.py")])
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **flavour.env()})
     try:
         line = wait_output(proc.stdout, "\n", timeout=60)  # importing torch takes ~1.5 s
     except AssertionError:

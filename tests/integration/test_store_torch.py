@@ -1,50 +1,59 @@
-"""Byte compatibility with real PyTorch (Debian's 1.13), from both sides:
-(a) torch.distributed.TCPStore clients drive every verb against ptrun-store;
-(b) ptrun's own client (store_verbs_client, legacy dialect) drives every verb against torch's own
-TCPStore server, and torch's client then reads what ptrun's client wrote."""
+"""Byte compatibility with real PyTorch, from both sides. The torch is PTRUN_TORCH_FLAVOUR's
+(torch_flavour.py): Debian 12's 1.13 (legacy wire dialect), or Debian 13's 2.6 in its root (2.2+
+dialect: VALIDATE, PING, CANCEL_WAIT, ...; it shares the host's loopback):
+(a) torch.distributed.TCPStore clients drive every verb of their Python API against ptrun-store,
+    two processes with two clients each, timeouts included;
+(b) ptrun's own client (store_verbs_client) drives every verb against torch's own TCPStore
+    server, in the dialect that server speaks (2.6: modern, without the queue verbs it lacks), and
+    torch's client then reads what it wrote."""
 import os
 import subprocess
 import unittest
 
-from harness import PtrunTestCase
-from store_harness import (PYTHON, STORE_VERBS_CLIENT, HERE, start_ptrun_store, start_torch_server,
-                           stop)
-from harness import wait_output
+from harness import PtrunTestCase, wait_output
+from store_harness import STORE_VERBS_CLIENT, HERE, start_ptrun_store, start_torch_server, stop
+from torch_flavour import FLAVOUR
 
-VERBS = ("set/get", "add", "compare_set", "wait", "wait_timeout", "delete_key/num_keys")
+from torch_flavour import CLIENT_VERBS as VERBS
+
+MODERN_EXTRAS = ("append", "queue", "ping")
 
 
-@unittest.skipUnless(os.path.exists(PYTHON) and os.path.exists("/usr/bin/torchrun"), "python3-torch missing")
-class TorchClientAgainstPtrunStore(PtrunTestCase):
+class TorchTestCase(PtrunTestCase):
+    def setUp(self):
+        super().setUp()
+        if FLAVOUR.skip_reason():
+            self.skipTest(FLAVOUR.skip_reason())
+
+
+class TorchClientAgainstPtrunStore(TorchTestCase):
     def test_every_torch_verb_against_ptrun_store(self):
         proc, port = start_ptrun_store()
         self.leftover.append(proc.pid)
         script = os.path.join(HERE, "torch_store_verbs.py")
         # Two torch processes at once (RANK prefixes their keys), as two workers would.
-        runs = [subprocess.Popen([PYTHON, script, "--host", "127.0.0.1", "--port", str(port)],
-                                 env={**os.environ, "RANK": str(r), "WORLD_SIZE": "2"},
-                                 stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True) for r in (0, 1)]
+        argv = FLAVOUR.command([FLAVOUR.python, script, "--host", "127.0.0.1", "--port", str(port)])
+        runs = [subprocess.Popen(argv, env={**os.environ, **FLAVOUR.env(), "RANK": str(r), "WORLD_SIZE": "2"},
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in (0, 1)]
         self.leftover += [r.pid for r in runs]
         for run in runs:
             out, err = run.communicate(timeout=120)
             self.assertEqual(run.returncode, 0, out + err)
-            for verb in VERBS:
+            for verb in FLAVOUR.client_verbs:
                 self.assertIn(f"ok {verb}\n", out)
             self.assertIn("verbs ok", out)
         self.assertEqual(stop(proc), 0)
         self.assertNotIn("closing connection", proc.stderr_text)  # no protocol error on any connection
 
 
-@unittest.skipUnless(os.path.exists(PYTHON) and os.path.exists("/usr/bin/torchrun"), "python3-torch missing")
-class PtrunClientAgainstTorchServer(PtrunTestCase):
+class PtrunClientAgainstTorchServer(TorchTestCase):
     def test_every_verb_against_torchs_own_server(self):
-        server, port = start_torch_server()
+        server, port = start_torch_server(FLAVOUR)
         self.leftover.append(server.pid)
         res = subprocess.run([STORE_VERBS_CLIENT, "--host", "127.0.0.1", "--port", str(port),
-                              "--dialect", "legacy"], capture_output=True, text=True, timeout=120)
+                              *FLAVOUR.server_client_flags], capture_output=True, text=True, timeout=120)
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
-        for verb in VERBS + ("check", "multi_get/multi_set"):
+        for verb in VERBS + ("check", "multi_get/multi_set") + FLAVOUR.server_extras:
             self.assertIn(f"ok {verb}\n", res.stdout)
         # torch's own client sees the key ptrun's client wrote as "/from_ptrun" under the name "from_ptrun".
         server.stdin.write("get from_ptrun\n")
@@ -53,11 +62,12 @@ class PtrunClientAgainstTorchServer(PtrunTestCase):
         self.assertEqual(stop(server, sig=None), 0, server.stderr_text)
 
 
+@unittest.skipIf(FLAVOUR.name != "1.13", "no torch involved: runs once, in integration.store_torch")
 class PtrunClientAgainstPtrunStore(PtrunTestCase):
     def test_every_verb_both_dialects(self):
         proc, port = start_ptrun_store()
         self.leftover.append(proc.pid)
-        for dialect, extra in (("legacy", ()), ("modern", ("append", "queue", "ping"))):
+        for dialect, extra in (("legacy", ()), ("modern", MODERN_EXTRAS)):
             res = subprocess.run([STORE_VERBS_CLIENT, "--host", "127.0.0.1", "--port", str(port),
                                   "--dialect", dialect, "--prefix", f"/{dialect}/"],
                                  capture_output=True, text=True, timeout=60)

@@ -1,29 +1,36 @@
-"""Real PyTorch (Debian's 1.13) DDP with gloo, launched by ptrun with its agent store: the losses
-match the same script under torchrun with the same seed, for 2 and 4 processes."""
+"""Real PyTorch DDP with gloo, launched by ptrun with its agent store: the losses match the same
+script under that torch's own torchrun with the same seed, for 2 and 4 processes, and a failed
+attempt restarts through the same store. The torch is PTRUN_TORCH_FLAVOUR's (torch_flavour.py):
+Debian 12's 1.13, or Debian 13's 2.6 in its root (both launchers then run inside the root)."""
 import json
 import os
 import unittest
 
 from harness import PtrunTestCase, _env, run_ptrun
+from torch_flavour import FLAVOUR
 import subprocess
 
-PYTHON = "/usr/bin/python3"
-TORCHRUN = "/usr/bin/torchrun"
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_ddp_train.py")
 
 
-@unittest.skipUnless(os.path.exists(TORCHRUN), "Debian's python3-torch is not installed")
 class TorchDdp(PtrunTestCase):
+    def setUp(self):
+        super().setUp()
+        if FLAVOUR.skip_reason():
+            self.skipTest(FLAVOUR.skip_reason())
+        self.env = {"PYTHON_EXEC": FLAVOUR.python, "GLOO_SOCKET_IFNAME": "lo", **FLAVOUR.env()}
+
     def losses_under(self, launcher, n):
         out = os.path.join(self.dir, f"{launcher}-{n}.json")
-        env = {"PYTHON_EXEC": PYTHON, "GLOO_SOCKET_IFNAME": "lo"}
         if launcher == "torchrun":
-            subprocess.run([TORCHRUN, "--standalone", "--nproc_per_node", str(n), "--redirects", "9:0", "--tee",
-                            "9:0", "--monitor_interval", "0.1", SCRIPT, out], env=_env(env), check=True,
-                           capture_output=True, timeout=240)
+            cmd = [*FLAVOUR.torchrun, "--standalone", "--nproc_per_node", str(n), *FLAVOUR.torchrun_fix,
+                   "--monitor_interval", "0.1", SCRIPT, out]
+            res = subprocess.run(FLAVOUR.command(cmd, binds=[self.dir]), env=_env(self.env),
+                                 capture_output=True, text=True, timeout=240)
         else:
-            res = run_ptrun(["--standalone", "--nproc-per-node", str(n), SCRIPT, out], env=env, timeout=240)
-            self.assertEqual(res.returncode, 0, res.stderr)
+            res = run_ptrun(["--standalone", "--nproc-per-node", str(n), SCRIPT, out], env=self.env,
+                            timeout=240, via=lambda argv: FLAVOUR.command(argv, binds=[self.dir]))
+        self.assertEqual(res.returncode, 0, f"{launcher}: {res.stderr[-3000:]}")
         with open(out) as f:
             return json.load(f)
 
@@ -57,7 +64,8 @@ runpy.run_path({SCRIPT!r}, run_name='__main__')
 """)
         out = os.path.join(self.dir, "restart.json")
         res = run_ptrun(["--standalone", "--nproc-per-node", "2", "--max-restarts", "1", "--shutdown-timeout", "5",
-                         script, out], env={"PYTHON_EXEC": PYTHON, "GLOO_SOCKET_IFNAME": "lo"}, timeout=240)
+                         script, out], env=self.env, timeout=240,
+                        via=lambda argv: FLAVOUR.command(argv, binds=[self.dir]))
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertTrue(os.path.exists(flag))
         with open(out) as f:

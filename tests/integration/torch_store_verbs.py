@@ -7,6 +7,7 @@ import argparse
 import datetime
 import os
 import threading
+import time
 
 import torch
 import torch.distributed as dist
@@ -73,6 +74,22 @@ def main():
     assert store.get(p + "k1") == b"v1"
     assert store.add(p + "cnt", 1) == 5
     ok("wait_timeout")
+
+    if hasattr(store, "set_timeout"):  # 2.x: the default timeout that get and wait use
+        other.set_timeout(datetime.timedelta(milliseconds=300))
+        start = time.monotonic()
+        try:
+            other.get(p + "absent")
+            raise AssertionError("get of a missing key must time out")
+        except (RuntimeError, dist.DistError if hasattr(dist, "DistError") else RuntimeError):
+            pass
+        assert 0.2 < time.monotonic() - start < 10, time.monotonic() - start
+        other.set_timeout(timeout)
+        assert other.add(p + "cnt", 0) == 5  # the connection still serves after the timed-out get
+        ok("set_timeout")
+    if hasattr(store, "has_extended_api"):
+        assert store.has_extended_api() is True
+        ok("has_extended_api")
 
     # num_keys counts every rank's keys: the ranks count one at a time, and none creates keys
     # while another counts (all arrive first; each waits for the one before; all leave together).
