@@ -14,7 +14,7 @@ struct BackoffOptions {
     std::chrono::milliseconds max{2000};
     double multiplier = 2.0;
     double jitter = 0.5;     ///< 0 = no randomisation, 1 = anywhere in [0, 2 x delay]
-    std::uint64_t seed = 0;  ///< 0 = seed from std::random_device
+    std::uint64_t seed = 0;  ///< 0 = seed from the kernel (getrandom)
 };
 
 /// Produces successive retry delays. Not thread-safe; one per retry loop.
