@@ -16,6 +16,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "integration"))
+from torch_flavour import RootTorch  # noqa: E402  (Debian 13's torch 2.6, entered per command)
+TORCH2 = RootTorch()
 
 
 def run(cmd, env=None):
@@ -42,6 +45,9 @@ def commands(args, n):
         # --redirects/--tee 9:0 dodge torchrun 1.13's to_map(None) crash (as tests/integration do).
         cmds["gloo"] = ["/usr/bin/torchrun", "--standalone", "--nproc_per_node", str(n), "--redirects", "9:0",
                         "--tee", "9:0", os.path.join(HERE, "torch_gloo_allreduce.py"), str(args.max_mib)]
+    if not TORCH2.skip_reason():  # torch 2.6's gloo under its own torchrun, in the Debian 13 root
+        cmds["gloo2"] = TORCH2.command([*TORCH2.torchrun, "--standalone", "--nproc_per_node", str(n),
+                                        os.path.join(HERE, "torch_gloo_allreduce.py"), str(args.max_mib)])
     return cmds
 
 
@@ -68,7 +74,7 @@ def main():
     for rep in range(0 if args.render else args.reps):
         for n in ranks:
             for impl, cmd in commands(args, n).items():
-                for size, row in run(cmd).items():
+                for size, row in run(cmd, TORCH2.env() if impl == "gloo2" else None).items():
                     cur = best.setdefault((impl, n), {})
                     if size not in cur or row[0] < cur[size][0]:
                         cur[size] = row
@@ -90,6 +96,26 @@ def main():
             rg = f"{pb / gb:.1f}x" if gb else "-"
             print(f"| {human(size)} | {pb:.2f} | {pt:.1f} | {mb:.2f} | {gb:.2f} | {mc:.1f} | {rm} | {rg} |")
         print()
+        torch2_table(n, p, best.get(("gloo2", n), {}))
+    if not best_has_gloo2(best):
+        print(f"(torch 2.6 gloo not measured: {TORCH2.skip_reason() or 'no rows'})\n")
+
+
+def best_has_gloo2(best):
+    return any(impl == "gloo2" for impl, _ in best)
+
+
+def torch2_table(n, p, g2):
+    """torch 2.6's gloo (Debian 13 root, its own torchrun), interleaved with the others."""
+    if not g2:
+        return
+    print(f"torch 2.6 gloo, {n} ranks, same run (busbw GB/s)\n")
+    print("| size | ptrun busbw | gloo 2.6 busbw | ptrun/gloo 2.6 |")
+    print("|---:|---:|---:|---:|")
+    for size in sorted(p):
+        pb, gb = p[size][2], g2.get(size, [0, 0, 0])[2]
+        print(f"| {human(size)} | {pb:.2f} | {gb:.2f} | {f'{pb / gb:.1f}x' if gb else '-'} |")
+    print()
 
 
 if __name__ == "__main__":

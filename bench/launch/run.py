@@ -2,8 +2,11 @@
 """bench/launch: launch wall time and restart latency of ptrun, torchrun and a floor, side by side.
 
 Usage: /usr/bin/python3 bench/launch/run.py [--build build] [--runs 40] [--torch-runs 5] [--quick]
+                                            [--other-ptrun PATH]
 Prints a markdown report (ratios to the floor and to torchrun) for bench/RESULTS.md.
-Needs hyperfine and Debian's torchrun (scripts/install-deps.sh installs both)."""
+Needs hyperfine and Debian's torchrun (scripts/install-deps.sh installs both). With the Debian 13
+root (scripts/torch2-root.sh) it adds torchrun 2.6 in the same run; --other-ptrun adds a second
+ptrun binary (e.g. another linking) to the launch table, interleaved with the first."""
 import argparse
 import json
 import os
@@ -13,6 +16,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "integration"))
+from torch_flavour import RootTorch  # noqa: E402  (Debian 13's torch 2.6, entered per command)
 
 TORCHRUN = "/usr/bin/torchrun"
 TORCH_FIX = ["--redirects", "9:0", "--tee", "9:0"]  # torchrun 1.13 on Python 3.11, see README
@@ -49,6 +55,7 @@ def main():
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--torch-runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="skip torchrun's default (5 s) monitor interval")
+    ap.add_argument("--other-ptrun", help="a second ptrun binary to time beside --build's")
     a = ap.parse_args()
     b = pathlib.Path(a.build)
     ptrun, floor = str(b / "launcher/ptrun"), str(b / "bench/bench_floor")
@@ -83,6 +90,54 @@ def main():
                                       "--monitor_interval", "0.1", *TORCH_FIX, "--no_python", worker],
                                      a.torch_runs, env)
         print(f"| {n} | {f1:.2f} / {f2:.2f} | {p1:.2f} / {p2:.2f} | {p2/f2:.2f}x | {t1:.0f} / {t2:.0f} | {t2/p2:.0f}x |")
+    if a.other_ptrun:
+        other_ptrun(ptrun, a.other_ptrun, floor, true, a.runs)
+    torch2 = RootTorch()
+    if torch2.skip_reason():
+        print(f"\n(torchrun 2.6 not measured: {torch2.skip_reason()})")
+    else:
+        torchrun2(torch2, ptrun, worker, true, a, env)
+
+
+def other_ptrun(ptrun, other, floor, true, runs):
+    """Launch wall time of two ptrun binaries (e.g. two linkings), interleaved in one hyperfine."""
+    print(f"\n### Launch: `{ptrun}` (A) vs `{other}` (B), median ms\n")
+    print("| N | floor | A | B | B / A |")
+    print("|---:|---:|---:|---:|---:|")
+    for n in (1, 4, 8):
+        fl, pa, pb = hyperfine([[floor, str(n), true], [ptrun, "--nproc-per-node", str(n), true],
+                                [other, "--nproc-per-node", str(n), true]], runs, 5)
+        print(f"| {n} | {fl*1e3:.2f} | {pa*1e3:.2f} | {pb*1e3:.2f} | {pb/pa:.3f}x |")
+
+
+def torchrun2(torch2, ptrun, worker, true, a, env):
+    """torchrun 2.6 (Debian 13, in its root through scripts/torch2-run.sh) in the same run. Each
+    command enters the root; that entry alone (`true` through torch2-run.sh) is measured too and
+    subtracted. ptrun's figure is the one measured above, outside the root."""
+    env2 = {**env, **torch2.env()}
+    os.environ.setdefault("PTRUN_BUILD_DIR", str(pathlib.Path(ptrun).resolve().parents[1]))
+    enter = hyperfine([torch2.command([true])], max(5, a.torch_runs), 1)[0]
+    print(f"\n### torchrun 2.6 (Debian 13 root), median ms; entering the root ({enter*1e3:.0f} ms) subtracted\n")
+    print("| N | ptrun ms | torchrun 2.6 ms (its default monitor interval, 0.1 s) | torchrun 2.6 / ptrun |")
+    print("|---:|---:|---:|---:|")
+    os.environ.update(torch2.env())  # hyperfine passes its environment on
+    for n in (1, 4, 8):
+        pt = hyperfine([[ptrun, "--nproc-per-node", str(n), true]], a.runs, 5)[0]
+        cmd = [*torch2.torchrun, "--standalone", "--nproc_per_node", str(n), "--no_python", true]
+        t2 = hyperfine([torch2.command(cmd)], a.torch_runs, 1)[0] - enter
+        print(f"| {n} | {pt*1e3:.2f} | {t2*1e3:.0f} | {t2/pt:.0f}x |")
+    print("\nRestart with torchrun 2.6 (`--monitor_interval 0.1`), failure to restarted workers running "
+          "(first / last), median ms (inside the root: no entry cost)\n")
+    print("| N | ptrun | torchrun 2.6 | torchrun 2.6 / ptrun (last) |")
+    print("|---:|---:|---:|---:|")
+    for n in (2, 4, 8):
+        p1, p2 = restart_latency([ptrun, "--nproc-per-node", str(n), "--max-restarts", "1", worker],
+                                 a.runs // 2, env)
+        t1, t2 = restart_latency(torch2.command([*torch2.torchrun, "--standalone", "--nproc_per_node", str(n),
+                                                 "--max_restarts", "1", "--monitor_interval", "0.1",
+                                                 "--no_python", worker], binds=[tempfile.gettempdir()]),
+                                 a.torch_runs, env2)
+        print(f"| {n} | {p1:.2f} / {p2:.2f} | {t1:.0f} / {t2:.0f} | {t2/p2:.0f}x |")
 
 
 if __name__ == "__main__":

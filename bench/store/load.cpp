@@ -1,6 +1,7 @@
 // bench/store/load: one C++ load client for any TCPStore-wire server (ptrun-store, torch 1.13's
 // own server, the epoll floor). It speaks the legacy (1.13) wire, which all three understand, from
-// one epoll thread so that the client costs as little CPU as possible.
+// one epoll thread so that the client costs as little CPU as possible; --dialect modern speaks
+// 2.2+'s (VALIDATE first on each connection, every code one higher), as torch 2.x's server needs.
 //   load ops --port P --conns N [--seconds S] [--warmup S]
 //       N connections, closed loop, one request in flight each; op mix in rotation
 //       ADD, GET, CHECK, COMPARE_SET, WAIT (present key), every one a round trip.
@@ -38,6 +39,8 @@ struct Args {
     std::uint16_t port = 0;
     int conns = 1, clients = 1000, window = 512;
     double seconds = 1.0, warmup = 0.2;
+    std::uint8_t code_offset = 0;  ///< modern dialect: every query code is one higher
+    std::string hello;             ///< modern dialect: VALIDATE, sent first on every connection
 };
 
 [[noreturn]] void die(const std::string& what) {
@@ -60,6 +63,11 @@ Args parse(int argc, char** argv) {
         else if (f == "--seconds") a.seconds = std::stod(v);
         else if (f == "--warmup") a.warmup = std::stod(v);
         else if (f == "--tag") a.tag = v;
+        else if (f == "--dialect") {
+            if (v != "legacy" && v != "modern") die("--dialect: legacy or modern");
+            a.code_offset = v == "modern" ? 1 : 0;
+            a.hello = v == "modern" ? std::string("\x00\xce\xf7\x85\x3c", 5) : "";  // 0x3C85F7CE
+        }
         else die("unknown flag " + f);
     }
     return a;
@@ -78,21 +86,23 @@ void put_str(std::string& o, const std::string& s) {
     put_u64(o, s.size());
     o += s;
 }
-std::string req(std::uint8_t code) { return std::string(1, static_cast<char>(code)); }
-std::string set_req(const std::string& k, const std::string& v) {
-    auto r = req(0);
+std::string req(const Args& a, std::uint8_t code) {
+    return std::string(1, static_cast<char>(code + a.code_offset));
+}
+std::string set_req(const Args& a, const std::string& k, const std::string& v) {
+    auto r = req(a, 0);
     put_str(r, k);
     put_str(r, v);
     return r;
 }
-std::string add_req(const std::string& k, std::int64_t d) {
-    auto r = req(3);
+std::string add_req(const Args& a, const std::string& k, std::int64_t d) {
+    auto r = req(a, 3);
     put_str(r, k);
     put_u64(r, static_cast<std::uint64_t>(d));
     return r;
 }
-std::string keys_req(std::uint8_t code, const std::string& k) {  // CHECK (4) / WAIT (5), one key
-    auto r = req(code);
+std::string keys_req(const Args& a, std::uint8_t code, const std::string& k) {  // CHECK 4 / WAIT 5
+    auto r = req(a, code);
     put_u64(r, 1);
     put_str(r, k);
     return r;
@@ -152,15 +162,15 @@ int run_ops(const Args& a) {
         int one = 1;
         setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         const std::string key = "/bench/" + a.tag + "/" + std::to_string(i);
-        auto cas = req(1);
+        auto cas = req(a, 1);
         put_str(cas, key);
         put_str(cas, value);
         put_str(cas, value);
-        auto get = req(2);
+        auto get = req(a, 2);
         put_str(get, key);
-        c.requests = {add_req(key + "/n", 1), get, keys_req(4, key), cas, keys_req(5, key)};
+        c.requests = {add_req(a, key + "/n", 1), get, keys_req(a, 4, key), cas, keys_req(a, 5, key)};
         c.reply_size = {8, 8 + value.size(), 1, 8 + value.size(), 1};
-        send_all(c.fd, set_req(key, value));  // no reply; the server applies it first
+        send_all(c.fd, a.hello + set_req(a, key, value));  // no reply; the server applies it first
         fcntl(c.fd, F_SETFL, O_NONBLOCK);
         epoll_add(ep, c.fd, EPOLLIN, i);
     }
@@ -263,7 +273,7 @@ int run_barrier(const Args& a) {
                 --connecting;
                 if (++connected == total) all_connected = Clock::now();
                 c.stage = 1;
-                send_all(c.fd, add_req(counter, 1));
+                send_all(c.fd, a.hello + add_req(a, counter, 1));
                 start_more();
                 continue;
             }
@@ -276,8 +286,8 @@ int run_barrier(const Args& a) {
                 std::memcpy(&count, buf, 8);
                 c.got = 0;
                 c.stage = 2;
-                send_all(c.fd, (count == a.clients ? set_req(done, "1") : std::string()) +
-                                   keys_req(5, done));
+                send_all(c.fd, (count == a.clients ? set_req(a, done, "1") : std::string()) +
+                                   keys_req(a, 5, done));
             } else if (c.stage == 2 && c.got == 1) {
                 if (buf[0] != 0) die("WAIT reply is not STOP_WAITING");
                 c.stage = 3;

@@ -14,6 +14,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "integration"))
+from torch_flavour import RootTorch  # noqa: E402  (Debian 13's torch 2.6, entered per command)
 
 
 def start(argv, **kw):
@@ -31,6 +33,11 @@ def load(binary, *args):
     if res.returncode != 0:
         return None, res.stderr.strip()
     return json.loads(res.stdout), None
+
+
+def dialect(server):
+    """torch 2.x's server speaks only the 2.2+ dialect; the others are driven in the legacy one."""
+    return ("--dialect", "modern") if server == "torch2" else ()
 
 
 def cpu_seconds(pid):
@@ -60,6 +67,10 @@ def main():
         "torch": start([PYTHON, f"{HERE}/torch_server.py"]),
         "floor": start([f"{b}/bench/store/bench_store_floor"]),
     }
+    torch2 = RootTorch()  # torch 2.6's own server (its classic backend: Debian's has no libuv)
+    if not torch2.skip_reason():
+        servers["torch2"] = start(torch2.command([PYTHON, f"{HERE}/torch_server.py"]),
+                                  env={**os.environ, **torch2.env()})
     conn_counts = [1, 32, 256] if a.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256]
     barrier_sizes = [1000, 4000, 10000]
     repeat = 1 if a.quick else a.repeat
@@ -72,7 +83,7 @@ def main():
                 for name, (proc, port) in servers.items():
                     before = cpu_seconds(proc.pid)
                     r, err = load(loadbin, "ops", "--port", port, "--conns", n, "--seconds", a.seconds,
-                                  "--tag", f"{rep}-{n}")
+                                  "--tag", f"{rep}-{n}", *dialect(name))
                     if r:  # server CPU per request: robust to how much CPU the machine had to spare
                         r["cpu_us_per_op"] = (cpu_seconds(proc.pid) - before) * 1e6 / max(r["all_ops"], 1)
                     ops[name][n].append(r)
@@ -80,7 +91,8 @@ def main():
                         errors.append(f"{name} ops {n}: {err}")
             for n in barrier_sizes:
                 for name, (_, port) in servers.items():
-                    r, err = load(loadbin, "barrier", "--port", port, "--clients", n, "--tag", f"{rep}-{n}")
+                    r, err = load(loadbin, "barrier", "--port", port, "--clients", n, "--tag", f"{rep}-{n}",
+                                  *dialect(name))
                     bar[name][n].append(r)
                     if err:
                         errors.append(f"{name} barrier {n}: {err}")
@@ -113,8 +125,33 @@ def main():
               f"| {med(t, 'barrier_ms'):.0f} ({med(t, 'connected_ms'):.0f}) "
               f"| {med(f, 'barrier_ms'):.0f} ({med(f, 'connected_ms'):.0f}) "
               f"| {med(t, 'barrier_ms') / med(p, 'barrier_ms'):.1f}x | {med(p, 'barrier_ms') / med(f, 'barrier_ms'):.2f} |")
+    if "torch2" in servers:
+        torch2_tables(ops, bar, conn_counts, barrier_sizes)
+    else:
+        print(f"\n(torch 2.6 not measured: {torch2.skip_reason()})")
     for e in errors:
         print(f"\nerror: {e}")
+
+
+def torch2_tables(ops, bar, conn_counts, barrier_sizes):
+    """PyTorch 2.6's own server (Debian 13 root), measured interleaved with the others above."""
+    print("\nPyTorch 2.6's own server (Debian 13, scripts/torch2-root.sh; classic backend, Debian's has "
+          "no libuv), same run, same requests in its 2.2+ dialect.\n")
+    print("| conns | torch 2.6 ops/s | ptrun/torch 2.6 | p50 µs ptrun / torch 2.6 | p99 µs ptrun / torch 2.6 "
+          "| server CPU µs/op ptrun / torch 2.6 |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n in conn_counts:
+        p, t = ops["ptrun"][n], ops["torch2"][n]
+        print(f"| {n} | {med(t, 'ops_per_s'):,.0f} | {med(p, 'ops_per_s') / med(t, 'ops_per_s'):.2f}x "
+              f"| {med(p, 'p50_us'):.0f} / {med(t, 'p50_us'):.0f} | {med(p, 'p99_us'):.0f} / {med(t, 'p99_us'):.0f} "
+              f"| {med(p, 'cpu_us_per_op'):.1f} / {med(t, 'cpu_us_per_op'):.1f} |")
+    print("\n| clients | ptrun ms | torch 2.6 ms | torch 2.6/ptrun |")
+    print("|---:|---:|---:|---:|")
+    for n in barrier_sizes:
+        p, t = bar["ptrun"][n], bar["torch2"][n]
+        print(f"| {n:,} | {med(p, 'barrier_ms'):.0f} ({med(p, 'connected_ms'):.0f}) "
+              f"| {med(t, 'barrier_ms'):.0f} ({med(t, 'connected_ms'):.0f}) "
+              f"| {med(t, 'barrier_ms') / med(p, 'barrier_ms'):.1f}x |")
 
 
 if __name__ == "__main__":

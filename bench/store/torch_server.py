@@ -1,5 +1,5 @@
-"""PyTorch 1.13's own TCPStore server for bench/store: raises the fd limit, listens on 127.0.0.1
-port 0, prints 'port=N', serves until stdin closes."""
+"""PyTorch's own TCPStore server for bench/store (Debian 12's 1.13, or 2.6 in the Debian 13 root):
+raises the fd limit, listens on 127.0.0.1 port 0, prints 'port=N', serves until stdin closes."""
 import datetime
 import resource
 import sys
