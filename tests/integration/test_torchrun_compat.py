@@ -3,6 +3,7 @@
 the worker environment matches key by key (ports and run ids aside), restarts give the same
 attempts with the same TORCHELASTIC_* values, and exit codes differ only where ptrun means to."""
 import os
+import shutil
 import signal
 import unittest
 
@@ -42,9 +43,17 @@ class TorchrunCompat(PtrunTestCase):
                       *self.worker("--dump", out, *worker)]
             via = lambda argv: FLAVOUR.command(argv, binds=[self.dir])  # noqa: E731
             if launcher == "torchrun":
-                res = subprocess.run(via([*FLAVOUR.torchrun, *common]),
-                                     env=_env(FLAVOUR.env(), unset=("OMP_NUM_THREADS",)),
-                                     capture_output=True, text=True, timeout=120)
+                for attempt in range(2):
+                    res = subprocess.run(via([*FLAVOUR.torchrun, *common]),
+                                         env=_env(FLAVOUR.env(), unset=("OMP_NUM_THREADS",)),
+                                         capture_output=True, text=True, timeout=120)
+                    # torchrun 1.13's agent sometimes loses its own c10d store connection when it
+                    # re-rendezvouses on a loaded machine (seen once in ~5 runs): a peer's flake,
+                    # not what this test compares, so its run is repeated once, from scratch.
+                    if attempt or "RendezvousConnectionError" not in res.stderr:
+                        break
+                    shutil.rmtree(out)
+                    os.mkdir(out)
             else:
                 res = run_ptrun(common, env=FLAVOUR.env(), unset=("OMP_NUM_THREADS",), via=via, timeout=120)
             results.append((res.returncode, read_dumps(out), res.stderr))
@@ -86,11 +95,7 @@ class TorchrunCompat(PtrunTestCase):
                                    (("--signal", str(int(signal.SIGSEGV))), 128 + signal.SIGSEGV)):
             with self.subTest(worker=worker):
                 for sub in ("torchrun", "ptrun"):
-                    path = os.path.join(self.dir, sub)
-                    if os.path.isdir(path):
-                        for f in os.listdir(path):
-                            os.unlink(os.path.join(path, f))
-                        os.rmdir(path)
+                    shutil.rmtree(os.path.join(self.dir, sub), ignore_errors=True)
                 (trc, torch_dumps, terr), (prc, ptrun_dumps, perr) = self.run_both(
                     2, "--max_restarts", "1", worker=("--fail-rank", "0", *worker))
                 self.assertEqual(trc, 1, terr)
