@@ -159,3 +159,14 @@ class PtrunTestCase(unittest.TestCase):
 
     def worker(self, *args):
         return [FAKE_WORKER, *args]
+
+
+class TorchTestCase(PtrunTestCase):
+    """A PtrunTestCase against PTRUN_TORCH_FLAVOUR's PyTorch (torch_flavour.py); each test skips,
+    with the reason, where that torch is missing."""
+
+    def setUp(self):
+        super().setUp()
+        from torch_flavour import FLAVOUR  # late: torch_flavour looks this module up
+        if FLAVOUR.skip_reason():
+            self.skipTest(FLAVOUR.skip_reason())

@@ -10,20 +10,11 @@ import os
 import subprocess
 import unittest
 
-from harness import PtrunTestCase, wait_output
+from harness import PtrunTestCase, TorchTestCase, wait_output
 from store_harness import STORE_VERBS_CLIENT, HERE, start_ptrun_store, start_torch_server, stop
-from torch_flavour import FLAVOUR
-
-from torch_flavour import CLIENT_VERBS as VERBS
+from torch_flavour import CLIENT_VERBS as VERBS, FLAVOUR
 
 MODERN_EXTRAS = ("append", "queue", "ping")
-
-
-class TorchTestCase(PtrunTestCase):
-    def setUp(self):
-        super().setUp()
-        if FLAVOUR.skip_reason():
-            self.skipTest(FLAVOUR.skip_reason())
 
 
 class TorchClientAgainstPtrunStore(TorchTestCase):

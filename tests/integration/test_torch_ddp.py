@@ -6,18 +6,16 @@ import json
 import os
 import unittest
 
-from harness import PtrunTestCase, _env, run_ptrun
+from harness import TorchTestCase, _env, run_ptrun
 from torch_flavour import FLAVOUR
 import subprocess
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_ddp_train.py")
 
 
-class TorchDdp(PtrunTestCase):
+class TorchDdp(TorchTestCase):
     def setUp(self):
         super().setUp()
-        if FLAVOUR.skip_reason():
-            self.skipTest(FLAVOUR.skip_reason())
         self.env = {"PYTHON_EXEC": FLAVOUR.python, "GLOO_SOCKET_IFNAME": "lo", **FLAVOUR.env()}
 
     def losses_under(self, launcher, n):

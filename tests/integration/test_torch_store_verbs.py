@@ -4,18 +4,13 @@ Debian 13's 2.6 in its root (ptrun then runs inside the root too)."""
 import os
 import unittest
 
-from harness import PtrunTestCase, run_ptrun
+from harness import TorchTestCase, run_ptrun
 from torch_flavour import FLAVOUR
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_store_verbs.py")
 
 
-class TorchStoreVerbs(PtrunTestCase):
-    def setUp(self):
-        super().setUp()
-        if FLAVOUR.skip_reason():
-            self.skipTest(FLAVOUR.skip_reason())
-
+class TorchStoreVerbs(TorchTestCase):
     def test_every_verb_against_the_agent_store(self):
         res = run_ptrun(["--standalone", "--nproc-per-node", "2", "--tee", "1", SCRIPT],
                         env={"PYTHON_EXEC": FLAVOUR.python, **FLAVOUR.env()}, timeout=180,

@@ -7,7 +7,7 @@ import shutil
 import signal
 import unittest
 
-from harness import PtrunTestCase, _env, read_dumps, run_ptrun
+from harness import TorchTestCase, _env, read_dumps, run_ptrun
 from torch_flavour import FLAVOUR
 import subprocess
 
@@ -21,12 +21,7 @@ INTENDED = {"TORCHELASTIC_USE_AGENT_STORE": (FLAVOUR.torchrun_agent_store, "True
 IGNORED = {"_", "PWD", "OLDPWD", "SHLVL"}
 
 
-class TorchrunCompat(PtrunTestCase):
-    def setUp(self):
-        super().setUp()
-        if FLAVOUR.skip_reason():
-            self.skipTest(FLAVOUR.skip_reason())
-
+class TorchrunCompat(TorchTestCase):
     def added_env(self, dump):
         env = dump["env"]
         return {k: v for k, v in env.items() if k not in IGNORED and os.environ.get(k) != v}

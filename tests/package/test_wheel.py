@@ -11,7 +11,6 @@ import pathlib
 import re
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -23,20 +22,13 @@ BUILD_DIR = pathlib.Path(os.environ.get("BUILD_DIR", REPO / "build"))
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 import make_wheel  # noqa: E402
+import test_package  # noqa: E402  (its run(); a module, so its tests are not collected here)
 from torch_flavour import RootTorch  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 EMBED_PY = REPO / "examples" / "store_embed" / "embed.py"
 DDP_SCRIPT = REPO / "tests" / "integration" / "torch_ddp_train.py"
-TIMEOUT = 300
-
-
-def run(cmd, **kw):
-    """Runs cmd to completion; fails the test with its output when it does not exit 0."""
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=TIMEOUT, **kw)
-    if proc.returncode != 0:
-        raise AssertionError(f"{cmd} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
-    return proc
+run = test_package.run  # runs a command to completion; fails the test with its output otherwise
 
 
 def free_port():
