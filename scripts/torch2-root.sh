@@ -59,14 +59,18 @@ mkdir -p "$cache/mnt"
 echo "torch2-root: debootstrap $suite from $archive into $cache (once; a few minutes)" >&2
 start=$(date +%s)
 # In a private mount namespace: whatever debootstrap mounts in the target (proc, sys) goes away
-# with it, even when it fails half-way.
-if ! unshare --mount --propagation private \
-     debootstrap --variant=minbase --include="$packages" --keyring="$keyring" \
-       "$suite" "$scratch" "$archive" >"$cache/debootstrap.log" 2>&1; then
+# with it, even when it fails half-way. A second attempt absorbs one transient archive error.
+for attempt in 1 2; do
+  if unshare --mount --propagation private \
+       debootstrap --variant=minbase --include="$packages" --keyring="$keyring" \
+         "$suite" "$scratch" "$archive" >"$cache/debootstrap.log" 2>&1; then
+    break
+  fi
   tail -n 15 "$cache/debootstrap.log" >&2
   rm -rf --one-file-system "$scratch"
-  fail "debootstrap $suite from $archive failed (log: $cache/debootstrap.log)"
-fi
+  [ "$attempt" -eq 1 ] || fail "debootstrap $suite from $archive failed twice (log: $cache/debootstrap.log)"
+  echo "torch2-root: debootstrap failed; trying once more" >&2
+done
 rm -rf "$scratch"/var/cache/apt/archives/*.deb "$scratch"/var/lib/apt/lists/*_Packages
 mv "$scratch" "$cache/root"
 
