@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GPU-machine checks (run by hand through the device tool; CI has no GPU): a real torch 2.x client
-# against ptrun's agent store. Usage: tests/gpu/run_torch2_checks.sh PTRUN_BINARY OUT_DIR
+# against ptrun's agent store, and NCCL. Usage: tests/gpu/run_torch2_checks.sh PTRUN_BINARY OUT_DIR
+# (CI covers torch 2.6 without a GPU: ctest -L torch2, Debian 13's torch in scripts/torch2-root.sh.)
 set -uo pipefail
 ptrun=$(realpath "$1"); out=$2; here=$(cd "$(dirname "$0")" && pwd); it=$here/../integration
 export PYTHON_EXEC=${PYTHON_EXEC:-python3} GLOO_SOCKET_IFNAME=lo
