@@ -1,4 +1,5 @@
-// ptrun::ddp allreduce bandwidth, run under ptrun (--standalone --nproc-per-node N). Prints, on
+// ptrun::ddp allreduce bandwidth, run under ptrun (--standalone --nproc-per-node N):
+//   bench_ptrun_allreduce [BACKEND [MAX_MIB [SHM_COPY]]]   (cpu, 256, auto). Prints, on
 // rank 0, one line per size: "ptrun BYTES TIME_US ALGBW_GBPS BUSBW_GBPS MEMCPY_GBPS", where
 // busbw = algbw * 2(n-1)/n (nccl-tests) and memcpy is every rank copying the same bytes at once
 // (the node's physical limit for moving them). Float32 sum, buffers allocated and faulted once.
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     const std::size_t max_bytes = (argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 256) << 20;
     InitOptions options;
     options.backend = backend;
+    if (argc > 3) options.shm_copy = argv[3];
     auto pg = init_process_group_from_environment(options);
     const int n = pg->size();
     std::vector<float> buf(max_bytes / 4, 0.0f), dst(max_bytes / 4, 0.0f);

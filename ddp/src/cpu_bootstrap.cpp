@@ -33,17 +33,30 @@ std::string unique_segment_name() {
            std::to_string(rd());
 }
 
-SharedSegment create_segment(int local_size) {
+/// The header's copy_mode for a fixed strategy (or 0: tuned).
+std::uint32_t copy_mode_of(std::optional<CopyStrategy> shm_copy) {
+    return shm_copy ? 1 + static_cast<std::uint32_t>(*shm_copy) : 0;
+}
+
+std::string shm_copy_name(std::uint32_t copy_mode) {
+    return copy_mode == 0
+               ? "auto"
+               : std::string(copy_strategy_name(static_cast<CopyStrategy>(copy_mode - 1)));
+}
+
+SharedSegment create_segment(int local_size, std::optional<CopyStrategy> shm_copy) {
     const std::size_t bytes = segment_bytes(local_size, kSlotBytes);
     SharedSegment seg = SharedSegment::create(unique_segment_name(), bytes);
     auto* header = static_cast<ShmHeader*>(seg.data());
     header->magic = kShmMagic;
     header->local_size = static_cast<std::uint32_t>(local_size);
+    header->copy_mode = copy_mode_of(shm_copy);
     header->slot_bytes = kSlotBytes;
     return seg;
 }
 
-SharedSegment open_segment(const std::string& published, int local_size) {
+SharedSegment open_segment(const std::string& published, int local_size,
+                           std::optional<CopyStrategy> shm_copy) {
     std::istringstream in(published);
     std::string name;
     std::size_t bytes = 0;
@@ -53,6 +66,12 @@ SharedSegment open_segment(const std::string& published, int local_size) {
     if (header->magic != kShmMagic || header->local_size != static_cast<std::uint32_t>(local_size)) {
         throw CollectiveError("shared memory '" + name + "' has a foreign or mismatched header");
     }
+    if (header->copy_mode != copy_mode_of(shm_copy)) {
+        throw CollectiveError(
+            "init_process_group: shm_copy '" + shm_copy_name(copy_mode_of(shm_copy)) +
+            "' differs from the node leader's '" + shm_copy_name(header->copy_mode) +
+            "': every rank must pass the same InitOptions::shm_copy");
+    }
     return seg;
 }
 
@@ -60,6 +79,7 @@ SharedSegment open_segment(const std::string& published, int local_size) {
 
 std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& ctx, rdzv::Store& store,
                                                   std::chrono::milliseconds timeout,
+                                                  std::optional<CopyStrategy> shm_copy,
                                                   FailureBoard board) {
     const CallTimer timer = CallTimer::start("init_process_group", timeout);
     const int pid = static_cast<int>(::getpid());
@@ -108,10 +128,10 @@ std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& ctx, rdzv::S
     SharedSegment segment;
     if (local_size > 1) {
         if (leader) {
-            segment = create_segment(local_size);
+            segment = create_segment(local_size, shm_copy);
             store.set(key("shm", node), segment.name() + " " + std::to_string(segment.size()));
         } else {
-            segment = open_segment(store.get(key("shm", node), timeout), local_size);
+            segment = open_segment(store.get(key("shm", node), timeout), local_size, shm_copy);
         }
     }
     if (nodes > 1 && leader) {

@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
+#include "copy_strategy.hpp"
 #include "failure_board.hpp"
 #include "ptrun/ddp/init.hpp"
 #include "ptrun/rendezvous/store.hpp"
@@ -14,10 +16,13 @@ namespace ptrun::ddp::detail {
 /// every rank publishes (node, pid); each node's leader (its lowest rank) creates the shared
 /// segment and, with several nodes, the leaders link into a TCP ring through addresses
 /// published in the store; after a store barrier the segment's name is unlinked. Leaders of a
-/// multi-node group keep `board` for their ring (others drop it). Blocks at most `timeout`;
-/// throws CollectiveError / CollectiveTimeout.
+/// multi-node group keep `board` for their ring (others drop it). `shm_copy` fixes the node's
+/// copy strategy (nullopt: tuned); the leader records it in the segment and every other local
+/// rank must have asked for the same. Blocks at most `timeout`; throws CollectiveError /
+/// CollectiveTimeout.
 std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& context, rdzv::Store& store,
                                                   std::chrono::milliseconds timeout,
+                                                  std::optional<CopyStrategy> shm_copy = {},
                                                   FailureBoard board = {});
 
 }  // namespace ptrun::ddp::detail

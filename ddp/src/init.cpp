@@ -41,6 +41,7 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
         throw CollectiveError("init_process_group: unknown backend '" + options.backend +
                               "' (expected cpu, nccl or auto)");
     }
+    const std::optional<detail::CopyStrategy> shm_copy = detail::parse_shm_copy(options.shm_copy);
     // Every process creates its groups in the same order, so a per-process count names them.
     static std::atomic<int> groups_created{0};
     const int group_seq = groups_created++;
@@ -90,7 +91,7 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
             return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options, &store);
         }
         // Multi-node leaders keep this connection to post and read why the ring broke.
-        return detail::bootstrap_cpu_group(context, store, options.timeout,
+        return detail::bootstrap_cpu_group(context, store, options.timeout, shm_copy,
                                            detail::FailureBoard(client, prefix + "/failure"));
     } catch (const rdzv::StoreTimeout& e) {
         throw CollectiveTimeout(std::string("init_process_group: ") + e.what());

@@ -53,11 +53,12 @@ void reduce2_typed(ReduceOp op, void* out, const void* a, const void* b, std::si
 
 /// reduce_n_publish for one type and combiner: a 64-byte line at a time, every source folded
 /// (left to right) into one line-wide vector, `finish` applied, the line streamed to `shared_out`
-/// (stored, when the whole is not worth_streaming) and stored to `local_out`. Unaligned head and
-/// tail elements go one by one. `f` and `finish` take scalars and GCC vectors alike.
+/// (stored, when the whole is not worth_streaming or `stream` is false) and stored to `local_out`.
+/// Unaligned head and tail elements go one by one. `f` and `finish` take scalars and GCC vectors
+/// alike.
 template <class T, class F, class G>
 void publish_typed(void* shared_out, void* local_out, const void* const* srcs, int nsrc,
-                   std::size_t count, F f, G finish) {
+                   std::size_t count, bool stream_ok, F f, G finish) {
     typedef T Line __attribute__((vector_size(64)));
     constexpr std::size_t kLine = sizeof(Line) / sizeof(T);
     auto* shared = static_cast<T*>(shared_out);
@@ -67,13 +68,18 @@ void publish_typed(void* shared_out, void* local_out, const void* const* srcs, i
         T v = src(0)[i];
         for (int s = 1; s < nsrc; ++s) v = static_cast<T>(f(v, src(s)[i]));
         v = static_cast<T>(finish(v));
-        shared[i] = v;
+        if (shared != nullptr) shared[i] = v;
         if (local != nullptr) local[i] = v;
     };
-    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(shared) % sizeof(Line);
-    const std::size_t head =
-        std::min(count, misaligned == 0 ? 0 : (sizeof(Line) - misaligned) / sizeof(T));
-    const bool stream = worth_streaming(count * sizeof(T));
+    // Whole lines line up with the output that gets them streamed (else with the local one).
+    const T* lined_up = shared != nullptr ? shared : local;
+    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(lined_up) % sizeof(Line);
+    const bool can_line_up = misaligned % sizeof(T) == 0;
+    const std::size_t head = can_line_up && misaligned != 0
+                                 ? std::min(count, (sizeof(Line) - misaligned) / sizeof(T))
+                                 : 0;
+    const bool stream =
+        shared != nullptr && can_line_up && stream_ok && worth_streaming(count * sizeof(T));
     std::size_t i = 0;
     for (; i < head; ++i) one(i);
     for (; i + kLine <= count; i += kLine) {
@@ -87,7 +93,7 @@ void publish_typed(void* shared_out, void* local_out, const void* const* srcs, i
         line = finish(line);
         if (stream) {
             stream_line(shared + i, &line);
-        } else {
+        } else if (shared != nullptr) {
             std::memcpy(shared + i, &line, sizeof line);
         }
         if (local != nullptr) std::memcpy(local + i, &line, sizeof line);
@@ -98,20 +104,19 @@ void publish_typed(void* shared_out, void* local_out, const void* const* srcs, i
 
 template <class T>
 void publish_op(ReduceOp op, void* shared_out, void* local_out, const void* const* srcs, int nsrc,
-                std::size_t count, int avg_divisor) {
+                std::size_t count, int avg_divisor, bool stream) {
     const auto keep = [](auto v) { return v; };
+    const auto run = [&](auto f, auto finish) {
+        publish_typed<T>(shared_out, local_out, srcs, nsrc, count, stream, f, finish);
+    };
     switch (op) {
-        case ReduceOp::Sum:
-            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, kSum, keep);
+        case ReduceOp::Sum: return run(kSum, keep);
         case ReduceOp::Avg: {
             const auto d = static_cast<T>(avg_divisor);
-            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, kSum,
-                                    [d](auto v) { return v / d; });
+            return run(kSum, [d](auto v) { return v / d; });
         }
-        case ReduceOp::Min:
-            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, kMin, keep);
-        case ReduceOp::Max:
-            return publish_typed<T>(shared_out, local_out, srcs, nsrc, count, kMax, keep);
+        case ReduceOp::Min: return run(kMin, keep);
+        case ReduceOp::Max: return run(kMax, keep);
     }
 }
 
@@ -157,19 +162,21 @@ PTRUN_REDUCE_KERNEL void reduce_n(DType dtype, ReduceOp op, void* out, const voi
 
 PTRUN_REDUCE_KERNEL void reduce_n_publish(DType dtype, ReduceOp op, void* shared_out,
                                           void* local_out, const void* const* srcs, int nsrc,
-                                          std::size_t count, int avg_divisor) {
+                                          std::size_t count, int avg_divisor, bool stream) {
     if (count == 0) return;
     switch (dtype) {
         case DType::Float32:
-            return publish_op<float>(op, shared_out, local_out, srcs, nsrc, count, avg_divisor);
+            return publish_op<float>(op, shared_out, local_out, srcs, nsrc, count, avg_divisor,
+                                     stream);
         case DType::Float64:
-            return publish_op<double>(op, shared_out, local_out, srcs, nsrc, count, avg_divisor);
+            return publish_op<double>(op, shared_out, local_out, srcs, nsrc, count, avg_divisor,
+                                      stream);
         case DType::Int32:
             return publish_op<std::int32_t>(op, shared_out, local_out, srcs, nsrc, count,
-                                            avg_divisor);
+                                            avg_divisor, stream);
         case DType::Int64:
             return publish_op<std::int64_t>(op, shared_out, local_out, srcs, nsrc, count,
-                                            avg_divisor);
+                                            avg_divisor, stream);
     }
 }
 

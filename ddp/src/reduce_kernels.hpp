@@ -15,11 +15,13 @@ void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b, 
 void reduce_n(DType dtype, ReduceOp op, void* out, const void* const* srcs, int nsrc,
               std::size_t count, int avg_divisor);
 
-/// reduce_n whose result goes to `shared_out` as copy_to_shared writes (for another core to
-/// read) and, unless null, to `local_out` too, in one pass a 64-byte line at a time.
-/// `shared_out` must not alias a source; `local_out` may be any source. nsrc >= 1.
+/// reduce_n whose result goes to `shared_out` as copy_to_shared(..., stream) writes (for another
+/// core to read) and, unless null, to `local_out` too, in one pass a 64-byte line at a time.
+/// `shared_out` must not alias a source; `local_out` may be any source. Either output may be
+/// null (not both): with `shared_out` null this is reduce_n into any of its sources. nsrc >= 1.
 void reduce_n_publish(DType dtype, ReduceOp op, void* shared_out, void* local_out,
-                      const void* const* srcs, int nsrc, std::size_t count, int avg_divisor);
+                      const void* const* srcs, int nsrc, std::size_t count, int avg_divisor,
+                      bool stream = true);
 
 /// data[i] /= divisor: the last step of Avg. Integers divide truncating toward zero.
 void finish_avg(DType dtype, void* data, std::size_t count, int divisor);

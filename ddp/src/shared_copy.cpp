@@ -6,9 +6,9 @@
 
 namespace ptrun::ddp::detail {
 
-void stream_to_shared(void* dst_ptr, const void* src_ptr, std::size_t bytes) {
+void stream_to_shared(void* dst_ptr, const void* src_ptr, std::size_t bytes, bool stream) {
 #if defined(__x86_64__)
-    if (!worth_streaming(bytes)) {
+    if (!stream || !worth_streaming(bytes)) {
         std::memcpy(dst_ptr, src_ptr, bytes);
         return;
     }
@@ -26,6 +26,7 @@ void stream_to_shared(void* dst_ptr, const void* src_ptr, std::size_t bytes) {
     }
     std::memcpy(dst + i, src + i, bytes - i);
 #else
+    (void)stream;
     std::memcpy(dst_ptr, src_ptr, bytes);
 #endif
 }
@@ -36,8 +37,8 @@ void shared_store_fence() {
 #endif
 }
 
-void copy_to_shared(void* dst, const void* src, std::size_t bytes) {
-    stream_to_shared(dst, src, bytes);
+void copy_to_shared(void* dst, const void* src, std::size_t bytes, bool stream) {
+    stream_to_shared(dst, src, bytes, stream);
     shared_store_fence();
 }
 

@@ -21,12 +21,12 @@ constexpr bool worth_streaming(std::size_t bytes) { return bytes >= kStreamMinBy
 /// memcpy(dst, src, bytes) with non-temporal stores on x86-64 (the lines go to memory instead of
 /// staying dirty in this core's cache, which the reading core would otherwise have to probe:
 /// 2-3x slower here when the two cores sit on different cache complexes), then a store fence,
-/// so a release store that follows publishes them. Short copies (worth_streaming) and other CPUs:
-/// a plain memcpy.
-void copy_to_shared(void* dst, const void* src, std::size_t bytes);
+/// so a release store that follows publishes them. Short copies (worth_streaming), `stream` false
+/// (the caller measured that plain stores win here: see StrategyTuner) and other CPUs: a memcpy.
+void copy_to_shared(void* dst, const void* src, std::size_t bytes, bool stream = true);
 
 /// copy_to_shared without the fence: a run of these must end with shared_store_fence().
-void stream_to_shared(void* dst, const void* src, std::size_t bytes);
+void stream_to_shared(void* dst, const void* src, std::size_t bytes, bool stream = true);
 
 /// stream_to_shared of one 64-byte line: `dst` 64-byte aligned, `src` 16-byte aligned.
 inline void stream_line(void* dst, const void* src) {

@@ -2,13 +2,16 @@
 /// ShmCollectives: the collectives of one node's local ranks over a shared segment.
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "call_timer.hpp"
+#include "peer_memory.hpp"
 #include "ptrun/ddp/types.hpp"
 #include "shm_segment.hpp"
 #include "shm_sync.hpp"
+#include "strategy_tuner.hpp"
 
 namespace ptrun::ddp::detail {
 
@@ -16,9 +19,12 @@ namespace ptrun::ddp::detail {
 /// size runs in the preallocated (pre-faulted) slots. Allreduce is a reduce-scatter (each rank
 /// reduces its 1/n of a chunk from every slot) then an allgather (each copies the others'
 /// reduced parts); small messages use a one-shot variant (one barrier, every rank reduces all).
-/// Every rank reduces in rank order, so all ranks get identical bits. Chunks go through a
-/// global buffer sequence, so a slot half is rewritten only after a barrier that follows every
-/// read of it. All calls block; failures throw as ShmSync describes.
+/// Larger allreduces go in segments of up to kSegmentBytes, each run with the CopyStrategy the
+/// StrategyTuner picked for its size on this machine (slots streamed or plain, or single-copy
+/// between the ranks' buffers where the kernel allows it; the header's copy_mode may fix one).
+/// Every rank reduces in rank order, so all ranks get identical bits whatever the strategy.
+/// Chunks go through a global buffer sequence, so a slot half is rewritten only after a barrier
+/// that follows every read of it. All calls block; failures throw as ShmSync describes.
 class ShmCollectives {
 public:
     /// Stage the node leader runs on each node-reduced chunk (e.g. the inter-node ring).
@@ -27,6 +33,8 @@ public:
     /// `segment` holds local_size slots of `slot_bytes` (two halves of a chunk each).
     ShmCollectives(SharedSegment segment, int local_index, std::vector<int> global_ranks,
                    std::vector<int> pids);
+    ShmCollectives(const ShmCollectives&) = delete;
+    ShmCollectives& operator=(const ShmCollectives&) = delete;
 
     /// In-place allreduce over the local ranks; Avg divides by `avg_divisor`. With `leader_stage`,
     /// the leader (local index 0) runs it on every node-reduced chunk (op Sum for Avg), then
@@ -51,19 +59,46 @@ public:
     int local_index() const noexcept { return sync_.local_index(); }
     /// Bytes of one chunk buffer (half a slot).
     std::size_t chunk_bytes() const noexcept { return half_; }
+    /// The strategy tuner (for tests and reports).
+    const StrategyTuner& tuner() const noexcept { return tuner_; }
 
-private:
+    /// Allreduces above this run in segments of at most this many bytes, each tuned on its own.
+    static constexpr std::size_t kSegmentBytes = 4 * 1024 * 1024;
+    /// Single-copy moves a rank's part in pieces of this many bytes per peer (they stay in cache
+    /// between the pull, the reduction and the push).
+    static constexpr std::size_t kPieceBytes = 256 * 1024;
+
+  private:
     char* buffer(int index, std::uint64_t seq) const;
+    RankBoard& board(int index) const;
     void sync_step(const CallTimer& timer);
     void allreduce_one_shot(char* data, std::size_t count, DType dtype, ReduceOp op,
                             int avg_divisor, const CallTimer& timer);
+    /// The slot allreduce (streamed or plain stores), optionally through the leader's stage.
+    void allreduce_slots(char* data, std::size_t count, DType dtype, ReduceOp op, int avg_divisor,
+                         const CallTimer& timer, bool stream, const LeaderStage* leader_stage,
+                         std::chrono::milliseconds stage_overrun);
+    /// Single-copy allreduce of `count` elements at byte `offset` of every rank's published
+    /// buffer (`data` + offset here); peers write into `data` until the next barrier.
+    void allreduce_single_copy(char* data, std::size_t offset, std::size_t count, DType dtype,
+                               ReduceOp op, int avg_divisor, const CallTimer& timer);
+    /// Once per group: whether every local rank can reach every other's memory (two barriers);
+    /// sets the tuner's candidates accordingly.
+    void check_reach(const CallTimer& timer);
 
     SharedSegment segment_;
     ShmSync sync_;
+    PeerMemory peers_;
     std::size_t slot_bytes_;
     std::size_t half_;
     std::uint64_t seq_ = 0;  ///< buffer sequence: chunk k of this process uses half (seq % 2)
     std::vector<const void*> srcs_;
+    StrategyTuner tuner_;
+    /// 1 + the strategy the header fixes, or 0 (tuned).
+    std::uint32_t copy_mode_ = 0;
+    bool reach_checked_ = false;
+    std::uint64_t probe_word_;  ///< read by peers to check single-copy reach
+    std::vector<char> pulled_;  ///< single-copy: one piece from each peer
 };
 
 /// Element range [begin, end) of part `p` of `count` elements split into `parts` near-equal parts.

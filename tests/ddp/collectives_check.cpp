@@ -1,6 +1,7 @@
 // A worker for ptrun that checks every collective of ptrun::ddp, for every dtype and op, against
 // values computed locally. Modes:
-//   collectives_check all [backend]          every collective x dtype x op x size; exit 0 if right
+//   collectives_check all [backend [shm_copy]]  every collective x dtype x op x size; exit 0 if
+//                                            right (shm_copy: InitOptions::shm_copy, auto)
 //   collectives_check die VICTIM OUT_DIR     VICTIM SIGKILLs itself inside an allreduce; others
 //                                            record the error in OUT_DIR/rank<R> and exit 3
 //   collectives_check hang VICTIM OUT_DIR    VICTIM never joins the allreduce; others time out
@@ -108,9 +109,10 @@ void check_type(ProcessGroup& pg, const std::vector<std::size_t>& sizes) {
     }
 }
 
-int run_all(const std::string& backend) {
+int run_all(const std::string& backend, const std::string& shm_copy) {
     InitOptions options;
     options.backend = backend;
+    options.shm_copy = shm_copy;
     options.timeout = std::chrono::seconds(60);
     auto pg = init_process_group_from_environment(options);
     // Sizes straddle the one-shot limit, odd splits and several pipeline chunks.
@@ -186,11 +188,13 @@ int run_failure(bool die, int victim, const std::string& out_dir) {
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "all";
     try {
-        if (mode == "all") return run_all(argc > 2 ? argv[2] : "cpu");
+        if (mode == "all") return run_all(argc > 2 ? argv[2] : "cpu", argc > 3 ? argv[3] : "auto");
         if ((mode == "die" || mode == "hang") && argc > 3) {
             return run_failure(mode == "die", std::atoi(argv[2]), argv[3]);
         }
-        std::fprintf(stderr, "usage: collectives_check all [backend] | die|hang VICTIM OUT_DIR\n");
+        std::fprintf(
+            stderr,
+            "usage: collectives_check all [backend [shm_copy]] | die|hang VICTIM OUT_DIR\n");
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "collectives_check: %s\n", e.what());

@@ -40,6 +40,19 @@ class Collectives(PtrunTestCase):
                     self.assertIn(" 0 failures", line)
         self.assertEqual(leftover_segments(), before, "shared memory segments left behind")
 
+    def test_every_collective_with_each_copy_strategy(self):
+        """The cpu backend's copy strategies, each fixed for every size (auto tunes among them)."""
+        for strategy in ("streamed", "plain", "single-copy"):
+            for n in (2, 3):
+                with self.subTest(strategy=strategy, world=n):
+                    res = run_ptrun(["--standalone", "--nproc-per-node", str(n), "--no-python", CHECK, "all",
+                                     "cpu", strategy], timeout=240)
+                    self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+                    lines = [l for l in res.stdout.splitlines() if "checks" in l]
+                    self.assertEqual(len(lines), n, res.stdout)
+                    for line in lines:
+                        self.assertIn(" 0 failures", line)
+
     def test_every_collective_across_nodes(self):
         """Two or three ptrun agents on this host as nodes: shm within each, the TCP ring between."""
         for nodes, per_node in ((2, 2), (3, 1)):

@@ -2,9 +2,13 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <exception>
+#include <thread>
 #include <vector>
 
+#include "cpu_bootstrap.hpp"
 #include "ptrun/ddp/errors.hpp"
+#include "ptrun/rendezvous/in_memory_store.hpp"
 
 using namespace ptrun::ddp;
 
@@ -57,4 +61,39 @@ TEST_CASE("unknown backends and missing store addresses are rejected", "[ddp]") 
     two.world_size = 2;
     CHECK_THROWS_WITH(init_process_group(two, InitOptions{.backend = "cpu"}),
                       Catch::Contains("MASTER_ADDR"));
+}
+
+TEST_CASE("unknown shm_copy values are rejected naming the accepted ones", "[ddp]") {
+    CHECK_THROWS_WITH(init_process_group(RunContext{}, InitOptions{.shm_copy = "fast"}),
+                      Catch::Contains("unknown shm_copy 'fast'") &&
+                          Catch::Contains("auto, streamed, plain or single-copy"));
+}
+
+TEST_CASE("ranks of a node asking for different shm_copy fail naming both", "[ddp]") {
+    ptrun::rdzv::InMemoryStore store;
+    std::exception_ptr errors[2];
+    std::thread ranks[2];
+    for (int r = 0; r < 2; ++r) {
+        ranks[r] = std::thread([&, r] {
+            RunContext ctx;
+            ctx.rank = r;
+            ctx.world_size = 2;
+            ctx.local_rank = r;
+            ctx.local_world_size = 2;
+            const auto copy = r == 0 ? std::optional<detail::CopyStrategy>{}
+                                     : std::optional{detail::CopyStrategy::Plain};
+            try {
+                detail::bootstrap_cpu_group(ctx, store, std::chrono::milliseconds(500), copy);
+            } catch (...) {
+                errors[r] = std::current_exception();
+            }
+        });
+    }
+    for (auto& t : ranks) t.join();
+    // Rank 1 sees the leader's choice; the leader then times out waiting for it.
+    REQUIRE(errors[1]);
+    CHECK_THROWS_WITH(std::rethrow_exception(errors[1]),
+                      Catch::Contains("shm_copy 'plain' differs from the node leader's 'auto'"));
+    REQUIRE(errors[0]);
+    CHECK_THROWS_AS(std::rethrow_exception(errors[0]), CollectiveTimeout);
 }

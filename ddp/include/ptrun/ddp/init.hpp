@@ -19,6 +19,12 @@ struct InitOptions {
     std::chrono::milliseconds timeout{std::chrono::seconds(300)};
     /// CUDA device for nccl; -1 = local_rank.
     int device = -1;
+    /// How the cpu backend moves data between the ranks of a node: "auto" (the default: each
+    /// message size times the candidates on its first calls, every local rank agreeing on the
+    /// fastest, and checks again every few seconds of use), or one for every size: "streamed"
+    /// or "plain" (shared slots, non-temporal or ordinary stores), "single-copy" (straight
+    /// between the ranks' buffers; needs ptrace access between them). Same on every rank.
+    std::string shm_copy = "auto";
 };
 
 /// A worker's place in the job and where the bootstrap store lives.
