@@ -7,7 +7,14 @@ MPI_Allreduce (mpirun) and torch.distributed gloo (torchrun), plus a memcpy figu
 
 Each repetition runs every implementation once per rank count, interleaved, so background load
 hits all of them alike; the table keeps each one's best time per size over the repetitions.
-busbw = algbw * 2(n-1)/n (nccl-tests). Prints a markdown table."""
+busbw = algbw * 2(n-1)/n (nccl-tests). Prints a markdown table per placement seen.
+
+The host moves this VM's vCPUs between placements within minutes (sharing a cache complex or
+not), and every implementation's figures change with it. bench_placement_probe (a cache-line
+round trip between the first two CPUs) runs before and after each implementation's run; a run
+counts under the placement both probes agree on (--shared-below-ns splits the round trips) and is
+dropped, with a note, if the placement changed under it. Figures of different placements are
+never compared or mixed: each gets its own tables."""
 import argparse
 import json
 import os
@@ -51,6 +58,24 @@ def commands(args, n):
     return cmds
 
 
+def probe(args):
+    """Round trip in ns between the first two CPUs (the fastest batch), or None."""
+    exe = os.path.join(os.path.abspath(args.build), "bench/allreduce/bench_placement_probe")
+    res = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+    parts = res.stdout.split()
+    return float(parts[3]) if len(parts) >= 6 and parts[0] == "placement" else None
+
+
+def placement_of(args, rt_ns):
+    if rt_ns is None:
+        return "unknown"
+    return "shared" if rt_ns < args.shared_below_ns else "distant"
+
+
+PLACEMENT_TEXT = {"shared": "the two CPUs share a cache", "distant": "the CPUs sit on different cache complexes",
+                  "unknown": "the probe could not run"}
+
+
 def human(size):
     return f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
 
@@ -63,29 +88,56 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--save", help="write the best rows so far to this JSON file after every run")
     ap.add_argument("--render", help="print the table of a saved JSON file and exit")
+    ap.add_argument("--shared-below-ns", type=float, default=350.0,
+                    help="a probe round trip below this means the CPUs share a cache")
     args = ap.parse_args()
     ranks = [int(x) for x in args.ranks.split(",")]
-    best = {}  # (impl, n) -> size -> row with the lowest time
+    bests = {}  # placement -> (impl, n) -> size -> row with the lowest time
+    probes = {}  # placement -> every round trip (ns) probed in it
     if args.render:
         with open(args.render) as f:
             saved = json.load(f)
-        best = {(k.split(":")[0], int(k.split(":")[1])): {int(s): r for s, r in v.items()} for k, v in saved.items()}
-        ranks = sorted({n for _, n in best})
+        probes = saved.pop("probes", {})
+        for k, v in saved.items():  # "impl:n:placement" ("impl:n" before placements were kept)
+            impl, n, placement = (k.split(":") + ["unknown"])[:3]
+            bests.setdefault(placement, {})[(impl, int(n))] = {int(s): r for s, r in v.items()}
+        ranks = sorted({n for best in bests.values() for _, n in best})
     for rep in range(0 if args.render else args.reps):
         for n in ranks:
             for impl, cmd in commands(args, n).items():
-                for size, row in run(cmd, TORCH2.env() if impl == "gloo2" else None).items():
+                before = probe(args)
+                rows = run(cmd, TORCH2.env() if impl == "gloo2" else None)
+                after = probe(args)
+                placement = placement_of(args, before)
+                if placement != placement_of(args, after):
+                    print(f"# rep {rep} {impl} n={n}: placement changed during the run ({before} -> {after} ns),"
+                          " dropped", file=sys.stderr, flush=True)
+                    continue
+                probes.setdefault(placement, []).extend(x for x in (before, after) if x is not None)
+                best = bests.setdefault(placement, {})
+                for size, row in rows.items():
                     cur = best.setdefault((impl, n), {})
                     if size not in cur or row[0] < cur[size][0]:
                         cur[size] = row
-                print(f"# rep {rep} {impl} n={n} done, load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                print(f"# rep {rep} {impl} n={n} done ({placement}, {before}/{after} ns), load {os.getloadavg()[0]:.1f}",
+                      file=sys.stderr, flush=True)
                 if args.save:
                     with open(args.save, "w") as f:
-                        json.dump({f"{k[0]}:{k[1]}": v for k, v in best.items()}, f)
+                        json.dump({**{f"{k[0]}:{k[1]}:{pl}": v for pl, b in bests.items() for k, v in b.items()},
+                                   "probes": probes}, f)
     print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs\n")
+    for placement in sorted(bests):
+        rts = probes.get(placement, [])
+        seen = f"round trip {min(rts):.0f}-{max(rts):.0f} ns" if rts else "no probe figures"
+        print(f"## placement: {placement} ({PLACEMENT_TEXT.get(placement, placement)}; {seen})\n")
+        render(bests[placement], sorted({n for _, n in bests[placement]}), placement)
+
+
+def render(best, ranks, placement):
+    """The tables of one placement: figures measured while the probe said `placement`."""
     for n in ranks:
         p, m, g = (best.get((k, n), {}) for k in ("ptrun", "mpi", "gloo"))
-        print(f"### {n} ranks (busbw GB/s; time in us)\n")
+        print(f"### {n} ranks, placement {placement} (busbw GB/s; time in us)\n")
         print("| size | ptrun busbw | ptrun time | MPI busbw | gloo busbw | memcpy GB/s | ptrun/MPI | ptrun/gloo |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for size in sorted(p):
