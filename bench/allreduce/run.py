@@ -129,7 +129,7 @@ def main():
     for placement in sorted(bests):
         rts = probes.get(placement, [])
         seen = f"round trip {min(rts):.0f}-{max(rts):.0f} ns" if rts else "no probe figures"
-        print(f"## placement: {placement} ({PLACEMENT_TEXT.get(placement, placement)}; {seen})\n")
+        print(f"### placement: {placement} ({PLACEMENT_TEXT.get(placement, placement)}; {seen})\n")
         render(bests[placement], sorted({n for _, n in bests[placement]}), placement)
 
 
@@ -137,7 +137,7 @@ def render(best, ranks, placement):
     """The tables of one placement: figures measured while the probe said `placement`."""
     for n in ranks:
         p, m, g = (best.get((k, n), {}) for k in ("ptrun", "mpi", "gloo"))
-        print(f"### {n} ranks, placement {placement} (busbw GB/s; time in us)\n")
+        print(f"#### {n} ranks, placement {placement} (busbw GB/s; time in us)\n")
         print("| size | ptrun busbw | ptrun time | MPI busbw | gloo busbw | memcpy GB/s | ptrun/MPI | ptrun/gloo |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for size in sorted(p):
