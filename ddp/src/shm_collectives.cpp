@@ -116,8 +116,8 @@ void ShmCollectives::allreduce(void* data_ptr, std::size_t count, DType dtype, R
         return;
     }
     if (leader_stage != nullptr) {
-        allreduce_slots(data, count, dtype, op, avg_divisor, timer, true, leader_stage,
-                        stage_overrun);
+        allreduce_slots(data, count, dtype, op, avg_divisor, timer,
+                        tuner_.streaming_pays(count * esz), leader_stage, stage_overrun);
         return;
     }
     if (!reach_checked_) check_reach(timer);
@@ -241,7 +241,8 @@ void ShmCollectives::allreduce_slots(char* data, std::size_t count, DType dtype,
         if (me == 0) {
             for (int p = 1; p < n; ++p) {
                 const std::size_t pb = part_begin(len, n, p), pe = part_begin(len, n, p + 1);
-                stream_to_shared(lead + pb * esz, buffer(p, seq) + pb * esz, (pe - pb) * esz);
+                stream_to_shared(lead + pb * esz, buffer(p, seq) + pb * esz, (pe - pb) * esz,
+                                 stream);
             }
             shared_store_fence();
             (*leader_stage)(lead, len);
@@ -256,10 +257,11 @@ void ShmCollectives::broadcast(void* data_ptr, std::size_t bytes, int root,
                                const CallTimer& timer) {
     auto* data = static_cast<char*>(data_ptr);
     const int me = local_index();
+    const bool stream = tuner_.streaming_pays(bytes);
     for (std::size_t off = 0; off < bytes; off += half_) {
         const std::size_t len = std::min(half_, bytes - off);
         const std::uint64_t seq = seq_++;
-        if (me == root) copy_to_shared(buffer(root, seq), data + off, len);
+        if (me == root) copy_to_shared(buffer(root, seq), data + off, len, stream);
         sync_step(timer);
         if (me != root) std::memcpy(data + off, buffer(root, seq), len);
     }
@@ -271,10 +273,11 @@ void ShmCollectives::allgather(const void* in_ptr, void* out_ptr, std::size_t by
     auto* out = static_cast<char*>(out_ptr);
     const int n = local_size();
     const int me = local_index();
+    const bool stream = tuner_.streaming_pays(bytes_per_rank * static_cast<std::size_t>(n));
     for (std::size_t off = 0; off < bytes_per_rank; off += half_) {
         const std::size_t len = std::min(half_, bytes_per_rank - off);
         const std::uint64_t seq = seq_++;
-        copy_to_shared(buffer(me, seq), in + off, len);
+        copy_to_shared(buffer(me, seq), in + off, len, stream);
         sync_step(timer);
         for (int p = 0; p < n; ++p) {
             char* dst = out + static_cast<std::size_t>(p) * bytes_per_rank + off;
@@ -293,6 +296,7 @@ void ShmCollectives::reduce_scatter(const void* in_ptr, void* out_ptr, std::size
     const int me = local_index();
     const std::size_t chunk_elems = half_ / (esz * static_cast<std::size_t>(n));
     const std::size_t cpr_bytes = count_per_rank * esz;
+    const bool stream = tuner_.streaming_pays(cpr_bytes * static_cast<std::size_t>(n));
     for (std::size_t off = 0; off < count_per_rank; off += chunk_elems) {
         const std::size_t len = std::min(chunk_elems, count_per_rank - off);
         const std::uint64_t seq = seq_++;
@@ -301,7 +305,8 @@ void ShmCollectives::reduce_scatter(const void* in_ptr, void* out_ptr, std::size
         for (int p = 0; p < n; ++p) {
             if (p == me) continue;
             stream_to_shared(mine + static_cast<std::size_t>(p) * len * esz,
-                             in + static_cast<std::size_t>(p) * cpr_bytes + off * esz, len * esz);
+                             in + static_cast<std::size_t>(p) * cpr_bytes + off * esz, len * esz,
+                             stream);
         }
         shared_store_fence();
         sync_step(timer);

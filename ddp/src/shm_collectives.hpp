@@ -22,6 +22,8 @@ namespace ptrun::ddp::detail {
 /// Larger allreduces go in segments of up to kSegmentBytes, each run with the CopyStrategy the
 /// StrategyTuner picked for its size on this machine (slots streamed or plain, or single-copy
 /// between the ranks' buffers where the kernel allows it; the header's copy_mode may fix one).
+/// Broadcast, allgather, reduce_scatter and the multi-node allreduce go through the slots, with
+/// streamed or plain stores as the allreduce's last trials of the same size found faster.
 /// Every rank reduces in rank order, so all ranks get identical bits whatever the strategy.
 /// Chunks go through a global buffer sequence, so a slot half is rewritten only after a barrier
 /// that follows every read of it. All calls block; failures throw as ShmSync describes.

@@ -120,11 +120,20 @@ CopyStrategy StrategyTuner::agree(int size_class) {
     st.hold_calls = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
         std::min(by_time, by_round), kMinCallsBetweenRounds, kMaxCallsBetweenRounds));
     ++st.rounds;
+    st.worst = worst;
     st.choice = choice;
     st.has_choice = true;
     st.holding = true;
     st.calls = 1;  // this call runs the choice
     return choice;
+}
+
+bool StrategyTuner::streaming_pays(std::size_t bytes) const {
+    if (candidates_ == 1U << static_cast<int>(CopyStrategy::Plain)) return false;  // fixed
+    const auto& worst = classes_[static_cast<std::size_t>(size_class(bytes))].worst;
+    const auto streamed = worst[static_cast<std::size_t>(CopyStrategy::Streamed)];
+    const auto plain = worst[static_cast<std::size_t>(CopyStrategy::Plain)];
+    return streamed == 0 || plain == 0 || streamed <= plain;
 }
 
 bool StrategyTuner::chosen(int size_class, CopyStrategy* strategy) const {

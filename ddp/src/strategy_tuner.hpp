@@ -65,6 +65,11 @@ class StrategyTuner {
     CopyStrategy agree(int size_class);
     /// The current choice of a class, if one was agreed.
     bool chosen(int size_class, CopyStrategy* strategy) const;
+    /// Whether, for messages of `bytes`, the last agreed round found streamed slot writes
+    /// faster than plain ones (true until a round timed both; false when plain is the only
+    /// candidate): for the collectives that write the slots without a tuner of their own. A
+    /// local choice; ranks need not agree on it.
+    bool streaming_pays(std::size_t bytes) const;
 
   private:
     struct ClassState {
@@ -74,7 +79,8 @@ class StrategyTuner {
         std::uint32_t calls = 0;       ///< calls since the round (or the hold) began
         std::uint32_t hold_calls = 0;  ///< calls the choice holds before the next round
         std::uint32_t rounds = 0;      ///< rounds agreed so far
-        std::array<bool, kCopyStrategies> recorded{};  ///< this round has a time for it
+        std::array<std::uint32_t, kCopyStrategies> worst{};  ///< the last round's, 0 if untimed
+        std::array<bool, kCopyStrategies> recorded{};        ///< this round has a time for it
     };
     int candidate_count() const;
     CopyStrategy nth_candidate(int n) const;

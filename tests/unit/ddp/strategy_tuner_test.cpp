@@ -180,3 +180,22 @@ TEST_CASE("set_candidates restarts every class", "[ddp]") {
     CHECK_FALSE(tuners[0].chosen(StrategyTuner::size_class(k1MiB), nullptr));
     CHECK(tuners[0].candidates() == 0b011);
 }
+
+TEST_CASE("slot writes stream until a round times plain stores faster at that size", "[ddp]") {
+    auto b = boards(2);
+    auto tuners = tuners_for(b.get(), 2, kAll);
+    CHECK(tuners[0].streaming_pays(k1MiB));
+    run_round(tuners, k1MiB, [](int, CopyStrategy s) {
+        return s == CopyStrategy::Streamed ? 900 : s == CopyStrategy::Plain ? 600 : 300;
+    });
+    CHECK_FALSE(tuners[0].streaming_pays(k1MiB));
+    CHECK_FALSE(tuners[1].streaming_pays(k1MiB));
+    CHECK(tuners[0].streaming_pays(4 * k1MiB));  // another class: not timed yet
+    calls_until_next_round(tuners, k1MiB, CopyStrategy::SingleCopy);
+    run_round(tuners, k1MiB, [](int, CopyStrategy s) {
+        return s == CopyStrategy::Streamed ? 500 : s == CopyStrategy::Plain ? 600 : 300;
+    });
+    CHECK(tuners[0].streaming_pays(k1MiB));
+    tuners[0].set_candidates(1U << static_cast<int>(CopyStrategy::Plain));  // shm_copy=plain
+    CHECK_FALSE(tuners[0].streaming_pays(4 * k1MiB));
+}
