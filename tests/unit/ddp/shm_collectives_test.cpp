@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ptrun/ddp/errors.hpp"
+#include "shm_test_ranks.hpp"
 
 using namespace ptrun::ddp;
 using namespace ptrun::ddp::detail;
@@ -20,39 +21,7 @@ namespace {
 // n local ranks as threads of this process (same pid), each with its own mapping, as gloo's
 // spawnThreads: the first exception is rethrown on the main thread.
 void run_ranks(int n, std::size_t slot_bytes, const std::function<void(ShmCollectives&)>& body) {
-    static std::atomic<int> counter{0};
-    const std::string name =
-        "/ptrun-ddp-unit-shm-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    SharedSegment first = SharedSegment::create(name, segment_bytes(n, slot_bytes));
-    auto* h = static_cast<ShmHeader*>(first.data());
-    h->magic = kShmMagic;
-    h->local_size = static_cast<std::uint32_t>(n);
-    h->slot_bytes = slot_bytes;
-    std::vector<SharedSegment> segs;
-    segs.push_back(std::move(first));
-    for (int i = 1; i < n; ++i) segs.push_back(SharedSegment::open(name, segment_bytes(n, slot_bytes)));
-    segs.front().unlink();
-    std::vector<int> ranks, pids;
-    for (int i = 0; i < n; ++i) {
-        ranks.push_back(i);
-        pids.push_back(static_cast<int>(::getpid()));
-    }
-    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
-    std::vector<std::thread> threads;
-    for (int i = 0; i < n; ++i) {
-        threads.emplace_back([&, i] {
-            try {
-                ShmCollectives shm(std::move(segs[static_cast<std::size_t>(i)]), i, ranks, pids);
-                body(shm);
-            } catch (...) {
-                errors[static_cast<std::size_t>(i)] = std::current_exception();
-            }
-        });
-    }
-    for (auto& t : threads) t.join();
-    for (auto& e : errors) {
-        if (e) std::rethrow_exception(e);
-    }
+    test::run_shm_ranks(n, slot_bytes, 0, [&](ShmCollectives& shm, RankBoard&) { body(shm); });
 }
 
 CallTimer timer(int ms = 10000) { return CallTimer::start("test", std::chrono::milliseconds(ms)); }

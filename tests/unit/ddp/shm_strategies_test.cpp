@@ -1,18 +1,15 @@
 // The shared-memory allreduce under each copy strategy and under the tuner that picks them.
-#include <unistd.h>
-
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ptrun/ddp/errors.hpp"
 #include "reduce_kernels.hpp"
 #include "shm_collectives.hpp"
+#include "shm_test_ranks.hpp"
 
 using namespace ptrun::ddp;
 using namespace ptrun::ddp::detail;
@@ -21,49 +18,10 @@ namespace {
 
 constexpr std::size_t kSlot = 2 * 64 * 1024;
 
-/// `n` local ranks as threads of this process, over a segment whose header sets `copy_mode`
-/// (0 tuned, 1 + CopyStrategy fixed). `body` gets its rank's collectives and that rank's board
-/// (through a mapping of its own). The first exception is rethrown here.
+/// `n` local ranks over a segment whose header sets `copy_mode` (0 tuned, 1 + CopyStrategy fixed).
 void run_group(int n, std::uint32_t copy_mode,
                const std::function<void(ShmCollectives&, RankBoard&)>& body) {
-    static std::atomic<int> counter{0};
-    const std::string name =
-        "/ptrun-ddp-unit-strategy-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    const std::size_t bytes = segment_bytes(n, kSlot);
-    std::vector<SharedSegment> segs;
-    segs.push_back(SharedSegment::create(name, bytes));
-    auto* h = static_cast<ShmHeader*>(segs.front().data());
-    h->magic = kShmMagic;
-    h->local_size = static_cast<std::uint32_t>(n);
-    h->copy_mode = copy_mode;
-    h->slot_bytes = kSlot;
-    for (int i = 0; i < n; ++i) segs.push_back(SharedSegment::open(name, bytes));
-    segs.front().unlink();
-    const SharedSegment observer = std::move(segs.front());
-    std::vector<int> ranks, pids;
-    for (int i = 0; i < n; ++i) {
-        ranks.push_back(i);
-        pids.push_back(static_cast<int>(::getpid()));
-    }
-    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
-    std::vector<std::thread> threads;
-    for (int i = 0; i < n; ++i) {
-        threads.emplace_back([&, i] {
-            try {
-                ShmCollectives shm(std::move(segs[static_cast<std::size_t>(i) + 1]), i, ranks,
-                                   pids);
-                auto* board = reinterpret_cast<RankBoard*>(static_cast<char*>(observer.data()) +
-                                                           board_offset(n, i));
-                body(shm, *board);
-            } catch (...) {
-                errors[static_cast<std::size_t>(i)] = std::current_exception();
-            }
-        });
-    }
-    for (auto& t : threads) t.join();
-    for (auto& e : errors) {
-        if (e) std::rethrow_exception(e);
-    }
+    test::run_shm_ranks(n, kSlot, copy_mode, body);
 }
 
 CallTimer timer() { return CallTimer::start("allreduce", std::chrono::seconds(30)); }
