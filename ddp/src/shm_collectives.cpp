@@ -21,7 +21,8 @@ ShmCollectives::ShmCollectives(SharedSegment segment, int local_index,
       sync_(segment_.data(), local_index, global_ranks, pids),
       peers_(std::move(pids), std::move(global_ranks)),
       tuner_(&board(0), sync_.local_size(), local_index),
-      probe_word_(kShmMagic) {
+      probe_word_(kShmMagic),
+      piece_bytes_(piece_bytes(sync_.local_size())) {
     const auto* header = static_cast<const ShmHeader*>(segment_.data());
     slot_bytes_ = header->slot_bytes;
     half_ = slot_bytes_ / 2;
@@ -34,6 +35,12 @@ ShmCollectives::ShmCollectives(SharedSegment segment, int local_index,
     if (copy_mode_ != 0) tuner_.set_candidates(1U << (copy_mode_ - 1));
     board(local_index)
         .probe.store(reinterpret_cast<std::uintptr_t>(&probe_word_), std::memory_order_relaxed);
+}
+
+std::size_t ShmCollectives::piece_bytes(int local_size) {
+    const std::size_t peers = static_cast<std::size_t>(std::max(1, local_size - 1));
+    const std::size_t piece = std::clamp(kPulledBytes / peers, kMinPieceBytes, kPieceBytes);
+    return piece / 4096 * 4096;
 }
 
 char* ShmCollectives::buffer(int index, std::uint64_t seq) const {
@@ -87,7 +94,7 @@ void ShmCollectives::check_reach(const CallTimer& timer) {
         if (board(p).reach.load(std::memory_order_relaxed) != 1) refused = p;
     }
     if (refused < 0) {  // fault the pieces' pages in now, not in the first timed trial
-        pulled_.assign(static_cast<std::size_t>(n) * kPieceBytes, 0);
+        pulled_.assign(static_cast<std::size_t>(n) * piece_bytes_, 0);
     }
     if (copy_mode_ == 0) {
         unsigned mask = (1U << static_cast<int>(CopyStrategy::Streamed)) |
@@ -167,7 +174,7 @@ void ShmCollectives::allreduce_single_copy(char* data, std::size_t offset, std::
     const std::size_t esz = dtype_size(dtype);
     const int n = local_size();
     const int me = local_index();
-    const std::size_t piece_elems = kPieceBytes / esz;
+    const std::size_t piece_elems = piece_bytes_ / esz;
     // My part of every rank's buffer is mine alone until the closing barrier: I pull it from
     // each peer, reduce it in rank order, store it here and push it back into each peer.
     const std::size_t b = part_begin(count, n, me), e = part_begin(count, n, me + 1);
@@ -175,7 +182,7 @@ void ShmCollectives::allreduce_single_copy(char* data, std::size_t offset, std::
         const std::size_t len = std::min(piece_elems, e - o);
         const std::size_t at = offset + o * esz;
         for (int p = 0; p < n; ++p) {
-            char* pulled = pulled_.data() + static_cast<std::size_t>(p) * kPieceBytes;
+            char* pulled = pulled_.data() + static_cast<std::size_t>(p) * piece_bytes_;
             if (p != me) {
                 peers_.read(p, pulled, board(p).buffer.load(std::memory_order_relaxed) + at,
                             len * esz, timer.collective);

@@ -67,8 +67,13 @@ public:
     /// Allreduces above this run in segments of at most this many bytes, each tuned on its own.
     static constexpr std::size_t kSegmentBytes = 4 * 1024 * 1024;
     /// Single-copy moves a rank's part in pieces of this many bytes per peer (they stay in cache
-    /// between the pull, the reduction and the push).
+    /// between the pull, the reduction and the push), fewer with many peers (piece_bytes()).
     static constexpr std::size_t kPieceBytes = 256 * 1024;
+    /// All peers' pieces together stay within this, down to kMinPieceBytes a peer.
+    static constexpr std::size_t kPulledBytes = 1024 * 1024;
+    static constexpr std::size_t kMinPieceBytes = 32 * 1024;
+    /// The single-copy piece for `local_size` ranks (a multiple of 4 KiB).
+    static std::size_t piece_bytes(int local_size);
 
   private:
     char* buffer(int index, std::uint64_t seq) const;
@@ -100,6 +105,7 @@ public:
     std::uint32_t copy_mode_ = 0;
     bool reach_checked_ = false;
     std::uint64_t probe_word_;  ///< read by peers to check single-copy reach
+    std::size_t piece_bytes_;   ///< piece_bytes(local_size)
     std::vector<char> pulled_;  ///< single-copy: one piece from each peer
 };
 

@@ -139,3 +139,17 @@ TEST_CASE("single-copy asked for where a peer's memory cannot be read fails sayi
     });
     CHECK(refused == 2);
 }
+
+TEST_CASE("single-copy pieces shrink with many peers and stay page multiples", "[ddp]") {
+    CHECK(ShmCollectives::piece_bytes(2) == ShmCollectives::kPieceBytes);
+    CHECK(ShmCollectives::piece_bytes(4) == ShmCollectives::kPieceBytes);
+    CHECK(ShmCollectives::piece_bytes(9) == 128 * 1024);
+    CHECK(ShmCollectives::piece_bytes(256) == ShmCollectives::kMinPieceBytes);
+    for (int n = 2; n < 300; ++n) {
+        const std::size_t piece = ShmCollectives::piece_bytes(n);
+        CHECK(piece % 4096 == 0);
+        CHECK(piece * static_cast<std::size_t>(n - 1) <=
+              std::max(ShmCollectives::kPulledBytes,
+                       ShmCollectives::kMinPieceBytes * static_cast<std::size_t>(n - 1)));
+    }
+}
