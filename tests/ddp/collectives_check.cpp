@@ -5,7 +5,8 @@
 //   collectives_check die VICTIM OUT_DIR     VICTIM SIGKILLs itself inside an allreduce; others
 //                                            record the error in OUT_DIR/rank<R> and exit 3
 //   collectives_check hang VICTIM OUT_DIR    VICTIM never joins the allreduce; others time out
-// Timeout for die/hang: PTRUN_DDP_TEST_TIMEOUT_MS (default 3000).
+// Timeout for die/hang: PTRUN_DDP_TEST_TIMEOUT_MS (default 3000); their InitOptions::shm_copy:
+// PTRUN_DDP_TEST_SHM_COPY (default auto).
 #include <signal.h>
 #include <unistd.h>
 
@@ -148,6 +149,7 @@ int run_failure(bool die, int victim, const std::string& out_dir) {
     options.backend = "cpu";
     const char* t = std::getenv("PTRUN_DDP_TEST_TIMEOUT_MS");
     options.timeout = std::chrono::milliseconds(t != nullptr ? std::atoll(t) : 3000);
+    if (const char* copy = std::getenv("PTRUN_DDP_TEST_SHM_COPY")) options.shm_copy = copy;
     auto pg = init_process_group_from_environment(options);
     ::signal(SIGTERM, SIG_IGN);  // report our own error before ptrun stops the group
     std::vector<float> buf(1 << 20, 1.0f);

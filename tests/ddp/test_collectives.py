@@ -79,11 +79,11 @@ class Collectives(PtrunTestCase):
         outs = [a.communicate(timeout=timeout) for a in agents]
         return [(a.returncode, out, err) for a, (out, err) in zip(agents, outs)]
 
-    def run_failure(self, mode, n, victim, timeout_ms, nodes=1):
+    def run_failure(self, mode, n, victim, timeout_ms, nodes=1, shm_copy="auto"):
         """Runs `collectives_check MODE VICTIM` on `nodes` ptrun agents of n/nodes workers each
         (agents on this host as nodes: the TCP ring between them); returns {rank: (ms, error)}."""
         check = ["--shutdown-timeout", "30", "--no-python", CHECK, mode, str(victim), self.dir]
-        env = {"PTRUN_DDP_TEST_TIMEOUT_MS": str(timeout_ms)}
+        env = {"PTRUN_DDP_TEST_TIMEOUT_MS": str(timeout_ms), "PTRUN_DDP_TEST_SHM_COPY": shm_copy}
         if nodes == 1:
             res = run_ptrun(["--standalone", "--nproc-per-node", str(n), *check], env=env, timeout=120)
             codes, stderr = [res.returncode], res.stderr
@@ -135,6 +135,14 @@ class Collectives(PtrunTestCase):
 
     def test_silent_peer_times_out_naming_it(self):
         self.check_timed_out(self.run_failure("hang", 3, 2, timeout_ms=1500), 2)
+
+    def test_killed_or_silent_peer_under_each_copy_strategy(self):
+        """The same reports when every allreduce goes single-copy or through plain slots."""
+        for strategy in ("single-copy", "plain"):
+            with self.subTest(strategy=strategy, mode="die"):
+                self.check_peer_lost(self.run_failure("die", 3, 1, 20000, shm_copy=strategy), 1)
+            with self.subTest(strategy=strategy, mode="hang"):
+                self.check_timed_out(self.run_failure("hang", 2, 0, 1500, shm_copy=strategy), 0)
 
 
 class NcclBackendOverFake(PtrunTestCase):
