@@ -149,6 +149,9 @@ void ShmSync::wait_one(int index, std::uint32_t target, const char* collective,
     for (;;) {
         if (aborted_culprit() >= 0) fail_aborted(collective);
         if (!alive(index)) {
+            // A peer can reach the target and exit (its last barrier) between our last look at
+            // its step and this check; its step is final now, so look once more.
+            if (step_reached(peer.step.load(std::memory_order_acquire), target)) return;
             abort(peer_rank);
             throw PeerLost(collective, peer_rank, "its process exited");
         }
