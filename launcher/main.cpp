@@ -15,6 +15,7 @@
 #include "ptrun/launcher/agent_store.hpp"
 #include "ptrun/launcher/host_facts.hpp"
 #include "ptrun/launcher/multi_node.hpp"
+#include "ptrun/launcher/rdzv_auth.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
 #include "ptrun/launcher/placement_exit.hpp"
 #include "ptrun/launcher/placement_store.hpp"
@@ -61,7 +62,8 @@ int launch(const std::vector<std::string>& args) {
                      "set it yourself to tune performance");
     }
     if (config.multi_node() && !config.fixed_placement) {
-        auto node = start_multi_node(config, read_host_facts(env).random_id, logger);
+        auto auth = make_rdzv_auth(config.rdzv.key_file, config.run_id, env, *logger);
+        auto node = start_multi_node(config, read_host_facts(env).random_id, auth, logger);
         auto membership = node.membership();
         membership.close_timeout = config.rdzv.close_timeout;
         Agent agent(config, std::move(command), std::move(env), node.workers_store, logger, membership);

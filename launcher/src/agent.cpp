@@ -148,6 +148,15 @@ void Agent::Impl::finish(int code) {
         auto report = format_failure_report(*root_cause, others, state.restart_count, policy.max_restarts);
         write_all(STDERR_FILENO, report.data(), report.size());
     }
+    else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 && code != 0 &&
+             !state.stop_signal) {
+        std::string line = "ptrun: error: the rendezvous declared the job complete (round " +
+                           std::to_string(placement.round) + ") while " + std::to_string(alive_at_round_end) +
+                           " of this node's " + std::to_string(config.nproc_per_node) +
+                           " workers were still running; they were stopped and this node does not "
+                           "report success (a forged or inconsistent rendezvous value)\n";
+        write_all(STDERR_FILENO, line.data(), line.size());
+    }
     else if (last_round_end && last_round_end->final && code != 0 && !last_round_end->message.empty() &&
              !state.stop_signal) {
         std::string line = "ptrun: job failed: " + last_round_end->message + "\n";

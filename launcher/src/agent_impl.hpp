@@ -60,6 +60,7 @@ struct Agent::Impl {
     std::optional<Membership> membership;
     NodePlacement placement;  ///< this node's place in the job for the current attempt
     std::optional<RoundEnd> last_round_end;  ///< multi-node: how the running round ended
+    int alive_at_round_end = 0;              ///< multi-node: local workers running when it ended
     boost::asio::io_context io{1};
     boost::asio::signal_set signals;
     boost::asio::steady_timer grace;

@@ -29,7 +29,7 @@ void Agent::Impl::start_round(const NodePlacement& a) {
               a.group_rank, a.nodes, placement.rank_base, placement.rank_base + config.nproc_per_node - 1,
               placement.world_size, a.restart_count, config.max_restarts);
     membership->session->watch(
-        a.round,
+        a,
         [this](RoundEnd end) { asio::post(io, [this, end] { on_round_end(end); }); },
         [this](std::string message) { asio::post(io, [this, message] { on_store_lost(message); }); });
     start_attempt();
@@ -38,6 +38,7 @@ void Agent::Impl::start_round(const NodePlacement& a) {
 void Agent::Impl::on_round_end(const RoundEnd& end) {
     if (finished) return;
     last_round_end = end;
+    alive_at_round_end = state.alive;
     if (end.reason != EndReason::Complete) {
         log->warn("round {} ended: {}{}", placement.round, end.message,
                   end.final ? "" : "; stopping the workers to re-form the group");

@@ -1,17 +1,21 @@
 #include "ptrun/launcher/coordinator.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/random.h>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <condition_variable>
 #include <mutex>
+#include <cstdio>
+#include <map>
 #include <optional>
 #include <thread>
 #include <unordered_map>
 
 #include "ptrun/launcher/node_placement.hpp"
+#include "ptrun/launcher/rdzv_reject_log.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 
@@ -50,6 +54,17 @@ std::vector<CoordinatorCommand> without_stale_status(std::vector<CoordinatorComm
     return out;
 }
 
+/// A fresh random round token (16 hex digits).
+std::string random_token() {
+    std::uint64_t bits = 0;
+    if (::getrandom(&bits, sizeof bits, 0) != static_cast<ssize_t>(sizeof bits)) {
+        bits = static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+    }
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(bits));
+    return text;
+}
+
 std::optional<std::int64_t> counter_value(const std::string& text) {
     std::int64_t n = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
@@ -61,7 +76,11 @@ std::optional<std::int64_t> counter_value(const std::string& text) {
 
 struct Coordinator::Impl {
     explicit Impl(CoordinatorOptions options)
-        : o(std::move(options)), core(o.policy), client(local_client(o.store)), thread([this] { loop(); }) {}
+        : o(std::move(options)),
+          core(o.policy),
+          client(local_client(o.store)),
+          rejects(o.logger, "the event queue of the store at " + format_endpoint(o.store.host, o.store.port)),
+          thread([this] { loop(); }) {}
 
     ~Impl() {
         stopping = true;
@@ -75,6 +94,8 @@ struct Coordinator::Impl {
     CoordinatorCore core;
     rdzv::TcpStoreClient client;
     std::atomic<bool> stopping{false};
+    RejectLog rejects;
+    std::map<int, std::string> round_tokens;  ///< coordinator thread only
     std::thread thread;
 
     void loop() {
@@ -115,9 +136,15 @@ struct Coordinator::Impl {
         }
         std::vector<RdzvEvent> events;
         events.reserve(texts.size());
-        for (const auto& text : texts) {
+        for (const auto& stored : texts) {
+            std::string why;
+            auto text = o.auth.open(o.keys.events(), stored, &why);
+            if (!text) {
+                rejects.note(o.keys.events(), why);
+                continue;
+            }
             try {
-                events.push_back(decode_event(text));
+                events.push_back(decode_event(*text));
             } catch (const std::runtime_error& e) {
                 o.logger->warn("rendezvous: ignoring a malformed event ({})", e.what());
             }
@@ -174,27 +201,32 @@ struct Coordinator::Impl {
             if (o.clear_worker_keys) o.clear_worker_keys();
             const auto& a = p->assignment;
             // Each admitted node gets its own placement as its admission: O(1) bytes per node.
-            const auto placed = placements(a);
+            auto placed = placements(a);
+            const std::string token = random_token();
+            round_tokens[a.round] = token;
+            for (auto& one : placed) one.token = token;
             std::unordered_map<std::string, std::size_t> group_rank;
             for (std::size_t g = 0; g < a.members.size(); ++g) group_rank.emplace(a.members[g].id, g);
             std::vector<std::string> keys;
             std::vector<std::string> values;
             for (const auto& [id, seq] : p->admitted) {
                 keys.push_back(o.keys.admit(id, seq));
-                values.push_back(encode(placed[group_rank.at(id)]));
+                values.push_back(o.auth.seal(keys.back(), encode(placed[group_rank.at(id)])));
             }
             client.multi_set(keys, values);
             o.logger->info("rendezvous round {} closed: {} node(s), world size {}, restart {}", a.round,
                            a.members.size(), a.world_size(), a.restart_count);
         } else if (auto* e = std::get_if<EndRound>(&command)) {
-            client.set(o.keys.end(e->round), encode(e->end));
+            const std::string key = o.keys.end(e->round);
+            client.set(key, o.auth.seal(key + "\n" + round_tokens[e->round], encode(e->end)));
             if (e->end.reason != EndReason::Complete) {
                 o.logger->info("rendezvous round {} ended ({}): {}", e->round, to_text(e->end.reason), e->end.message);
             }
         } else if (auto* r = std::get_if<RejectJoin>(&command)) {
-            client.set(o.keys.admit(r->id, r->seq), "error:" + r->message);
+            const std::string key = o.keys.admit(r->id, r->seq);
+            client.set(key, o.auth.seal(key, "error:" + r->message));
         } else if (auto* s = std::get_if<PublishStatus>(&command)) {
-            client.set(o.keys.status(), std::to_string(s->joined));
+            client.set(o.keys.status(), o.auth.seal(o.keys.status(), std::to_string(s->joined)));
         }
     }
 };

@@ -5,11 +5,16 @@
 namespace ptrun::launcher {
 namespace {
 
-/// Multi-node: the local workers are gone; the round's end says whether the job is over.
+/// Multi-node: the local workers are gone; the round's end says whether the job is over. An
+/// agent never reports a success it did not see: a final end with code 0 ends this node with
+/// kExitUnseenSuccess unless every local worker of the round exited 0.
 Action settle_distributed(GroupState& s) {
     if (s.stop_signal) return {ActionKind::Finish, 0, 128 + s.stop_signal};
     if (!s.round_end) return {};  // our failure is reported; wait for the round to end
-    if (s.round_end->final) return {ActionKind::Finish, 0, s.round_end->exit_code};
+    if (s.round_end->final) {
+        const int code = s.round_end->exit_code;
+        return {ActionKind::Finish, 0, code == 0 && !s.reported_success ? kExitUnseenSuccess : code};
+    }
     s.failure.reset();
     s.stopping = false;
     s.reported_success = false;

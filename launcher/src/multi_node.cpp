@@ -7,12 +7,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/rdzv_keys.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
+#include "ptrun/launcher/store_listen.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 
@@ -42,39 +44,6 @@ std::string numeric_host(const sockaddr* addr, socklen_t len) {
     return text;
 }
 
-/// A listening socket on every interface at `port` (IPv6 dual-stack when `v6`), or -1 with errno
-/// EADDRINUSE when another process on this machine holds the port.
-int listen_on(std::uint16_t port, bool v6) {
-    int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_storage ss{};
-    socklen_t len;
-    if (v6) {
-        int zero = 0;
-        ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_any;
-        a->sin6_port = htons(port);
-        len = sizeof *a;
-    } else {
-        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_ANY);
-        a->sin_port = htons(port);
-        len = sizeof *a;
-    }
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, 4096) != 0) {
-        int saved = errno;
-        ::close(fd);
-        errno = saved;
-        return -1;
-    }
-    return fd;
-}
-
 std::shared_ptr<spdlog::logger> quiet_store_logger(const std::shared_ptr<spdlog::logger>& logger) {
     auto l = logger->clone("store");
     l->set_level(spdlog::level::warn);
@@ -82,18 +51,6 @@ std::shared_ptr<spdlog::logger> quiet_store_logger(const std::shared_ptr<spdlog:
 }
 
 }  // namespace
-
-bool is_local_host(const std::string& host) {
-    Addresses addrs(host, 0, SOCK_DGRAM);
-    for (auto* a = addrs.list; a; a = a->ai_next) {
-        int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) continue;
-        bool bound = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;
-        ::close(fd);
-        if (bound) return true;
-    }
-    return false;
-}
 
 std::string route_source_address(const std::string& host, std::uint16_t port) {
     Addresses addrs(host, port, SOCK_DGRAM);
@@ -126,19 +83,31 @@ Membership MultiNode::membership() const {
     return m;
 }
 
-MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id, std::shared_ptr<spdlog::logger> logger) {
+MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id, const RdzvAuth& auth,
+                           std::shared_ptr<spdlog::logger> logger) {
     MultiNode mn;
     const HostPort& store = c.rendezvous_store;
     const bool v6 = store.host.find(':') != std::string::npos;
-    const bool candidate = c.rdzv.is_host.value_or(is_local_host(store.host));
+    bool numeric = false;
+    const auto resolved = resolve_for_listen(store.host, numeric);
+    const bool local = std::any_of(resolved.begin(), resolved.end(), [](const auto& a) { return a.local; });
+    const bool candidate = c.rdzv.is_host.value_or(local);
+    std::string listen_address;  // empty: every interface
     if (candidate) {
-        int fd = listen_on(store.port, v6);
+        auto choice = choose_listen_address(store.host, numeric, resolved, c.hostname);
+        listen_address = choice.address;
+        int fd = listen_on(listen_address, store.port, v6);
         if (fd >= 0) {
             rdzv::TcpStoreServerOptions so;
             so.adopt_fd = fd;
             so.logger = quiet_store_logger(logger);
             mn.server = std::make_unique<rdzv::TcpStoreServer>(std::move(so));
-            logger->info("hosting the rendezvous store on port {}", store.port);
+            if (listen_address.empty()) {
+                logger->info("hosting the rendezvous store on every interface, port {}: {}", store.port,
+                             choice.why);
+            } else {
+                logger->info("hosting the rendezvous store on {}", format_endpoint(listen_address, store.port));
+            }
         } else if (errno == EADDRINUSE && !c.rdzv.is_host) {
             logger->info("port {} is taken on this host (another agent hosts the store); joining it", store.port);
         } else {
@@ -158,7 +127,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id, 
     const auto keys = rdzv_keys(c.run_id);
     if (mn.server) {
         CoordinatorOptions co;
-        co.store = HostPort{v6 ? "::1" : "127.0.0.1", store.port};
+        co.store = HostPort{!listen_address.empty() ? listen_address : v6 ? "::1" : "127.0.0.1", store.port};
         co.keys = keys;
         co.policy.min_nodes = c.nnodes.min;
         co.policy.max_nodes = c.nnodes.max;
@@ -170,6 +139,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id, 
         co.heartbeat = c.rdzv.heartbeat;
         auto* server = mn.server.get();
         co.clear_worker_keys = [server] { server->clear_except(kRdzvKeyRoot); };
+        co.auth = auth;
         co.logger = logger;
         mn.coordinator = std::make_unique<Coordinator>(std::move(co));
     }
@@ -179,6 +149,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id, 
     so.self = mn.self;
     so.nnodes = c.nnodes;
     so.settings = c.rdzv;
+    so.auth = auth;
     so.logger = logger;
     try {
         mn.session = std::make_unique<RdzvSession>(std::move(so));

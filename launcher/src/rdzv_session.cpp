@@ -6,9 +6,11 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "ptrun/launcher/rdzv_events.hpp"
+#include "ptrun/launcher/rdzv_reject_log.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 
@@ -20,6 +22,9 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kProgressInterval{5'000};
 constexpr milliseconds kWatchChunk{24 * 3600 * 1000};
+/// After a rejected (forged) value, how long before the key is read again: its genuine value
+/// overwrites the forgery, and the store has no wait-for-change to wait on.
+constexpr milliseconds kRereadAfterReject{500};
 
 long seconds_since(Clock::time_point t) {
     return static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - t).count());
@@ -33,6 +38,7 @@ struct RdzvSession::Impl {
           join_client(client_options(o.settings.join_timeout, o.settings.read_timeout)),
           watch_client(client_options(o.settings.join_timeout, o.settings.read_timeout)),
           beat_client(client_options(o.settings.join_timeout, beat_timeout())),
+          rejects(o.logger, "the store at " + where()),
           beater([this] { beat_loop(); }) {}
 
     ~Impl() { stop(); }
@@ -49,6 +55,7 @@ struct RdzvSession::Impl {
     bool in_flight = false;  ///< the beat thread is sending events taken from the outbox
     bool beat_dead = false;  ///< the beat thread gave up (store unreachable)
     std::atomic<bool> stopping{false};
+    RejectLog rejects;
     int seq = 0;
     std::thread joiner;
     std::thread watcher;
@@ -77,7 +84,9 @@ struct RdzvSession::Impl {
             std::string error;
             try {
                 beat_client.add(o.keys.heartbeat(o.self.id), 1);
-                for (const auto& e : sending) beat_client.queue_push(o.keys.events(), e);
+                for (const auto& e : sending) {
+                    beat_client.queue_push(o.keys.events(), o.auth.seal(o.keys.events(), e));
+                }
             } catch (const rdzv::StoreError& e) {
                 error = e.what();
             }
@@ -127,7 +136,8 @@ struct RdzvSession::Impl {
     NodePlacement join_round(int my_seq) {
         const auto start = Clock::now();
         join_client.add(o.keys.heartbeat(o.self.id), 1);
-        join_client.queue_push(o.keys.events(), encode(RdzvEvent{JoinEvent{o.self, my_seq}}));
+        join_client.queue_push(o.keys.events(),
+                               o.auth.seal(o.keys.events(), encode(RdzvEvent{JoinEvent{o.self, my_seq}})));
         const std::string admit = o.keys.admit(o.self.id, my_seq);
         const auto deadline = start + o.settings.join_timeout;
         std::string verdict;
@@ -135,8 +145,18 @@ struct RdzvSession::Impl {
             auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
             try {
                 // get() is WAIT then GET: no separate wait() (one request per node fewer).
-                verdict = join_client.get(admit, std::clamp(left, milliseconds(1), kProgressInterval));
-                break;
+                auto stored = join_client.get(admit, std::clamp(left, milliseconds(1), kProgressInterval));
+                if (auto v = authentic(admit, stored)) {
+                    verdict = std::move(*v);
+                    break;
+                }
+                pause_after_reject();
+                if (Clock::now() >= deadline) {
+                    throw RendezvousError("rendezvous timed out after " + std::to_string(seconds_since(start)) +
+                                          " s: this node's admission in the store was never authentic (see the "
+                                          "rejections above)");
+                }
+                continue;
             } catch (const rdzv::StoreTimeout&) {
                 if (Clock::now() >= deadline) {
                     throw RendezvousError("rendezvous timed out after " + std::to_string(seconds_since(start)) +
@@ -157,27 +177,51 @@ struct RdzvSession::Impl {
     std::string joined_text() {
         std::string joined = "?";
         try {
-            if (join_client.check({o.keys.status()})) joined = join_client.get(o.keys.status(), o.settings.read_timeout);
+            if (join_client.check({o.keys.status()})) {
+                auto v = authentic(o.keys.status(), join_client.get(o.keys.status(), o.settings.read_timeout));
+                if (v) joined = std::move(*v);
+            }
         } catch (const rdzv::StoreError&) {
         }
         return joined + " joined (min " + std::to_string(o.nnodes.min) + ", max " + std::to_string(o.nnodes.max) + ")";
     }
 
-    void watch(int round, std::function<void(RoundEnd)> ended, std::function<void(std::string)> lost) {
+    /// `stored` opened with the job's key, or nullopt (logged) when it is not authentic.
+    std::optional<std::string> authentic(const std::string& key, const std::string& stored,
+                                         const std::string& bound_to = {}) {
+        std::string why;
+        auto v = o.auth.open(bound_to.empty() ? key : key + "\n" + bound_to, stored, &why);
+        if (!v) rejects.note(key, why);
+        return v;
+    }
+
+    /// Waits kRereadAfterReject, or less when the session stops.
+    void pause_after_reject() {
+        std::unique_lock lock(mu);
+        wake.wait_for(lock, kRereadAfterReject, [this] { return stopping.load(); });
+        if (stopping) throw rdzv::StoreError("the rendezvous session is stopping");
+    }
+
+    void watch(int round, std::string token, std::function<void(RoundEnd)> ended,
+               std::function<void(std::string)> lost) {
         if (watcher.joinable()) watcher.join();
         {
             std::lock_guard lock(mu);
             on_lost = lost;
             lost_reported = false;
         }
-        watcher = std::thread([this, round, ended = std::move(ended)] {
+        watcher = std::thread([this, round, token = std::move(token), ended = std::move(ended)] {
             const std::string key = o.keys.end(round);
             try {
                 std::string text;
                 for (;;) {
                     try {
-                        text = watch_client.get(key, kWatchChunk);  // WAIT then GET
-                        break;
+                        auto stored = watch_client.get(key, kWatchChunk);  // WAIT then GET
+                        if (auto v = authentic(key, stored, token)) {
+                            text = std::move(*v);
+                            break;
+                        }
+                        pause_after_reject();
                     } catch (const rdzv::StoreTimeout&) {
                     }
                 }
@@ -214,8 +258,9 @@ RdzvSession::~RdzvSession() = default;
 void RdzvSession::join(std::function<void(NodePlacement)> done, std::function<void(RendezvousError)> failed) {
     impl_->join(std::move(done), std::move(failed));
 }
-void RdzvSession::watch(int round, std::function<void(RoundEnd)> ended, std::function<void(std::string)> lost) {
-    impl_->watch(round, std::move(ended), std::move(lost));
+void RdzvSession::watch(const NodePlacement& placement, std::function<void(RoundEnd)> ended,
+                        std::function<void(std::string)> lost) {
+    impl_->watch(placement.round, placement.token, std::move(ended), std::move(lost));
 }
 void RdzvSession::report_failure(int round, RoundEnd end) {
     impl_->send(FailedEvent{round, impl_->o.self.id, std::move(end)});

@@ -10,7 +10,7 @@ namespace {
 
 constexpr const char* kKnownKeys =
     "join_timeout, last_call_timeout, close_timeout, read_timeout, heartbeat, keep_alive_interval, "
-    "keep_alive_max_attempt, is_host, use_agent_store, timeout";
+    "keep_alive_max_attempt, is_host, use_agent_store, timeout, key_file";
 
 std::string item(const std::string& key, const std::string& value) {
     return "--rdzv-conf " + key + "=" + value;
@@ -53,6 +53,9 @@ RdzvSettings rdzv_settings(const RdzvConf& conf) {
                 throw UsageError(item(key, value) + ": expected an integer from 1 to 1000");
             }
             s.keep_alive_max_attempt = static_cast<int>(v);
+        } else if (key == "key_file") {
+            if (value.empty()) throw UsageError(item(key, value) + ": expected the path of a key file");
+            s.key_file = value;
         } else if (key == "is_host") {
             s.is_host = boolean(key, value);
         } else if (key == "use_agent_store") {

@@ -90,11 +90,11 @@ class MultiNode(unittest.TestCase):
         self.notifier.close()
         self.tmp.cleanup()
 
-    def start(self, hosts, nnodes, worker, extra=(), rdzv_host=1, rdzv_id=None):
+    def start(self, hosts, nnodes, worker, extra=(), rdzv_host=1, rdzv_id=None, conf=FAST):
         endpoint = f"{harness('name', rdzv_host).stdout.strip()}:{self.port}"
         for h in hosts:
             args = ["--nnodes", nnodes, "--nproc-per-node", "2", "--rdzv-endpoint", endpoint,
-                    "--rdzv-id", rdzv_id or self.id(), "--rdzv-conf", FAST, *extra, *worker]
+                    "--rdzv-id", rdzv_id or self.id(), "--rdzv-conf", conf, *extra, *worker]
             self.agents.append(Agent(h, args, self.notifier))
         return self.agents[-len(hosts):]
 
@@ -147,6 +147,54 @@ class MultiNode(unittest.TestCase):
             self.assertEqual(code, 0, err)
         self.assertEqual(sorted(read_dumps(self.dir)), [(r, 0) for r in range(4)])
         self.assertIn("round 0: group rank 1 of 2", self.agents[0].err)  # node1 asked for node rank 1
+
+    def test_store_listens_on_the_endpoint_address_only(self):
+        # Issue 13: the store host listened on 0.0.0.0 whatever the endpoint said.
+        agents = self.start([1, 2], "2", self.fake("--hang", "--usr1-exit", "0"))
+        self.notifier.wait_lines(4)
+        listening = set()
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for line in harness("nsexec", 1, "cat", table).stdout.splitlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                addr, port = local.split(":")
+                if state == "0A" and int(port, 16) == self.port:  # LISTEN
+                    listening.add(addr)
+        ip = harness("ip", 1).stdout.strip()
+        self.assertEqual(listening, {"%08X" % int.from_bytes(bytes(map(int, ip.split("."))), "little")},
+                         f"the store on node1 must listen on {ip}:{self.port} only")
+        for a in agents:
+            a.proc.send_signal(signal.SIGUSR1)  # the workers exit 0
+        for code, err in self.finish_all(agents):
+            self.assertEqual(code, 0, err)
+
+    def write_key(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o600)
+        return path
+
+    def test_a_shared_rendezvous_key_authenticates_and_a_wrong_one_is_rejected(self):
+        key = self.write_key("key", "the job's shared secret, 32 bytes\n")
+        agents = self.start([1, 2], "2", self.fake(), conf=f"{FAST},key_file={key}")
+        for code, err in self.finish_all(agents):
+            self.assertEqual(code, 0, err)
+            self.assertIn("rendezvous values are authenticated with the key in", err)
+        # node2 holds another key: node1's coordinator rejects its join, and it never gets in.
+        self.port = next(_ports)
+        other = self.write_key("other", "another secret of at least 16 bytes\n")
+        first = self.start([1], "1:2", self.fake("--hang", "--usr1-exit", "0"),
+                           conf=f"{FAST},last_call_timeout=0.2,key_file={key}", rdzv_id="keys")
+        self.notifier.wait_lines(2)
+        second = self.start([2], "1:2", self.fake(), conf=f"{FAST},join_timeout=5,key_file={other}", rdzv_id="keys")
+        code, err = second[0].finish()
+        self.assertNotEqual(code, 0, err)
+        self.assertIn("rendezvous timed out", err)
+        log = first[0].wait_log("MAC does not match")
+        self.assertIn("rejected the rendezvous value of '/ptrun/rdzv/keys/events'", log)
+        first[0].proc.send_signal(signal.SIGUSR1)
+        code, err = first[0].finish()
+        self.assertEqual(code, 0, err)
 
     def test_static_backend(self):
         for h, rank in ((1, 0), (2, 1)):

@@ -68,6 +68,12 @@ class SlurmLaunch(unittest.TestCase):
         cls.work = Path(tempfile.mkdtemp(prefix="ptrun-slurm-launch."))
         cls.work.chmod(0o755)
         cls.addClassCleanup(shutil.rmtree, cls.work, ignore_errors=True)
+        # A private home (srun passes the environment on): the SLURM default rendezvous key
+        # (~/.ptrun/rdzv-key) is created there, not in the real home.
+        cls.home = cls.work / "home"
+        cls.home.mkdir()
+        cls.addClassCleanup(tc.ENV.__setitem__, "HOME", tc.ENV.get("HOME", "/root"))
+        tc.ENV["HOME"] = str(cls.home)
         cls.daemon_pids = []
         cls.addClassCleanup(cls._down)
         p = tc.cluster("up", NODES, check=False, timeout=tc.UP_TIMEOUT)
@@ -292,6 +298,11 @@ class SlurmLaunch(unittest.TestCase):
                                       "-N2", "--ntasks-per-node=1")
         ranks = self.dumps(4)
         self.assertEqual(sorted(ranks), [0, 1, 2, 3], log)
+        # Both agents authenticated the rendezvous with the default key the home directory shares.
+        key = self.home / ".ptrun" / "rdzv-key"
+        self.assertEqual(log.count(f"rendezvous values are authenticated with the key in {key} "
+                                   f"(the SLURM default, bound to job {jobid})"), 2, log)
+        self.assertEqual(key.stat().st_mode & 0o777, 0o600)
         host_of = {str(r): d["hostname"] for r, d in ranks.items()}
         self.assertEqual(sorted(set(host_of.values())), ["node1", "node2"])
         addr = {d["env"]["MASTER_ADDR"] + ":" + d["env"]["MASTER_PORT"] for d in ranks.values()}

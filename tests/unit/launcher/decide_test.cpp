@@ -162,3 +162,26 @@ TEST_CASE("decide: multi-node rows: the round's end decides restarts, never the 
     auto stopped = decide(node_running(0), RestartPolicy{5}, SignalReceived{SIGTERM, true});
     CHECK(stopped.action == Action{ActionKind::Finish, 0, 143});
 }
+
+TEST_CASE("decide: a job declared complete is a success only where every local worker succeeded",
+          "[launcher][decide]") {
+    // Workers still running when a final end with code 0 arrives (a forged or inconsistent end):
+    // they are stopped, and the node does not exit 0.
+    auto ended = decide(node_running(2), RestartPolicy{0}, RoundEnded{true, 0});
+    CHECK(ended.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+    auto one = decide(ended.next, RestartPolicy{0}, WorkerExited{0, WorkerExit{0, SIGTERM}});
+    auto both = decide(one.next, RestartPolicy{0}, WorkerExited{1, WorkerExit{0, SIGTERM}});
+    CHECK(both.action == Action{ActionKind::Finish, 0, kExitUnseenSuccess});
+    CHECK(kExitUnseenSuccess != 0);
+
+    // A local failure, then a final "complete": still a failure.
+    auto failed = decide(node_running(1), RestartPolicy{0}, WorkerExited{0, kCode3});
+    auto complete = decide(failed.next, RestartPolicy{0}, RoundEnded{true, 0});
+    CHECK(complete.action == Action{ActionKind::Finish, 0, kExitUnseenSuccess});
+
+    // Workers that exit 0 after the end arrived did succeed, but were not seen to finish before
+    // the job was declared complete: still not reported as success.
+    auto early = decide(node_running(1), RestartPolicy{0}, RoundEnded{true, 0});
+    auto exited = decide(early.next, RestartPolicy{0}, WorkerExited{0, kOk});
+    CHECK(exited.action == Action{ActionKind::Finish, 0, kExitUnseenSuccess});
+}

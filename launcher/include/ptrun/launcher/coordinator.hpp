@@ -9,6 +9,7 @@
 
 #include "ptrun/launcher/coordinator_core.hpp"
 #include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/rdzv_auth.hpp"
 #include "ptrun/launcher/rdzv_keys.hpp"
 
 namespace spdlog {
@@ -24,6 +25,7 @@ struct CoordinatorOptions {
     std::chrono::milliseconds heartbeat{5'000};
     /// Wipes the workers' keys before a round is published (the store host's server).
     std::function<void()> clear_worker_keys;
+    RdzvAuth auth;  ///< seals what the coordinator writes, checks the events it reads
     std::shared_ptr<spdlog::logger> logger;
 };
 

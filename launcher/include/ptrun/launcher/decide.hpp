@@ -39,6 +39,10 @@ struct GroupState {
     bool operator==(const GroupState&) const = default;
 };
 
+/// Exit code of a node whose job was declared complete (a final round end with code 0) while its
+/// own workers had not all succeeded: a forged or inconsistent end is never reported as success.
+inline constexpr int kExitUnseenSuccess = 1;
+
 /// How many restarts the job may use.
 struct RestartPolicy {
     int max_restarts = 0;

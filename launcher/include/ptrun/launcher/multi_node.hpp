@@ -8,6 +8,7 @@
 
 #include "ptrun/launcher/agent.hpp"
 #include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/rdzv_auth.hpp"
 #include "ptrun/launcher/round.hpp"
 
 namespace ptrun::rdzv {
@@ -33,13 +34,12 @@ struct MultiNode {
     Membership membership() const;
 };
 
-/// Starts this node's part of the rendezvous. `random_id` makes the agent's id unique. Throws
-/// rdzv::StoreError when the store cannot be hosted, RendezvousError when it cannot be reached.
-MultiNode start_multi_node(const LaunchConfig& config, const std::string& random_id,
+/// Starts this node's part of the rendezvous. `random_id` makes the agent's id unique; `auth`
+/// seals and checks every rendezvous value. The store host listens on the endpoint's address only
+/// (store_listen.hpp). Throws rdzv::StoreError when the store cannot be hosted, RendezvousError
+/// when it cannot be reached.
+MultiNode start_multi_node(const LaunchConfig& config, const std::string& random_id, const RdzvAuth& auth,
                            std::shared_ptr<spdlog::logger> logger);
-
-/// True when `host` names an address of this machine (it can be bound here).
-bool is_local_host(const std::string& host);
 
 /// The local address this machine uses to reach `host:port` (the address it advertises).
 std::string route_source_address(const std::string& host, std::uint16_t port);

@@ -21,6 +21,9 @@ struct NodePlacement {
     int world_size = 0;
     std::string master_addr;
     std::uint16_t master_port = 0;
+    /// Random per round, chosen by the coordinator: the round's end is authenticated together
+    /// with it, so that an end recorded from another run (same run id) cannot be replayed.
+    std::string token;
     bool operator==(const NodePlacement&) const = default;
 };
 

@@ -13,6 +13,7 @@
 #include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/node_placement.hpp"
 #include "ptrun/launcher/node_range.hpp"
+#include "ptrun/launcher/rdzv_auth.hpp"
 #include "ptrun/launcher/rdzv_keys.hpp"
 #include "ptrun/launcher/rdzv_settings.hpp"
 #include "ptrun/launcher/round.hpp"
@@ -35,6 +36,7 @@ struct RdzvSessionOptions {
     NodeInfo self;
     NodeRange nnodes;
     RdzvSettings settings;
+    RdzvAuth auth;  ///< seals what this agent writes, checks what it reads (rdzv_auth.hpp)
     std::shared_ptr<spdlog::logger> logger;
 };
 
@@ -49,9 +51,11 @@ public:
 
     /// Joins the next round on a session thread; `done` gets this node's placement, or the error.
     void join(std::function<void(NodePlacement)> done, std::function<void(RendezvousError)> failed);
-    /// Watches `round` until it ends: `ended` gets its RoundEnd; `lost` gets a message when the
-    /// store stops answering (heartbeats included), both at most once per round.
-    void watch(int round, std::function<void(RoundEnd)> ended, std::function<void(std::string)> lost);
+    /// Watches the round of `placement` until it ends: `ended` gets its RoundEnd (authenticated
+    /// with the placement's token); `lost` gets a message when the store stops answering
+    /// (heartbeats included), both at most once per round.
+    void watch(const NodePlacement& placement, std::function<void(RoundEnd)> ended,
+               std::function<void(std::string)> lost);
     /// Tells the coordinator (asynchronously) about this node's workers or departure.
     void report_failure(int round, RoundEnd end);
     void report_success(int round);

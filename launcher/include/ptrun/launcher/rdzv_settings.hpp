@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
 
 #include "ptrun/launcher/rdzv_conf.hpp"
 
@@ -19,6 +20,7 @@ struct RdzvSettings {
     Millis heartbeat{5'000};           ///< heartbeat (alias keep_alive_interval): beat interval
     int keep_alive_max_attempt = 3;    ///< beats missed before a node is declared lost
     std::optional<bool> is_host;       ///< is_host: force (or forbid) hosting the store here
+    std::string key_file;              ///< key_file: the rendezvous key (rdzv_auth.hpp)
 };
 
 /// Reads the known keys of `conf`; throws UsageError naming the key and value on a malformed or

@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "ptrun/launcher/sha256.hpp"
+
+using namespace ptrun::launcher;
+
+namespace {
+
+std::string bytes(std::size_t n, unsigned char b) { return std::string(n, static_cast<char>(b)); }
+
+}  // namespace
+
+TEST_CASE("sha256 matches the FIPS 180 examples", "[launcher][auth]") {
+    CHECK(to_hex(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK(to_hex(sha256("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(to_hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    Sha256 million;
+    const std::string chunk(1000, 'a');
+    for (int i = 0; i < 1000; ++i) million.update(chunk);
+    CHECK(to_hex(million.digest()) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("sha256 gives the same digest however the input is split", "[launcher][auth]") {
+    const std::string text(200, 'x');
+    const auto whole = sha256(text);
+    for (std::size_t cut : {1u, 55u, 56u, 63u, 64u, 65u, 127u, 128u, 199u}) {
+        Sha256 h;
+        h.update(std::string_view(text).substr(0, cut));
+        h.update(std::string_view(text).substr(cut));
+        CHECK(h.digest() == whole);
+    }
+}
+
+TEST_CASE("hmac_sha256 matches RFC 4231 test cases 1 to 7", "[launcher][auth]") {
+    std::string key4;
+    for (int i = 1; i <= 25; ++i) key4 += static_cast<char>(i);
+    CHECK(to_hex(hmac_sha256(bytes(20, 0x0b), "Hi There")) ==
+          "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    CHECK(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")) ==
+          "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    CHECK(to_hex(hmac_sha256(bytes(20, 0xaa), bytes(50, 0xdd))) ==
+          "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+    CHECK(to_hex(hmac_sha256(key4, bytes(50, 0xcd))) ==
+          "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+    CHECK(to_hex(hmac_sha256(bytes(20, 0x0c), "Test With Truncation")).substr(0, 32) ==
+          "a3b6167473100ee06e0c796c2955552b");
+    CHECK(to_hex(hmac_sha256(bytes(131, 0xaa), "Test Using Larger Than Block-Size Key - Hash Key First")) ==
+          "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    CHECK(to_hex(hmac_sha256(bytes(131, 0xaa),
+                             "This is a test using a larger than block-size key and a larger than "
+                             "block-size data. The key needs to be hashed before being used by the "
+                             "HMAC algorithm.")) ==
+          "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+}
+
+TEST_CASE("equal_constant_time compares contents and lengths", "[launcher][auth]") {
+    CHECK(equal_constant_time("abc", "abc"));
+    CHECK_FALSE(equal_constant_time("abc", "abd"));
+    CHECK_FALSE(equal_constant_time("abc", "ab"));
+    CHECK(equal_constant_time("", ""));
+}
