@@ -1,6 +1,5 @@
 // ptrun: the only place that reads the process environment, installs process-wide signal
 // dispositions, configures logging, and turns exceptions into exit codes (see man ptrun).
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -11,6 +10,8 @@
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/agent.hpp"
 #include "ptrun/launcher/cli.hpp"
+#include "ptrun/launcher/console_log_sink.hpp"
+#include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/explain.hpp"
 #include "ptrun/launcher/agent_store.hpp"
 #include "ptrun/launcher/host_facts.hpp"
@@ -31,8 +32,10 @@ namespace {
 constexpr int kExitUsage = 2;
 constexpr int kExitInternal = 1;
 
-std::shared_ptr<spdlog::logger> make_logger(const std::string& host) {
-    auto logger = std::make_shared<spdlog::logger>("ptrun", std::make_shared<spdlog::sinks::stderr_color_sink_st>());
+std::shared_ptr<spdlog::logger> make_logger(const std::string& host,
+                                            const std::shared_ptr<ptrun::launcher::Console>& console) {
+    std::shared_ptr<ptrun::launcher::ConsoleStream> err(console, &console->err);
+    auto logger = std::make_shared<spdlog::logger>("ptrun", std::make_shared<ptrun::launcher::ConsoleLogSink>(err));
     logger->set_pattern("[ptrun " + host + ":" + std::to_string(::getpid()) + "] %^%l%$: %v");
     logger->set_level(spdlog::level::info);
     return logger;
@@ -55,7 +58,8 @@ int launch(const std::vector<std::string>& args) {
         return 0;
     }
     auto command = make_worker_command(config, env);
-    auto logger = make_logger(config.hostname);
+    auto console = std::make_shared<Console>();  // ptrun's stdout/stderr: writes never block ptrun
+    auto logger = make_logger(config.hostname, console);
     for (const auto& warning : slurm.warnings) logger->warn("{}", warning);
     if (ptrun::env::sets_omp_num_threads(env, config.nproc_per_node)) {
         logger->info("setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
@@ -66,11 +70,11 @@ int launch(const std::vector<std::string>& args) {
         auto node = start_multi_node(config, read_host_facts(env).random_id, auth, logger);
         auto membership = node.membership();
         membership.close_timeout = config.rdzv.close_timeout;
-        Agent agent(config, std::move(command), std::move(env), node.workers_store, logger, membership);
+        Agent agent(config, std::move(command), std::move(env), node.workers_store, logger, membership, console);
         return agent.run();
     }
     auto store = open_workers_store(config, logger);
-    Agent agent(config, std::move(command), std::move(env), store.endpoint, logger);
+    Agent agent(config, std::move(command), std::move(env), store.endpoint, logger, std::nullopt, console);
     int code = agent.run();
     placement_exit_barrier(config, code, logger);  // per-rank mode: the store outlives every rank
     return code;

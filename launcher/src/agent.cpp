@@ -8,6 +8,7 @@
 
 #include <csignal>
 
+#include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/failure_report.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
@@ -51,6 +52,7 @@ void Agent::Impl::reap() {
         for (auto& w : workers) {
             if (!w.alive || w.end.pid != pid) continue;
             w.alive = false;
+            for (const auto& path : w.direct_logs) log_health.check_full(path);
             w.end.exit = from_wait_status(status);
             w.end.time = std::chrono::system_clock::now();
             apply(WorkerExited{w.end.local_rank, w.end.exit});
@@ -146,7 +148,7 @@ void Agent::Impl::finish(int code) {
             if (w.end.pid != root_cause->pid) others.push_back(w.end);
         }
         auto report = format_failure_report(*root_cause, others, state.restart_count, policy.max_restarts);
-        write_all(STDERR_FILENO, report.data(), report.size());
+        console->err.write(report);
     }
     else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 && code != 0 &&
              !state.stop_signal) {
@@ -155,12 +157,12 @@ void Agent::Impl::finish(int code) {
                            " of this node's " + std::to_string(config.nproc_per_node) +
                            " workers were still running; they were stopped and this node does not "
                            "report success (a forged or inconsistent rendezvous value)\n";
-        write_all(STDERR_FILENO, line.data(), line.size());
+        console->err.write(line);
     }
     else if (last_round_end && last_round_end->final && code != 0 && !last_round_end->message.empty() &&
              !state.stop_signal) {
         std::string line = "ptrun: job failed: " + last_round_end->message + "\n";
-        write_all(STDERR_FILENO, line.data(), line.size());
+        console->err.write(line);
     }
     boost::system::error_code ignored;
     signals.cancel(ignored);
@@ -168,9 +170,12 @@ void Agent::Impl::finish(int code) {
 }
 
 Agent::Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env, StoreEndpoint store,
-             std::shared_ptr<spdlog::logger> logger, std::optional<Membership> membership)
+             std::shared_ptr<spdlog::logger> logger, std::optional<Membership> membership,
+             std::shared_ptr<Console> console)
     : impl_(std::make_unique<Impl>(config, std::move(command), std::move(parent_env), std::move(store),
-                                   std::move(logger), std::move(membership))) {}
+                                   std::move(logger), std::move(membership))) {
+    impl_->console = console ? std::move(console) : std::make_shared<Console>();
+}
 
 Agent::~Agent() = default;
 

@@ -18,6 +18,7 @@
 #include "ptrun/launcher/agent.hpp"
 #include "ptrun/launcher/decide.hpp"
 #include "ptrun/launcher/failure_report.hpp"
+#include "ptrun/launcher/log_health.hpp"
 #include "ptrun/launcher/log_layout.hpp"
 #include "ptrun/launcher/node_placement.hpp"
 #include "ptrun/launcher/output_relay.hpp"
@@ -30,18 +31,20 @@ struct Agent::Impl {
     struct Worker {
         WorkerEnd end;
         bool alive = false;
+        std::vector<std::string> direct_logs;  ///< log files the worker writes itself (--redirects)
     };
 
     /// The child's end of one output stream, and what the agent keeps of it.
     struct StreamPlumbing {
         int child_fd = -1;  ///< -1: inherit ptrun's stream
         std::string log_path;
+        bool direct = false;  ///< the worker writes log_path itself
     };
 
     Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s, std::shared_ptr<spdlog::logger> l,
          std::optional<Membership> m)
         : config(c), command(std::move(cmd)), parent_env(std::move(e)), store(std::move(s)), log(std::move(l)),
-          membership(std::move(m)), signals(io), grace(io), logs(c.log_dir, c.run_id) {
+          membership(std::move(m)), signals(io), grace(io), logs(c.log_dir, c.run_id), log_health(log) {
         policy.max_restarts = c.max_restarts;
         state.distributed = membership.has_value();
         placement.group_rank = c.node_rank;
@@ -65,6 +68,8 @@ struct Agent::Impl {
     boost::asio::signal_set signals;
     boost::asio::steady_timer grace;
     LogLayout logs;
+    LogHealth log_health;
+    std::shared_ptr<Console> console;  ///< ptrun's stdout/stderr, never blocking (console_stream.hpp)
     GroupState state;
     RestartPolicy policy;
     std::vector<Worker> workers;

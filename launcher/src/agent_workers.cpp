@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "ptrun/env/worker_env.hpp"
+#include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/spawn.hpp"
 
@@ -62,6 +63,9 @@ void Agent::Impl::start_attempt() {
         req.stdout_fd = out.child_fd;
         req.stderr_fd = err.child_fd;
         w.end.stderr_log = err.log_path;
+        for (const auto* stream : {&out, &err}) {
+            if (stream->direct) w.direct_logs.push_back(stream->log_path);
+        }
         state.alive += 1;
         try {
             w.end.pid = spawn_worker(req);
@@ -88,6 +92,7 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int attempt, int 
     announce_logs();
     if (!tee) {
         p.child_fd = log_fd;
+        p.direct = true;
         return p;
     }
     int fds[2];
@@ -96,7 +101,13 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int attempt, int 
         throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
     }
     std::string prefix = "[" + config.hostname + ":" + std::to_string(rank) + "] ";
-    relays.push_back(std::make_unique<OutputRelay>(io, fds[0], RelayTarget{log_fd, console_fd, prefix}));
+    RelayTarget target;
+    target.log_fd = log_fd;
+    target.log_path = p.log_path;
+    target.console = console_fd == STDOUT_FILENO ? &console->out : &console->err;
+    target.prefix = prefix;
+    target.on_log_error = [this](const std::string& path, int err) { log_health.write_failed(path, err); };
+    relays.push_back(std::make_unique<OutputRelay>(io, fds[0], std::move(target)));
     p.child_fd = fds[1];
     return p;
 }

@@ -10,42 +10,95 @@
 #include <array>
 #include <cerrno>
 
+#include "ptrun/launcher/console_stream.hpp"
+
 namespace ptrun::launcher {
 
-void write_all(int fd, const char* data, std::size_t size) {
+int write_all(int fd, const char* data, std::size_t size) {
     while (size > 0) {
         ssize_t n = ::write(fd, data, size);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
+        if (n < 0) return errno;
+        if (n == 0) return EIO;
         data += n;
         size -= static_cast<std::size_t>(n);
     }
+    return 0;
+}
+
+ConsoleLines::ConsoleLines(std::string prefix, std::size_t max_line)
+    : prefix_(std::move(prefix)), max_line_(max_line) {}
+
+void ConsoleLines::feed(const char* data, std::size_t size, std::string& out) {
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < size; ++i) {
+        const char c = data[i];
+        if (c != '\n' && c != '\r') {
+            if (partial_.size() + (i - start) + 1 < max_line_) continue;
+            // The line reached max_line: pass it on as a piece.
+            out += prefix_;
+            out += partial_;
+            out.append(data + start, i + 1 - start);
+            out += '\n';
+            partial_.clear();
+            start = i + 1;
+            ended_ = Ended::Piece;
+            continue;
+        }
+        const bool empty = partial_.empty() && i == start;
+        if (c == '\n' && empty && ended_ == Ended::Piece) {
+            // the line's last piece already ended it
+        } else if (c == '\n' && empty && ended_ == Ended::Cr) {
+            out += '\n';  // the '\n' of a "\r\n": the line was already passed on
+        } else if (c == '\r' && empty) {
+            out += '\r';
+        } else {
+            out += prefix_;
+            out += partial_;
+            out.append(data + start, i - start);
+            out += c;
+        }
+        partial_.clear();
+        start = i + 1;
+        ended_ = c == '\r' ? Ended::Cr : Ended::Newline;
+    }
+    if (start < size) {
+        partial_.append(data + start, size - start);
+        ended_ = Ended::Newline;
+    }
+}
+
+void ConsoleLines::finish(std::string& out) {
+    if (partial_.empty()) return;
+    out += prefix_;
+    out += partial_;
+    out += '\n';
+    partial_.clear();
 }
 
 struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
-    Impl(boost::asio::io_context& io, int fd, RelayTarget t) : pipe(io, fd), target(std::move(t)) {}
+    Impl(boost::asio::io_context& io, int fd, RelayTarget t)
+        : pipe(io, fd), target(std::move(t)), lines(target.prefix) {}
 
     boost::asio::posix::stream_descriptor pipe;
     RelayTarget target;
+    ConsoleLines lines;
     std::array<char, 65536> buffer{};
-    std::string partial;  // console bytes after the last newline
     bool closed = false;
+    bool log_error_reported = false;
 
     void consume(const char* data, std::size_t size) {
-        if (target.log_fd >= 0) write_all(target.log_fd, data, size);
-        if (target.console_fd < 0) return;
-        std::string out;
-        std::size_t start = 0;
-        for (std::size_t i = 0; i < size; ++i) {
-            if (data[i] != '\n') continue;
-            out += target.prefix;
-            out += partial;
-            out.append(data + start, i + 1 - start);
-            partial.clear();
-            start = i + 1;
+        if (target.log_fd >= 0) {
+            int err = write_all(target.log_fd, data, size);
+            if (err != 0 && !log_error_reported) {
+                log_error_reported = true;
+                if (target.on_log_error) target.on_log_error(target.log_path, err);
+            }
         }
-        partial.append(data + start, size - start);
-        if (!out.empty()) write_all(target.console_fd, out.data(), out.size());
+        if (!target.console) return;
+        std::string out;
+        lines.feed(data, size, out);
+        if (!out.empty()) target.console->write(out);
     }
 
     void read_next() {
@@ -63,10 +116,10 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
     void finish() {
         if (closed) return;
         closed = true;
-        if (!partial.empty() && target.console_fd >= 0) {
-            std::string line = target.prefix + partial + "\n";
-            write_all(target.console_fd, line.data(), line.size());
-            partial.clear();
+        if (target.console) {
+            std::string rest;
+            lines.finish(rest);
+            if (!rest.empty()) target.console->write(rest);
         }
         boost::system::error_code ignored;
         pipe.close(ignored);

@@ -31,6 +31,7 @@ struct StoreEndpoint {
 
 class RdzvSession;
 class Coordinator;
+struct Console;
 
 /// Multi-node: this node's rendezvous session and, on the store host, the coordinator. The
 /// agent then takes its place in the job (group rank, world size, restart count, store) from
@@ -45,9 +46,11 @@ struct Membership {
 class Agent {
 public:
     /// `parent_env` is ptrun's own environment, inherited by every worker. `membership` is null
-    /// for a single-node job.
+    /// for a single-node job. `console` is ptrun's stdout/stderr (shared with the logger); null:
+    /// the agent makes its own.
     Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env, StoreEndpoint store,
-          std::shared_ptr<spdlog::logger> logger, std::optional<Membership> membership = std::nullopt);
+          std::shared_ptr<spdlog::logger> logger, std::optional<Membership> membership = std::nullopt,
+          std::shared_ptr<Console> console = nullptr);
     ~Agent();
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;

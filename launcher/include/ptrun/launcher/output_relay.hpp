@@ -1,7 +1,12 @@
 #pragma once
-/// Copies one worker stream from a pipe to its log file and, whole lines at a time, to the
-/// console with a "[host:rank] " prefix. Runs on the agent's event loop.
+/// Copies one worker stream from a pipe to its log file (raw) and to ptrun's console with a
+/// "[host:rank] " prefix. Runs on the agent's event loop and never blocks it: the console is a
+/// ConsoleStream (bounded queue), and memory is bounded too: a line longer than kMaxConsoleLine is
+/// passed on in pieces, and '\r' ends a console line like '\n' does, so progress bars (tqdm) show
+/// live, each update prefixed.
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -11,10 +16,19 @@ class io_context;
 
 namespace ptrun::launcher {
 
+class ConsoleStream;
+
+/// Longest console line the relay holds; a longer line is passed on in pieces of this size.
+inline constexpr std::size_t kMaxConsoleLine = 64 * 1024;
+
 struct RelayTarget {
-    int log_fd = -1;      ///< raw copy of the stream, -1 for none (owned by the relay)
-    int console_fd = -1;  ///< prefixed lines, -1 for none (not owned)
-    std::string prefix;   ///< e.g. "[node1:3] "
+    int log_fd = -1;                   ///< raw copy of the stream, -1 for none (owned by the relay)
+    std::string log_path;              ///< named when writing it fails
+    ConsoleStream* console = nullptr;  ///< prefixed lines, null for none (not owned)
+    std::string prefix;                ///< e.g. "[node1:3] "
+    /// Called once per relay when a write to the log file fails (path, errno); the relay keeps
+    /// trying later writes (space may come back).
+    std::function<void(const std::string&, int)> on_log_error;
 };
 
 class OutputRelay {
@@ -33,7 +47,28 @@ private:
     std::shared_ptr<Impl> impl_;  // shared with the pending read handler
 };
 
-/// Writes all of `data` to `fd`, retrying on EINTR and short writes; errors are ignored.
-void write_all(int fd, const char* data, std::size_t size);
+/// Writes all of `data` to `fd`, retrying on EINTR and short writes; 0, or the errno of the
+/// write that failed.
+int write_all(int fd, const char* data, std::size_t size);
+
+/// Splits worker output into console lines (pure; the relay's line logic): '\n' and '\r' end a
+/// line, each line is prefixed, a line reaching `max_line` bytes is passed on as a piece ending in
+/// '\n' (a '\n' right after a piece adds nothing), and "\r\n" is passed on as one line end.
+class ConsoleLines {
+public:
+    ConsoleLines(std::string prefix, std::size_t max_line = kMaxConsoleLine);
+    /// Appends the complete console lines in `data` to `out`; keeps the rest (at most max_line).
+    void feed(const char* data, std::size_t size, std::string& out);
+    /// Appends the held partial line, if any, ended with '\n'.
+    void finish(std::string& out);
+
+private:
+    std::string prefix_;
+    std::size_t max_line_;
+    std::string partial_;
+    /// How the last console line ended, when nothing has followed it yet.
+    enum class Ended { Newline, Cr, Piece };
+    Ended ended_ = Ended::Newline;
+};
 
 }  // namespace ptrun::launcher

@@ -1,0 +1,82 @@
+#pragma once
+/// One of ptrun's own output streams (stdout or stderr) written without ever blocking the caller,
+/// so that a reader who stops reading (a full pipe, a stopped terminal) cannot stall the agent's
+/// event loop: writes go out at once while the stream takes them, else into a bounded queue that a
+/// helper thread drains as the stream becomes writable; what does not fit is dropped and counted,
+/// and a note in the stream says so once it drains. Regular files are written directly (they
+/// never wait for a reader). The stream's own file description is left as it is (workers that
+/// inherit it still write in blocking mode): ptrun writes through a non-blocking description of
+/// its own (/proc/self/fd reopened; MSG_DONTWAIT on a socket). Thread-safe.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace ptrun::launcher {
+
+class ConsoleStream {
+public:
+    static constexpr std::size_t kDefaultMaxQueued = 4u << 20;
+    /// How long the destructor waits for a stalled reader before giving up on what is queued.
+    static constexpr std::chrono::milliseconds kFinalFlush{1'000};
+
+    /// `fd` stays owned by the caller; `name` ("stdout") is used in the dropped-output note.
+    ConsoleStream(int fd, std::string name, std::size_t max_queued = kDefaultMaxQueued);
+    /// flush(kFinalFlush), then stops the helper thread.
+    ~ConsoleStream();
+    ConsoleStream(const ConsoleStream&) = delete;
+    ConsoleStream& operator=(const ConsoleStream&) = delete;
+
+    /// Writes or queues all of `data` (or drops it whole when the queue is full); never blocks on
+    /// a reader. Write errors other than "would block" (EPIPE, EIO) discard the data, as before.
+    void write(std::string_view data);
+    /// Blocks until everything queued has been written or `within` has passed; true when empty.
+    bool flush(std::chrono::milliseconds within);
+    /// Bytes dropped so far because the queue was full.
+    std::uint64_t dropped() const;
+    /// The stream's fd as given.
+    int fd() const { return fd_; }
+
+private:
+    enum class Mode { Direct, NonBlocking, Socket };
+
+    /// Under mu_: picks how to write (direct, own non-blocking description, socket).
+    void open_locked();
+    /// Writes what it can of `data` without blocking; the bytes taken (all of them on an error).
+    std::size_t try_write(const char* data, std::size_t size);
+    /// Under mu_: appends, or drops when over the bound; starts the helper thread.
+    void enqueue_locked(std::string_view data);
+    /// The helper thread: waits for writability (poll) and writes the queue out.
+    void drain_loop();
+
+    const int fd_;
+    const std::string name_;
+    const std::size_t max_queued_;
+    Mode mode_ = Mode::Direct;
+    bool opened_ = false;
+    int out_fd_ = -1;   ///< what ptrun writes to (a non-blocking description, or fd_)
+    int owned_fd_ = -1; ///< out_fd_ when ptrun opened it
+    int wake_fd_ = -1;  ///< eventfd: new data or stop
+    mutable std::mutex mu_;
+    std::condition_variable drained_;
+    std::string queue_;
+    std::size_t head_ = 0;             ///< bytes of queue_ already written
+    std::uint64_t dropped_ = 0;
+    std::uint64_t dropped_unnoted_ = 0;
+    bool stopping_ = false;
+    std::thread drainer_;
+};
+
+/// ptrun's own stdout and stderr as ConsoleStreams: `main` makes one and shares it between the
+/// logger (console_log_sink.hpp) and the agent (worker output, reports).
+struct Console {
+    ConsoleStream out{1, "stdout"};
+    ConsoleStream err{2, "stderr"};
+};
+
+}  // namespace ptrun::launcher

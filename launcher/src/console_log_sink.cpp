@@ -1,0 +1,56 @@
+#include "ptrun/launcher/console_log_sink.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+namespace ptrun::launcher {
+namespace {
+
+std::string_view level_color(spdlog::level::level_enum level) {
+    switch (level) {
+        case spdlog::level::trace:
+            return "\033[37m";
+        case spdlog::level::debug:
+            return "\033[36m";
+        case spdlog::level::info:
+            return "\033[32m";
+        case spdlog::level::warn:
+            return "\033[33m\033[1m";
+        case spdlog::level::err:
+            return "\033[31m\033[1m";
+        case spdlog::level::critical:
+            return "\033[1m\033[41m";
+        default:
+            return {};
+    }
+}
+
+}  // namespace
+
+ConsoleLogSink::ConsoleLogSink(std::shared_ptr<ConsoleStream> stream) : stream_(std::move(stream)) {
+    const char* term = std::getenv("TERM");
+    colors_ = ::isatty(stream_->fd()) == 1 && term && *term && std::strcmp(term, "dumb") != 0;
+}
+
+void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& msg) {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(msg, formatted);
+    std::string_view text(formatted.data(), formatted.size());
+    if (!colors_ || msg.color_range_end <= msg.color_range_start) {
+        stream_->write(text);
+        return;
+    }
+    std::string out;
+    out.reserve(text.size() + 16);
+    out.append(text.substr(0, msg.color_range_start));
+    out.append(level_color(msg.level));
+    out.append(text.substr(msg.color_range_start, msg.color_range_end - msg.color_range_start));
+    out.append("\033[m");
+    out.append(text.substr(msg.color_range_end));
+    stream_->write(out);
+}
+
+}  // namespace ptrun::launcher
