@@ -54,7 +54,7 @@ int launch(const std::vector<std::string>& args) {
     auto config = resolve(options, read_host_facts(env));
     config.fixed_placement = slurm.placement;
     if (config.explain) {
-        std::cout << explain(config, options);
+        std::cout << explain(config, options) << explain_containment_row(env);
         return 0;
     }
     auto command = make_worker_command(config, env);

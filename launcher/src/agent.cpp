@@ -2,13 +2,13 @@
 
 #include <boost/asio/post.hpp>
 
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 
 #include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/failure_report.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
@@ -18,7 +18,8 @@ namespace ptrun::launcher {
 namespace asio = boost::asio;
 
 int Agent::Impl::run() {
-    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    // Also makes ptrun a subreaper and cleans what SIGKILLed ptruns left.
+    containment = std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
     signals.add(SIGCHLD);
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
@@ -59,6 +60,12 @@ void Agent::Impl::reap() {
             break;
         }
     }
+    if (finished) return;
+    std::vector<pid_t> current;
+    for (const auto& w : workers) {
+        if (w.alive) current.push_back(w.end.pid);
+    }
+    containment->children_reaped(current);  // orphans of attempts that are over
 }
 
 void Agent::Impl::apply(const Event& ev) {
@@ -133,6 +140,7 @@ void Agent::Impl::announce_restart() {
 void Agent::Impl::end_attempt() {
     grace.cancel();
     for (auto& w : workers) signal_group(w.end.pid, SIGKILL);
+    if (containment) containment->attempt_ended();  // the cgroup, and every child ptrun inherited
     for (auto& r : relays) r->drain();
     relays.clear();
 }

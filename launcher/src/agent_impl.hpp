@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ptrun/launcher/agent.hpp"
+#include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/decide.hpp"
 #include "ptrun/launcher/failure_report.hpp"
 #include "ptrun/launcher/log_health.hpp"
@@ -67,6 +68,7 @@ struct Agent::Impl {
     boost::asio::io_context io{1};
     boost::asio::signal_set signals;
     boost::asio::steady_timer grace;
+    std::unique_ptr<Containment> containment;  ///< created in run(); destroyed after `logs`
     LogLayout logs;
     LogHealth log_health;
     std::shared_ptr<Console> console;  ///< ptrun's stdout/stderr, never blocking (console_stream.hpp)

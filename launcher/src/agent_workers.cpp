@@ -12,6 +12,7 @@
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
+#include "ptrun/launcher/process_sweep.hpp"
 #include "ptrun/launcher/spawn.hpp"
 
 namespace ptrun::launcher {
@@ -32,6 +33,8 @@ void Agent::Impl::start_attempt() {
     const int attempt = state.restart_count;
     const int world = config.nproc_per_node;
     const auto& p = placement;
+    containment->attempt_started();
+    const std::string tag = containment->worker_tag(env::lookup(parent_env, kJobTagVariable).value_or(""));
     for (int lr = 0; lr < world; ++lr) {
         auto& w = workers[static_cast<std::size_t>(lr)];
         w.end.host = config.hostname;
@@ -58,6 +61,10 @@ void Agent::Impl::start_attempt() {
         if (config.fixed_placement) apply_placement(*config.fixed_placement, id);  // SLURM per-rank
         w.end.rank = id.rank;
         SpawnRequest req{command.exec_path, command.argv, env::worker_env(id, parent_env)};
+        req.env[kJobTagVariable] = tag;
+        int cgroup_errno = 0;
+        req.cgroup_procs_fd = containment->cgroup_procs_fd();
+        req.cgroup_errno = &cgroup_errno;
         auto out = plumb(StdMask::Out, attempt, lr, w.end.rank, STDOUT_FILENO);
         auto err = plumb(StdMask::Err, attempt, lr, w.end.rank, STDERR_FILENO);
         req.stdout_fd = out.child_fd;
@@ -70,6 +77,7 @@ void Agent::Impl::start_attempt() {
         try {
             w.end.pid = spawn_worker(req);
             w.alive = true;
+            if (cgroup_errno != 0) containment->cgroup_join_failed(cgroup_errno);
         } catch (const SpawnError& e) {
             log->error("local rank {}: {}", lr, e.what());
             w.end.exit = WorkerExit{127, 0};
@@ -79,6 +87,7 @@ void Agent::Impl::start_attempt() {
         if (out.child_fd >= 0) ::close(out.child_fd);
         if (err.child_fd >= 0) ::close(err.child_fd);
     }
+    containment->note_temp_dir(logs.temporary_error_root());
 }
 
 Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int attempt, int local_rank, int rank, int console_fd) {

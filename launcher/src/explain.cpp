@@ -1,6 +1,7 @@
 #include "ptrun/launcher/explain.hpp"
 
 #include "ptrun/launcher/cli.hpp"
+#include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
 
 namespace ptrun::launcher {
@@ -96,6 +97,12 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o) {
     row(out, "store", store, store_from);
     row(out, "max restarts", std::to_string(c.max_restarts), source_of(o, "max-restarts"));
     row(out, "program", c.program.empty() ? "(none)" : c.program, "command line");
+    return out;
+}
+
+std::string explain_containment_row(const env::EnvMap& env) {
+    std::string out;
+    row(out, "containment", explain_containment(env), "this machine; CONTAINMENT in man ptrun");
     return out;
 }
 

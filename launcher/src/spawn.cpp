@@ -29,7 +29,8 @@ struct ChildArgs {
     char* const* envp;
     pid_t parent;
     sigset_t parent_mask;
-    int exec_errno = 0;  ///< written by the child (shared memory) when exec fails
+    int exec_errno = 0;    ///< written by the child (shared memory) when exec fails
+    int cgroup_errno = 0;  ///< written by the child when joining the cgroup fails
 };
 
 /// Runs in the child, sharing ptrun's memory until exec (CLONE_VM | CLONE_VFORK, as posix_spawn
@@ -51,6 +52,7 @@ int exec_child(void* raw) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != a->parent) ::_exit(127);  // ptrun died before prctl took effect
+    if (r.cgroup_procs_fd >= 0 && ::write(r.cgroup_procs_fd, "0", 1) != 1) a->cgroup_errno = errno;
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -71,7 +73,7 @@ pid_t spawn_worker(const SpawnRequest& r) {
     auto argv = c_array(args);
     auto envp = c_array(env_strings);
 
-    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0};
+    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0};
     sigset_t all;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &child.parent_mask);
@@ -82,6 +84,7 @@ pid_t spawn_worker(const SpawnRequest& r) {
     ::pthread_sigmask(SIG_SETMASK, &child.parent_mask, nullptr);
     if (pid < 0) throw SpawnError(std::string("clone: ") + std::strerror(clone_errno));
     ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it
+    if (child.cgroup_errno != 0 && r.cgroup_errno) *r.cgroup_errno = child.cgroup_errno;
     if (child.exec_errno != 0) {
         throw SpawnError("cannot execute '" + r.exec_path + "': " + std::strerror(child.exec_errno));
     }

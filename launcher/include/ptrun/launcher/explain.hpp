@@ -11,4 +11,8 @@ namespace ptrun::launcher {
 /// A human-readable table of the resolved topology with each value's source.
 std::string explain(const LaunchConfig& config, const LaunchOptions& options);
 
+/// The table's row saying which containment (containment.hpp) ptrun would use on this machine
+/// for ptrun's environment `env`; probes the machine, creates nothing.
+std::string explain_containment_row(const env::EnvMap& env);
+
 }  // namespace ptrun::launcher

@@ -23,6 +23,8 @@ public:
     std::string log_dir(int attempt, int local_rank);
     /// The run's log directory, "" until the first log_dir call.
     std::string run_log_dir() const { return log_root_.empty() ? "" : log_root_ + "/" + run_id_; }
+    /// The temporary error-file root the destructor removes, "" when there is none (yet).
+    std::string temporary_error_root() const { return error_root_temporary_ ? error_root_ : ""; }
 
 private:
     std::string make_worker_dir(std::string& root, const char* base, int attempt, int local_rank);

@@ -24,6 +24,10 @@ struct SpawnRequest {
     env::EnvMap env;
     int stdout_fd = -1;
     int stderr_fd = -1;
+    /// >= 0: the child joins this cgroup (writes "0" to this cgroup.procs fd) before exec; when
+    /// that fails it goes on outside it and its errno lands in `*cgroup_errno`.
+    int cgroup_procs_fd = -1;
+    int* cgroup_errno = nullptr;
 };
 
 /// Starts the worker and returns its pid (also its process group id) once exec has succeeded.

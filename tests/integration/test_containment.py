@@ -1,0 +1,176 @@
+"""No process outlives the job (issue 13): descendants that leave the worker's process group or
+session (setsid, double fork) end with their attempt, both with a cgroup of the job (where ptrun may
+make one: here as root) and with the subreaper alone (PTRUN_CGROUP=0); after kill -9 of ptrun, the
+next ptrun on the node finds and ends what was left (processes, cgroup, temporary directory)."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from harness import DEADLINE, Notifier, PtrunTestCase, kill_all, pid_alive, run_ptrun, start_ptrun, wait_gone
+
+PY = "/usr/bin/python3"
+
+# A worker that leaves two processes behind: one in a new session, one double-forked (orphaned at
+# once), writes their pids to $OUT/<rank>.pids, tells the test (fd $NOTIFY) and exits or hangs.
+LEAVER = r"""
+import os, subprocess, sys, time
+out, mode = sys.argv[1], sys.argv[2]
+quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # not holding ptrun's pipes
+a = subprocess.Popen(["sleep", "300"], start_new_session=True, **quiet).pid
+r, w = os.pipe()
+if os.fork() == 0:
+    b = subprocess.Popen(["sleep", "301"], **quiet).pid
+    os.write(w, str(b).encode())
+    os._exit(0)
+os.wait()
+b = int(os.read(r, 32))
+rank = os.environ["RANK"]
+with open(f"{out}/{rank}.{os.environ['TORCHELASTIC_RESTART_COUNT']}.pids", "w") as f:
+    f.write(f"{a} {b}\n")
+notify = os.environ.get("NOTIFY_FD")
+if notify:
+    os.write(int(notify), f"start {rank} 0 {os.getpid()}\n".encode())
+if mode == "hang":
+    time.sleep(300)
+sys.exit(int(mode) if mode.isdigit() else 0)
+"""
+
+# Attempt 0 leaves processes and fails; attempt 1 exits 0 only if they are gone within 10 s.
+RESTARTER = r"""
+import os, select, subprocess, sys
+out = sys.argv[1]
+attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+if attempt == 0:
+    a = subprocess.Popen(["sleep", "300"], start_new_session=True, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL).pid
+    with open(f"{out}/left.pids", "w") as f:
+        f.write(str(a))
+    sys.exit(3)
+with open(f"{out}/left.pids") as f:
+    pid = int(f.read())
+try:
+    fd = os.pidfd_open(pid)
+except ProcessLookupError:
+    sys.exit(0)
+ready, _, _ = select.select([fd], [], [], 10)
+sys.exit(0 if ready else 4)
+"""
+
+
+def cgroup_usable():
+    return os.geteuid() == 0 and "cgroup v2" in run_ptrun(["--explain", "/bin/true"]).stdout
+
+
+class Containment(PtrunTestCase):
+    def setUp(self):
+        super().setUp()
+        self.state_parent = tempfile.TemporaryDirectory(prefix="ptrun-state-")
+        self.state_dir = os.path.join(self.state_parent.name, "records")  # ptrun makes and removes it
+        self.script = os.path.join(self.dir, "leaver.py")
+        with open(self.script, "w") as f:
+            f.write(LEAVER)
+        self.left = []
+
+    def tearDown(self):
+        self.leftovers()
+        kill_all([p for p in set(self.left) if self.is_sleep(p)])  # what a failed test left
+        self.state_parent.cleanup()
+        super().tearDown()
+
+    @staticmethod
+    def is_sleep(pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                return f.read().startswith(b"sleep\0")
+        except OSError:
+            return False
+
+    def env(self, cgroup):
+        return {"PTRUN_STATE_DIR": self.state_dir, "PTRUN_CGROUP": "1" if cgroup else "0"}
+
+    def leftovers(self):
+        pids = []
+        for name in os.listdir(self.dir):
+            if name.endswith(".pids"):
+                with open(os.path.join(self.dir, name)) as f:
+                    pids += [int(p) for p in f.read().split()]
+        self.left += pids
+        return pids
+
+    def modes(self):
+        return (True, False) if cgroup_usable() else (False,)
+
+    def test_setsid_and_double_forked_processes_end_with_the_job(self):
+        for cgroup in self.modes():
+            with self.subTest(cgroup=cgroup):
+                res = run_ptrun(["--nproc-per-node", "2", PY, self.script, self.dir, "0"], env=self.env(cgroup))
+                self.assertEqual(res.returncode, 0, res.stderr)
+                pids = self.leftovers()
+                self.assertEqual(len(pids), 4)
+                self.assertEqual([p for p in pids if pid_alive(p)], [], "processes outlived ptrun")
+                self.assertFalse(os.path.exists(self.state_dir), "job record left behind")
+
+    def test_what_an_attempt_left_is_gone_before_the_next_attempt_ends(self):
+        script = os.path.join(self.dir, "restarter.py")
+        with open(script, "w") as f:
+            f.write(RESTARTER)
+        for cgroup in self.modes():
+            with self.subTest(cgroup=cgroup):
+                res = run_ptrun(["--max-restarts", "1", PY, script, self.dir], env=self.env(cgroup))
+                self.assertEqual(res.returncode, 0, res.stderr)
+
+    def test_the_next_ptrun_cleans_up_after_a_kill_9(self):
+        for cgroup in self.modes():
+            with self.subTest(cgroup=cgroup):
+                for name in os.listdir(self.dir):
+                    os.unlink(os.path.join(self.dir, name))
+                with open(self.script, "w") as f:
+                    f.write(LEAVER)
+                notifier = Notifier()
+                try:
+                    env = dict(self.env(cgroup), NOTIFY_FD=str(notifier.write_fd))
+                    proc = start_ptrun(["--nproc-per-node", "2", PY, self.script, self.dir, "hang"], notifier, env=env)
+                    self.leftover.append(proc.pid)
+                    notifier.wait_lines(2)
+                finally:
+                    notifier.close()
+                records = os.listdir(self.state_dir)
+                self.assertEqual(len(records), 1, records)
+                with open(os.path.join(self.state_dir, records[0])) as f:
+                    record = f.read()
+                temp = [line[4:] for line in record.splitlines() if line.startswith("tmp=")]
+                cg = [line[7:] for line in record.splitlines() if line.startswith("cgroup=")]
+                self.assertEqual(len(temp), 1, record)
+                self.assertEqual(len(cg), 1 if cgroup else 0, record)
+                proc.kill()
+                proc.wait()  # not communicate(): the leftovers hold its output pipes open
+                proc.stdout.close()
+                proc.stderr.close()
+                pids = self.leftovers()
+                self.assertEqual(len(pids), 4)
+                alive = [p for p in pids if pid_alive(p)]
+                self.assertEqual(len(alive), 4, "the workers' descendants outlive a SIGKILLed ptrun (the case "
+                                               "the next ptrun must clean up)")
+                self.assertTrue(os.path.isdir(temp[0]))
+
+                res = run_ptrun(["/bin/true"], env=self.env(cgroup))
+                self.assertEqual(res.returncode, 0, res.stderr)
+                self.assertIn(f"cleaned up after ptrun pid {proc.pid}", res.stderr)
+                self.assertEqual(wait_gone(pids, 10), [], res.stderr)
+                self.assertFalse(os.path.exists(temp[0]), res.stderr)
+                if cg:
+                    self.assertFalse(os.path.exists(cg[0]), res.stderr)
+                self.assertFalse(os.path.exists(self.state_dir))
+
+    def test_explain_names_the_mechanism(self):
+        out = run_ptrun(["--explain", "/bin/true"], env={"PTRUN_CGROUP": "0"}).stdout
+        self.assertRegex(out, r"containment\s+subreaper only \(PTRUN_CGROUP=0\)")
+        if cgroup_usable():
+            self.assertRegex(run_ptrun(["--explain", "/bin/true"]).stdout, r"containment\s+cgroup v2 under /")
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()

@@ -1,0 +1,85 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ptrun/launcher/job_record.hpp"
+
+using namespace ptrun::launcher;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        std::string pattern = fs::temp_directory_path() / "ptrun-rec-XXXXXX";
+        path = ::mkdtemp(pattern.data());
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+JobRecordData sample() {
+    JobRecordData d;
+    d.pid = 4242;
+    d.run_id = "job7";
+    d.tag = "4242-0badcafe";
+    d.cgroup = "/sys/fs/cgroup/x/ptrun-4242-0badcafe";
+    d.temp_dirs = {"/dev/shm/ptrun-abc123"};
+    return d;
+}
+
+}  // namespace
+
+TEST_CASE("job record: the text form round-trips", "[launcher][containment]") {
+    auto d = decode_record(encode_record(sample()));
+    CHECK(d.pid == 4242);
+    CHECK(d.run_id == "job7");
+    CHECK(d.tag == "4242-0badcafe");
+    CHECK(d.cgroup == sample().cgroup);
+    CHECK(d.temp_dirs == sample().temp_dirs);
+}
+
+TEST_CASE("job record: a live record is not dead; an unlocked one is, once", "[launcher][containment]") {
+    TempDir root;
+    const std::vector<std::string> dirs{(root.path / "records").string()};
+    std::string error;
+    {
+        auto record = JobRecord::create(sample(), dirs, &error);
+        REQUIRE(record);
+        record->add_temp_dir("/dev/shm/ptrun-def456");
+        CHECK(find_dead_jobs(dirs).empty());  // its ptrun (this process) holds the lock
+        struct stat st {};
+        REQUIRE(::stat(dirs[0].c_str(), &st) == 0);
+        CHECK((st.st_mode & 0777) == 0700);
+    }
+    CHECK_FALSE(fs::exists(dirs[0]));  // removed with the last record
+
+    fs::create_directory(dirs[0]);
+    fs::permissions(dirs[0], fs::perms::owner_all);
+    std::ofstream(dirs[0] + "/1-dead.rec") << encode_record(sample());  // a SIGKILLed ptrun's
+    auto dead = find_dead_jobs(dirs);
+    REQUIRE(dead.size() == 1);
+    CHECK(dead[0].data.tag == "4242-0badcafe");
+    CHECK(find_dead_jobs(dirs).empty());  // claimed: no second ptrun cleans it too
+    forget(dead[0]);
+    CHECK_FALSE(fs::exists(dirs[0]));
+}
+
+TEST_CASE("job record: a directory others can enter is never used", "[launcher][containment]") {
+    TempDir root;
+    const std::string shared = (root.path / "shared").string();
+    fs::create_directory(shared);
+    fs::permissions(shared, fs::perms::all);
+    std::string error;
+    CHECK_FALSE(JobRecord::create(sample(), {shared}, &error));
+    CHECK_THAT(error, Catch::Contains(shared));
+    std::ofstream(shared + "/1-dead.rec") << encode_record(sample());
+    CHECK(find_dead_jobs({shared}).empty());
+}
