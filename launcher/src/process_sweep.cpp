@@ -36,7 +36,8 @@ std::string slurp(const std::string& path, std::size_t limit = 1 << 20) {
     return out;
 }
 
-/// The fields of /proc/PID/stat after the command name: [0] = state, [1] = ppid, ...
+/// The fields of /proc/PID/stat after the command name: [0] = state, [1] = ppid, ... (views into
+/// `text`, which must outlive them)
 std::vector<std::string_view> stat_fields(const std::string& text) {
     std::vector<std::string_view> out;
     auto close = text.rfind(')');
@@ -112,14 +113,16 @@ std::vector<pid_t> own_children() {
     if (have_children_files) return out;
     const std::string self = std::to_string(::getpid());
     for_each_pid([&](pid_t pid) {
-        auto fields = stat_fields(slurp("/proc/" + std::to_string(pid) + "/stat"));
+        const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+        auto fields = stat_fields(stat);  // views into `stat`
         if (fields.size() > 1 && fields[1] == self) out.push_back(pid);
     });
     return out;
 }
 
 std::uint64_t start_ticks(pid_t pid) {
-    auto fields = stat_fields(slurp("/proc/" + std::to_string(pid) + "/stat"));
+    const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+    auto fields = stat_fields(stat);  // views into `stat`
     // After the name: state(0) ppid(1) ... starttime is field 22 of stat, i.e. index 19 here.
     if (fields.size() <= 19) return 0;
     return std::strtoull(std::string(fields[19]).c_str(), nullptr, 10);

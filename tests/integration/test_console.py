@@ -82,8 +82,12 @@ class Console(PtrunTestCase):
         finally:
             notifier.close()
         peak = vm_hwm_kb(proc.pid)
+        with open(f"/proc/{proc.pid}/maps") as f:
+            sanitized = "libasan" in f.read()
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=DEADLINE)
+        if sanitized:
+            self.skipTest("ASan's allocator holds freed memory: the RSS bound is checked without it")
         self.assertLess(peak, 64 * 1024, f"ptrun's peak RSS {peak} kB relaying 220 MB without newlines\n{err}")
 
     def test_a_console_nobody_reads_never_stalls_ptrun(self):

@@ -7,23 +7,13 @@
 #include <fstream>
 
 #include "ptrun/launcher/job_record.hpp"
+#include "temp_dir.hpp"
 
 using namespace ptrun::launcher;
+using test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string pattern = fs::temp_directory_path() / "ptrun-rec-XXXXXX";
-        path = ::mkdtemp(pattern.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
 
 JobRecordData sample() {
     JobRecordData d;

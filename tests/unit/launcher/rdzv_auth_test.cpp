@@ -9,24 +9,13 @@
 
 #include "ptrun/launcher/rdzv_auth.hpp"
 #include "ptrun/launcher/usage_error.hpp"
+#include "temp_dir.hpp"
 
 using namespace ptrun::launcher;
+using test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-/// A private directory removed at scope exit.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string pattern = fs::temp_directory_path() / "ptrun-auth-XXXXXX";
-        path = ::mkdtemp(pattern.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
 
 void write_file(const fs::path& p, const std::string& text, mode_t mode) {
     std::ofstream(p) << text;
