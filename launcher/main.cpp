@@ -32,10 +32,11 @@ namespace {
 constexpr int kExitUsage = 2;
 constexpr int kExitInternal = 1;
 
-std::shared_ptr<spdlog::logger> make_logger(const std::string& host,
-                                            const std::shared_ptr<ptrun::launcher::Console>& console) {
+std::shared_ptr<spdlog::logger> make_logger(
+    const std::string& host, const std::shared_ptr<ptrun::launcher::Console>& console) {
+    using ptrun::launcher::ConsoleLogSink;
     std::shared_ptr<ptrun::launcher::ConsoleStream> err(console, &console->err);
-    auto logger = std::make_shared<spdlog::logger>("ptrun", std::make_shared<ptrun::launcher::ConsoleLogSink>(err));
+    auto logger = std::make_shared<spdlog::logger>("ptrun", std::make_shared<ConsoleLogSink>(err));
     logger->set_pattern("[ptrun " + host + ":" + std::to_string(::getpid()) + "] %^%l%$: %v");
     logger->set_level(spdlog::level::info);
     return logger;
@@ -70,11 +71,13 @@ int launch(const std::vector<std::string>& args) {
         auto node = start_multi_node(config, read_host_facts(env).random_id, auth, logger);
         auto membership = node.membership();
         membership.close_timeout = config.rdzv.close_timeout;
-        Agent agent(config, std::move(command), std::move(env), node.workers_store, logger, membership, console);
+        Agent agent(config, std::move(command), std::move(env), node.workers_store, logger,
+                    membership, console);
         return agent.run();
     }
     auto store = open_workers_store(config, logger);
-    Agent agent(config, std::move(command), std::move(env), store.endpoint, logger, std::nullopt, console);
+    Agent agent(config, std::move(command), std::move(env), store.endpoint, logger, std::nullopt,
+                console);
     int code = agent.run();
     placement_exit_barrier(config, code, logger);  // per-rank mode: the store outlives every rank
     return code;

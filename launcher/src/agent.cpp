@@ -19,7 +19,8 @@ namespace asio = boost::asio;
 
 int Agent::Impl::run() {
     // Also makes ptrun a subreaper and cleans what SIGKILLed ptruns left.
-    containment = std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
+    containment =
+        std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
     signals.add(SIGCHLD);
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
@@ -158,11 +159,12 @@ void Agent::Impl::finish(int code) {
         auto report = format_failure_report(*root_cause, others, state.restart_count, policy.max_restarts);
         console->err.write(report);
     }
-    else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 && code != 0 &&
-             !state.stop_signal) {
+    else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 &&
+             code != 0 && !state.stop_signal) {
         std::string line = "ptrun: error: the rendezvous declared the job complete (round " +
-                           std::to_string(placement.round) + ") while " + std::to_string(alive_at_round_end) +
-                           " of this node's " + std::to_string(config.nproc_per_node) +
+                           std::to_string(placement.round) + ") while " +
+                           std::to_string(alive_at_round_end) + " of this node's " +
+                           std::to_string(config.nproc_per_node) +
                            " workers were still running; they were stopped and this node does not "
                            "report success (a forged or inconsistent rendezvous value)\n";
         console->err.write(line);

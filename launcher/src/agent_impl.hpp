@@ -45,7 +45,8 @@ struct Agent::Impl {
     Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s, std::shared_ptr<spdlog::logger> l,
          std::optional<Membership> m)
         : config(c), command(std::move(cmd)), parent_env(std::move(e)), store(std::move(s)), log(std::move(l)),
-          membership(std::move(m)), signals(io), grace(io), logs(c.log_dir, c.run_id), log_health(log) {
+          membership(std::move(m)), signals(io), grace(io), logs(c.log_dir, c.run_id),
+          log_health(log) {
         policy.max_restarts = c.max_restarts;
         state.distributed = membership.has_value();
         placement.group_rank = c.node_rank;
@@ -71,7 +72,7 @@ struct Agent::Impl {
     std::unique_ptr<Containment> containment;  ///< created in run(); destroyed after `logs`
     LogLayout logs;
     LogHealth log_health;
-    std::shared_ptr<Console> console;  ///< ptrun's stdout/stderr, never blocking (console_stream.hpp)
+    std::shared_ptr<Console> console;  ///< ptrun's stdout/stderr, never blocking
     GroupState state;
     RestartPolicy policy;
     std::vector<Worker> workers;

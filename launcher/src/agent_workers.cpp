@@ -34,7 +34,8 @@ void Agent::Impl::start_attempt() {
     const int world = config.nproc_per_node;
     const auto& p = placement;
     containment->attempt_started();
-    const std::string tag = containment->worker_tag(env::lookup(parent_env, kJobTagVariable).value_or(""));
+    const std::string tag =
+        containment->worker_tag(env::lookup(parent_env, kJobTagVariable).value_or(""));
     for (int lr = 0; lr < world; ++lr) {
         auto& w = workers[static_cast<std::size_t>(lr)];
         w.end.host = config.hostname;
@@ -63,6 +64,7 @@ void Agent::Impl::start_attempt() {
         SpawnRequest req{command.exec_path, command.argv, env::worker_env(id, parent_env)};
         req.env[kJobTagVariable] = tag;
         int cgroup_errno = 0;
+        req.cgroup_dir_fd = containment->cgroup_dir_fd();
         req.cgroup_procs_fd = containment->cgroup_procs_fd();
         req.cgroup_errno = &cgroup_errno;
         auto out = plumb(StdMask::Out, attempt, lr, w.end.rank, STDOUT_FILENO);
@@ -115,7 +117,9 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int attempt, int 
     target.log_path = p.log_path;
     target.console = console_fd == STDOUT_FILENO ? &console->out : &console->err;
     target.prefix = prefix;
-    target.on_log_error = [this](const std::string& path, int err) { log_health.write_failed(path, err); };
+    target.on_log_error = [this](const std::string& path, int err) {
+        log_health.write_failed(path, err);
+    };
     relays.push_back(std::make_unique<OutputRelay>(io, fds[0], std::move(target)));
     p.child_fd = fds[1];
     return p;

@@ -1,8 +1,9 @@
 #include "ptrun/launcher/cgroup.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -73,11 +74,24 @@ void kill_at(const std::string& dir) {
         ::close(fd);
         if (ok) return;
     }
-    // No cgroup.kill (Linux < 5.14): one by one, a few passes for what forks meanwhile.
+    // No cgroup.kill (Linux < 5.14): one by one, a few passes for what forks meanwhile, in the
+    // cgroup and the attempt cgroups below it.
+    std::vector<std::string> dirs{dir};
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (auto* e = ::readdir(d)) {
+            if (e->d_type == DT_DIR && e->d_name[0] != '.') dirs.push_back(dir + "/" + e->d_name);
+        }
+        ::closedir(d);
+    }
     for (int pass = 0; pass < 8; ++pass) {
-        auto pids = members(dir);
-        if (pids.empty()) return;
-        for (pid_t p : pids) ::kill(p, SIGKILL);
+        bool any = false;
+        for (const auto& d : dirs) {
+            for (pid_t p : members(d)) {
+                ::kill(p, SIGKILL);
+                any = true;
+            }
+        }
+        if (!any) return;
     }
 }
 
@@ -137,29 +151,64 @@ std::unique_ptr<JobCgroup> JobCgroup::create(const std::string& parent, const st
         }
         return nullptr;
     }
-    int fd = ::open((path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-        *error = "cannot open " + path + "/cgroup.procs: " + std::strerror(errno);
+    auto cgroup = std::unique_ptr<JobCgroup>(new JobCgroup(path));
+    if (!open_target(path, cgroup->target_, error)) {
         ::rmdir(path.c_str());
+        cgroup->removed_ = true;
         return nullptr;
     }
-    auto cgroup = std::unique_ptr<JobCgroup>(new JobCgroup(path, fd));
-    cgroup->kill_fd_ = ::open((path + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC);  // Linux >= 5.14
     cgroup->events_fd_ = ::open((path + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC);
     return cgroup;
 }
 
-JobCgroup::~JobCgroup() {
-    kill_all(std::chrono::milliseconds(5'000));
-    for (int fd : {procs_fd_, kill_fd_, events_fd_}) {
+bool JobCgroup::open_target(const std::string& path, Target& t, std::string* error) {
+    t.path = path;
+    t.procs_fd = ::open((path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (t.procs_fd < 0) {
+        *error = "cannot open " + path + "/cgroup.procs: " + std::strerror(errno);
+        return false;
+    }
+    t.dir_fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    t.kill_fd = ::open((path + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC);
+    t.killed = false;
+    return true;
+}
+
+void JobCgroup::close_target(Target& t) {
+    for (int fd : {t.dir_fd, t.procs_fd, t.kill_fd}) {
         if (fd >= 0) ::close(fd);
     }
+    t.dir_fd = t.procs_fd = t.kill_fd = -1;
+}
+
+JobCgroup::~JobCgroup() {
+    kill_all(std::chrono::milliseconds(5'000));
+    close_target(target_);
+    if (events_fd_ >= 0) ::close(events_fd_);
     remove();
 }
 
-void JobCgroup::kill() {
+void JobCgroup::kill_attempt() {
     if (removed_) return;
-    if (kill_fd_ < 0 || ::pwrite(kill_fd_, "1", 1, 0) != 1) kill_at(path_);
+    if (target_.kill_fd < 0 || ::pwrite(target_.kill_fd, "1", 1, 0) != 1) kill_at(target_.path);
+    target_.killed = true;
+}
+
+bool JobCgroup::prepare_attempt(std::string* error) {
+    if (!target_.killed) return true;
+    const std::string path = path_ + "/attempt-" + std::to_string(attempts_ + 1);
+    if (::mkdir(path.c_str(), 0755) != 0) {
+        *error = "cannot create cgroup " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    attempts_ += 1;
+    Target next;
+    if (!open_target(path, next, error)) return false;
+    Target old = target_;
+    target_ = next;
+    close_target(old);
+    if (old.path != path_) ::rmdir(old.path.c_str());  // removed now if already empty, else at exit
+    return true;
 }
 
 bool JobCgroup::kill_all(std::chrono::milliseconds within) {
@@ -168,12 +217,13 @@ bool JobCgroup::kill_all(std::chrono::milliseconds within) {
     char buf[256];
     ssize_t n = events_fd_ >= 0 ? ::pread(events_fd_, buf, sizeof buf, 0) : -1;
     if (n >= 0 && !populated(std::string(buf, static_cast<std::size_t>(n)))) return true;
-    kill();
+    kill_at(path_);  // J and every attempt cgroup below it
     return wait_empty(path_, deadline);
 }
 
 bool JobCgroup::remove() {
     if (removed_) return true;
+    for (int a = 1; a <= attempts_; ++a) ::rmdir((path_ + "/attempt-" + std::to_string(a)).c_str());
     removed_ = ::rmdir(path_.c_str()) == 0 || errno == ENOENT;
     return removed_;
 }
@@ -181,9 +231,18 @@ bool JobCgroup::remove() {
 int destroy_cgroup(const std::string& path, std::chrono::milliseconds within) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return 0;
-    const int count = static_cast<int>(members(path).size());
+    std::vector<std::string> below;  // attempt cgroups
+    if (DIR* dir = ::opendir(path.c_str())) {
+        while (auto* e = ::readdir(dir)) {
+            if (e->d_type == DT_DIR && e->d_name[0] != '.') below.push_back(path + "/" + e->d_name);
+        }
+        ::closedir(dir);
+    }
+    int count = static_cast<int>(members(path).size());
+    for (const auto& b : below) count += static_cast<int>(members(b).size());
     kill_at(path);
     if (!wait_empty(path, Clock::now() + within)) return -1;
+    for (const auto& b : below) ::rmdir(b.c_str());
     ::rmdir(path.c_str());
     return count;
 }

@@ -62,7 +62,8 @@ std::size_t ConsoleStream::try_write(const char* data, std::size_t size) {
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && mode_ != Mode::Direct) return done;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && mode_ != Mode::Direct)
+            return done;
         return size;  // an error (EPIPE, EIO, ...): the bytes are lost, as any writer's would be
     }
     return done;
@@ -108,8 +109,10 @@ void ConsoleStream::drain_loop() {
                 queue_.clear();
                 head_ = 0;
                 if (dropped_unnoted_ > 0) {
-                    queue_ = "\n[ptrun] " + std::to_string(dropped_unnoted_) + " bytes of output to " + name_ +
-                             " were dropped: it was not being read (ptrun never waits for its reader)\n";
+                    queue_ =
+                        "\n[ptrun] " + std::to_string(dropped_unnoted_) + " bytes of output to " +
+                        name_ +
+                        " were dropped: it was not being read (ptrun never waits for its reader)\n";
                     dropped_unnoted_ = 0;
                     continue;
                 }

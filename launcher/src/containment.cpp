@@ -90,23 +90,25 @@ Containment::~Containment() {
     // Every descendant is in the cgroup (nothing here moves processes out of it), so an empty
     // cgroup means nothing is left; without one, ptrun's children are ended layer by layer.
     bool empty = false;
-    if (cgroup_) {
+    if (cgroup_) {  // when workers ran outside it too (placing failed), the sweep below still runs
         empty = cgroup_->kill_all(kFinalWait);
         if (!empty) {
-            log_->warn("processes in cgroup {} were still running {} ms after SIGKILL (uninterruptible "
-                       "sleep?); leaving the cgroup for the next ptrun to remove",
-                       cgroup_->path(), kFinalWait.count());
+            log_->warn(
+                "processes in cgroup {} were still running {} ms after SIGKILL (uninterruptible "
+                "sleep?); leaving the cgroup for the next ptrun to remove",
+                cgroup_->path(), kFinalWait.count());
         }
     }
-    if (!empty) kill_descendants(kFinalWait);
+    if (!empty || !cgroup_whole_) kill_descendants(kFinalWait);
     if (cgroup_ && !cgroup_->remove() && record_) record_->keep_for_cleanup();
     cgroup_.reset();
     record_.reset();
 }
 
 std::string Containment::describe() const {
-    std::string out = cgroup_ ? "cgroup v2 " + cgroup_->path() + " (cgroup.kill) + subreaper"
-                              : "subreaper (no cgroup: " + no_cgroup_reason_ + ")";
+    std::string out = cgroup_ && cgroup_whole_
+                          ? "cgroup v2 " + cgroup_->path() + " (cgroup.kill) + subreaper"
+                          : "subreaper (no cgroup: " + no_cgroup_reason_ + ")";
     out += record_ ? " + job record" : " (no job record)";
     return out;
 }
@@ -115,16 +117,19 @@ std::string Containment::worker_tag(const std::string& inherited) const {
     return inherited.empty() ? tag_ : inherited + ":" + tag_;
 }
 
-int Containment::cgroup_procs_fd() const { return cgroup_ ? cgroup_->procs_fd() : -1; }
+int Containment::cgroup_dir_fd() const { return cgroup_ && cgroup_whole_ ? cgroup_->dir_fd() : -1; }
+
+int Containment::cgroup_procs_fd() const {
+    return cgroup_ && cgroup_whole_ ? cgroup_->procs_fd() : -1;
+}
 
 void Containment::cgroup_join_failed(int err) {
-    if (!cgroup_) return;
-    log_->warn("a worker could not join cgroup {}: {}; containing workers without it (subreaper only)",
-               cgroup_->path(), std::strerror(err));
+    if (!cgroup_ || !cgroup_whole_) return;
+    log_->warn(
+        "a worker could not join cgroup {}: {}; containing workers without it (subreaper only)",
+        cgroup_->path(), std::strerror(err));
     no_cgroup_reason_ = std::string("joining it failed: ") + std::strerror(err);
-    cgroup_->remove();
-    cgroup_.reset();
-    if (record_) record_->set_cgroup("");
+    cgroup_whole_ = false;  // kept: the workers already in it are still ended through it
 }
 
 void Containment::note_temp_dir(const std::string& path) {
@@ -134,19 +139,24 @@ void Containment::note_temp_dir(const std::string& path) {
 void Containment::attempt_started() {
     attempt_running_ = true;
     attempt_start_ticks_ = now_ticks();
+    std::string error;
+    if (cgroup_ && cgroup_whole_ && !cgroup_->prepare_attempt(&error)) {
+        log_->warn("{}; containing workers without a cgroup (subreaper only)", error);
+        no_cgroup_reason_ = error;
+        cgroup_whole_ = false;
+    }
 }
 
 void Containment::attempt_ended() {
     attempt_running_ = false;
-    if (cgroup_) {
-        cgroup_->kill();  // every descendant of the attempt, in one step
-        return;
-    }
+    if (cgroup_) cgroup_->kill_attempt();  // every descendant of the attempt, in one step
+    if (cgroup_ && cgroup_whole_) return;
     for (pid_t child : own_children()) ::kill(child, SIGKILL);
 }
 
 void Containment::children_reaped(const std::vector<pid_t>& workers) {
-    if (cgroup_) return;  // attempt_ended's cgroup.kill ends everything of an attempt
+    if (cgroup_ && cgroup_whole_)
+        return;  // attempt_ended's cgroup.kill ends everything of an attempt
     for (pid_t child : own_children()) {
         if (std::find(workers.begin(), workers.end(), child) != workers.end()) continue;
         if (attempt_running_) {
@@ -163,8 +173,8 @@ void Containment::clean_dead_jobs(const std::vector<std::string>& record_dirs) {
         if (!job.data.cgroup.empty()) {
             int n = destroy_cgroup(job.data.cgroup, kFinalWait);
             if (n < 0) {
-                log_->warn("cgroup {} of a killed ptrun (pid {}) could not be emptied", job.data.cgroup,
-                           job.data.pid);
+                log_->warn("cgroup {} of a killed ptrun (pid {}) could not be emptied",
+                           job.data.cgroup, job.data.pid);
             } else if (n > 0) {
                 done += std::to_string(n) + " process(es) in its cgroup killed; ";
             }
@@ -189,7 +199,8 @@ void Containment::clean_dead_jobs(const std::vector<std::string>& record_dirs) {
 }
 
 std::string explain_containment(const env::EnvMap& env) {
-    if (env::lookup(env, "PTRUN_CGROUP").value_or("1") == "0") return "subreaper only (PTRUN_CGROUP=0)";
+    if (env::lookup(env, "PTRUN_CGROUP").value_or("1") == "0")
+        return "subreaper only (PTRUN_CGROUP=0)";
     const std::string parent = own_cgroup_dir();
     const std::string why = cgroup_unusable_reason(parent);
     if (why.empty()) return "cgroup v2 under " + parent + " (cgroup.kill) + subreaper";

@@ -79,7 +79,8 @@ struct Coordinator::Impl {
         : o(std::move(options)),
           core(o.policy),
           client(local_client(o.store)),
-          rejects(o.logger, "the event queue of the store at " + format_endpoint(o.store.host, o.store.port)),
+          rejects(o.logger,
+                  "the event queue of the store at " + format_endpoint(o.store.host, o.store.port)),
           thread([this] { loop(); }) {}
 
     ~Impl() {

@@ -13,7 +13,8 @@ Action settle_distributed(GroupState& s) {
     if (!s.round_end) return {};  // our failure is reported; wait for the round to end
     if (s.round_end->final) {
         const int code = s.round_end->exit_code;
-        return {ActionKind::Finish, 0, code == 0 && !s.reported_success ? kExitUnseenSuccess : code};
+        const bool unseen = code == 0 && !s.reported_success;
+        return {ActionKind::Finish, 0, unseen ? kExitUnseenSuccess : code};
     }
     s.failure.reset();
     s.stopping = false;

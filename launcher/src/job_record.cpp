@@ -51,7 +51,8 @@ std::vector<std::string> record_dirs(const env::EnvMap& env) {
 }
 
 std::string encode_record(const JobRecordData& d) {
-    std::string out = "pid=" + std::to_string(d.pid) + "\nrun=" + d.run_id + "\ntag=" + d.tag + "\n";
+    std::string out =
+        "pid=" + std::to_string(d.pid) + "\nrun=" + d.run_id + "\ntag=" + d.tag + "\n";
     if (!d.cgroup.empty()) out += "cgroup=" + d.cgroup + "\n";
     for (const auto& t : d.temp_dirs) out += "tmp=" + t + "\n";
     return out;
@@ -75,7 +76,8 @@ JobRecordData decode_record(const std::string& text) {
     return d;
 }
 
-std::unique_ptr<JobRecord> JobRecord::create(JobRecordData data, const std::vector<std::string>& dirs,
+std::unique_ptr<JobRecord> JobRecord::create(JobRecordData data,
+                                             const std::vector<std::string>& dirs,
                                              std::string* error) {
     for (const auto& dir : dirs) {
         if (!private_dir(dir)) continue;

@@ -13,9 +13,10 @@ LogHealth::LogHealth(std::shared_ptr<spdlog::logger> log) : log_(std::move(log))
 void LogHealth::write_failed(const std::string& path, int err) {
     if (warned_) return;
     warned_ = true;
-    log_->warn("cannot write worker log '{}': {}; its output is being lost from there on (the console "
-               "still gets it where --tee sends it); further log write errors are not reported",
-               path, std::strerror(err));
+    log_->warn(
+        "cannot write worker log '{}': {}; its output is being lost from there on (the console "
+        "still gets it where --tee sends it); further log write errors are not reported",
+        path, std::strerror(err));
 }
 
 void LogHealth::check_full(const std::string& path) {
@@ -28,9 +29,10 @@ void LogHealth::check_full(const std::string& path) {
     const bool no_inodes = st.f_files > 0 && inodes == 0;
     if (free_bytes >= kLogSpaceLow && !no_inodes) return;
     warned_ = true;
-    log_->warn("the file system of worker log '{}' is full ({} bytes, {} inodes free): output the workers "
-               "write to their log files themselves (--redirects) may have been cut short",
-               path, free_bytes, static_cast<unsigned long long>(inodes));
+    log_->warn(
+        "the file system of worker log '{}' is full ({} bytes, {} inodes free): output the workers "
+        "write to their log files themselves (--redirects) may have been cut short",
+        path, free_bytes, static_cast<unsigned long long>(inodes));
 }
 
 }  // namespace ptrun::launcher

@@ -83,14 +83,15 @@ Membership MultiNode::membership() const {
     return m;
 }
 
-MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id, const RdzvAuth& auth,
-                           std::shared_ptr<spdlog::logger> logger) {
+MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
+                           const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger) {
     MultiNode mn;
     const HostPort& store = c.rendezvous_store;
     const bool v6 = store.host.find(':') != std::string::npos;
     bool numeric = false;
     const auto resolved = resolve_for_listen(store.host, numeric);
-    const bool local = std::any_of(resolved.begin(), resolved.end(), [](const auto& a) { return a.local; });
+    const bool local =
+        std::any_of(resolved.begin(), resolved.end(), [](const auto& a) { return a.local; });
     const bool candidate = c.rdzv.is_host.value_or(local);
     std::string listen_address;  // empty: every interface
     if (candidate) {
@@ -103,10 +104,11 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id, 
             so.logger = quiet_store_logger(logger);
             mn.server = std::make_unique<rdzv::TcpStoreServer>(std::move(so));
             if (listen_address.empty()) {
-                logger->info("hosting the rendezvous store on every interface, port {}: {}", store.port,
-                             choice.why);
+                logger->info("hosting the rendezvous store on every interface, port {}: {}",
+                             store.port, choice.why);
             } else {
-                logger->info("hosting the rendezvous store on {}", format_endpoint(listen_address, store.port));
+                logger->info("hosting the rendezvous store on {}",
+                             format_endpoint(listen_address, store.port));
             }
         } else if (errno == EADDRINUSE && !c.rdzv.is_host) {
             logger->info("port {} is taken on this host (another agent hosts the store); joining it", store.port);
@@ -127,7 +129,11 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id, 
     const auto keys = rdzv_keys(c.run_id);
     if (mn.server) {
         CoordinatorOptions co;
-        co.store = HostPort{!listen_address.empty() ? listen_address : v6 ? "::1" : "127.0.0.1", store.port};
+        // The coordinator reaches the store where it listens (loopback when it listens everywhere).
+        const std::string local_store = !listen_address.empty() ? listen_address
+                                        : v6                    ? "::1"
+                                                                : "127.0.0.1";
+        co.store = HostPort{local_store, store.port};
         co.keys = keys;
         co.policy.min_nodes = c.nnodes.min;
         co.policy.max_nodes = c.nnodes.max;

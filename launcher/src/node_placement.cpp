@@ -35,7 +35,8 @@ NodePlacement decode_placement(const std::string& text) {
         NodePlacement p{j.at("round").get<int>(),       j.at("restart_count").get<int>(),
                         j.at("group_rank").get<int>(),  j.at("nodes").get<int>(),
                         j.at("rank_base").get<int>(),   j.at("world_size").get<int>(),
-                        j.at("master_addr").get<std::string>(), j.at("master_port").get<std::uint16_t>(),
+                        j.at("master_addr").get<std::string>(),
+                        j.at("master_port").get<std::uint16_t>(),
                         j.value("token", std::string())};
         if (p.nodes < 1 || p.group_rank < 0 || p.group_rank >= p.nodes || p.rank_base < 0 ||
             p.rank_base >= p.world_size) {

@@ -104,7 +104,8 @@ std::vector<pid_t> own_children() {
             have_children_files = true;
             char buf[4096];
             std::string text;
-            for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+            for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+                text.append(buf, static_cast<std::size_t>(n));
             ::close(fd);
             append_pids(text, out);
         }

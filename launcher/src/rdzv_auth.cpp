@@ -1,6 +1,7 @@
 #include "ptrun/launcher/rdzv_auth.hpp"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,8 +9,6 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 #include "ptrun/launcher/sha256.hpp"
 #include "ptrun/launcher/usage_error.hpp"
@@ -87,7 +86,8 @@ std::string read_key_file(const RdzvKeySource& s) {
     } else if ((st.st_mode & 077) != 0) {
         char mode[8];
         std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-        problem = std::string("readable or writable by other users (mode ") + mode + "): chmod 600 it";
+        problem =
+            std::string("readable or writable by other users (mode ") + mode + "): chmod 600 it";
     } else {
         std::array<char, kMaxKeyBytes + 1> buf{};
         ssize_t n = ::read(fd, buf.data(), buf.size());
@@ -141,18 +141,21 @@ std::string load_rdzv_secret(const RdzvKeySource& source) {
     return std::string(reinterpret_cast<const char*>(derived.data()), derived.size());
 }
 
-RdzvAuth make_rdzv_auth(const std::string& key_file, const std::string& run_id, const env::EnvMap& env,
-                        spdlog::logger& log) {
+RdzvAuth make_rdzv_auth(const std::string& key_file, const std::string& run_id,
+                        const env::EnvMap& env, spdlog::logger& log) {
     auto source = rdzv_key_source(key_file, run_id, env);
     if (!source) return RdzvAuth();
     try {
         RdzvAuth auth(load_rdzv_secret(*source));
-        log.info("rendezvous values are authenticated with the key in {} ({})", source->path, source->origin);
+        log.info("rendezvous values are authenticated with the key in {} ({})", source->path,
+                 source->origin);
         return auth;
     } catch (const UsageError& e) {
         if (!source->create) throw;
-        log.warn("rendezvous values are NOT authenticated: {}; set --rdzv-conf key_file=PATH (see man ptrun)",
-                 e.what());
+        log.warn(
+            "rendezvous values are NOT authenticated: {}; set --rdzv-conf key_file=PATH (see man "
+            "ptrun)",
+            e.what());
         return RdzvAuth();
     }
 }
@@ -180,8 +183,9 @@ std::optional<std::string> RdzvAuth::open(std::string_view key, std::string_view
     const bool sealed = stored.substr(0, kTag.size()) == kTag;
     if (!enabled()) {
         if (!sealed) return std::string(stored);
-        *why = "it is authenticated, but this agent has no rendezvous key (give every node the same "
-               "key_file)";
+        *why =
+            "it is authenticated, but this agent has no rendezvous key (give every node the same "
+            "key_file)";
         return std::nullopt;
     }
     if (!sealed) {

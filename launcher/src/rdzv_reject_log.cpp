@@ -16,7 +16,8 @@ void RejectLog::note(std::string_view key, std::string_view why) {
         return;
     }
     std::string more;
-    if (suppressed_ > 0) more = " (" + std::to_string(suppressed_) + " more rejected before this one)";
+    if (suppressed_ > 0)
+        more = " (" + std::to_string(suppressed_) + " more rejected before this one)";
     logger_->warn("rejected the rendezvous value of '{}' from {}: {}{}", key, where_, why, more);
     logged_ = true;
     last_ = now;

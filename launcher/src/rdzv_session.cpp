@@ -136,8 +136,8 @@ struct RdzvSession::Impl {
     NodePlacement join_round(int my_seq) {
         const auto start = Clock::now();
         join_client.add(o.keys.heartbeat(o.self.id), 1);
-        join_client.queue_push(o.keys.events(),
-                               o.auth.seal(o.keys.events(), encode(RdzvEvent{JoinEvent{o.self, my_seq}})));
+        const std::string join = encode(RdzvEvent{JoinEvent{o.self, my_seq}});
+        join_client.queue_push(o.keys.events(), o.auth.seal(o.keys.events(), join));
         const std::string admit = o.keys.admit(o.self.id, my_seq);
         const auto deadline = start + o.settings.join_timeout;
         std::string verdict;
@@ -145,16 +145,18 @@ struct RdzvSession::Impl {
             auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
             try {
                 // get() is WAIT then GET: no separate wait() (one request per node fewer).
-                auto stored = join_client.get(admit, std::clamp(left, milliseconds(1), kProgressInterval));
+                const auto wait = std::clamp(left, milliseconds(1), kProgressInterval);
+                auto stored = join_client.get(admit, wait);
                 if (auto v = authentic(admit, stored)) {
                     verdict = std::move(*v);
                     break;
                 }
                 pause_after_reject();
                 if (Clock::now() >= deadline) {
-                    throw RendezvousError("rendezvous timed out after " + std::to_string(seconds_since(start)) +
-                                          " s: this node's admission in the store was never authentic (see the "
-                                          "rejections above)");
+                    throw RendezvousError("rendezvous timed out after " +
+                                          std::to_string(seconds_since(start)) +
+                                          " s: this node's admission in the store was never "
+                                          "authentic (see the rejections above)");
                 }
                 continue;
             } catch (const rdzv::StoreTimeout&) {
@@ -178,7 +180,8 @@ struct RdzvSession::Impl {
         std::string joined = "?";
         try {
             if (join_client.check({o.keys.status()})) {
-                auto v = authentic(o.keys.status(), join_client.get(o.keys.status(), o.settings.read_timeout));
+                auto stored = join_client.get(o.keys.status(), o.settings.read_timeout);
+                auto v = authentic(o.keys.status(), stored);
                 if (v) joined = std::move(*v);
             }
         } catch (const rdzv::StoreError&) {

@@ -54,7 +54,9 @@ RdzvSettings rdzv_settings(const RdzvConf& conf) {
             }
             s.keep_alive_max_attempt = static_cast<int>(v);
         } else if (key == "key_file") {
-            if (value.empty()) throw UsageError(item(key, value) + ": expected the path of a key file");
+            if (value.empty()) {
+                throw UsageError(item(key, value) + ": expected the path of a key file");
+            }
             s.key_file = value;
         } else if (key == "is_host") {
             s.is_host = boolean(key, value);

@@ -20,8 +20,8 @@ constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (
 }  // namespace
 
 Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-         0x5be0cd19} {}
+    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::block(const std::uint8_t* p) {
     std::array<std::uint32_t, 64> w;
@@ -36,8 +36,8 @@ void Sha256::block(const std::uint8_t* p) {
     }
     auto [a, b, c, d, e, f, g, h] = h_;
     for (std::size_t i = 0; i < 64; ++i) {
-        std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) +
-                           kRound[i] + w[i];
+        std::uint32_t t1 =
+            h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
         std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
         h = g;
         g = f;
@@ -115,7 +115,8 @@ Sha256Digest hmac_sha256(std::string_view key, std::string_view message) {
     auto inner_digest = inner.digest();
     Sha256 outer;
     outer.update(std::string_view(opad.data(), opad.size()));
-    outer.update(std::string_view(reinterpret_cast<const char*>(inner_digest.data()), inner_digest.size()));
+    outer.update(
+        std::string_view(reinterpret_cast<const char*>(inner_digest.data()), inner_digest.size()));
     return outer.digest();
 }
 

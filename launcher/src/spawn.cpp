@@ -10,6 +10,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "clone3.hpp"
+
 namespace ptrun::launcher {
 namespace {
 
@@ -29,8 +31,9 @@ struct ChildArgs {
     char* const* envp;
     pid_t parent;
     sigset_t parent_mask;
-    int exec_errno = 0;    ///< written by the child (shared memory) when exec fails
-    int cgroup_errno = 0;  ///< written by the child when joining the cgroup fails
+    int exec_errno = 0;        ///< written by the child (shared memory) when exec fails
+    int cgroup_errno = 0;      ///< written by the child when joining the cgroup fails
+    bool join_cgroup = false;  ///< not created in the cgroup: the child joins it itself
 };
 
 /// Runs in the child, sharing ptrun's memory until exec (CLONE_VM | CLONE_VFORK, as posix_spawn
@@ -52,7 +55,7 @@ int exec_child(void* raw) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != a->parent) ::_exit(127);  // ptrun died before prctl took effect
-    if (r.cgroup_procs_fd >= 0 && ::write(r.cgroup_procs_fd, "0", 1) != 1) a->cgroup_errno = errno;
+    if (a->join_cgroup && ::write(r.cgroup_procs_fd, "0", 1) != 1) a->cgroup_errno = errno;
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -73,14 +76,23 @@ pid_t spawn_worker(const SpawnRequest& r) {
     auto argv = c_array(args);
     auto envp = c_array(env_strings);
 
-    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0};
+    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, false};
     sigset_t all;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &child.parent_mask);
     constexpr std::size_t kStack = 64 * 1024;
     alignas(16) static thread_local char stack[kStack];
-    pid_t pid = ::clone(exec_child, stack + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
-    int clone_errno = errno;
+    long created = -ENOSYS;
+    if (r.cgroup_dir_fd >= 0) {
+        created = clone_vfork_into_cgroup(r.cgroup_dir_fd, stack, kStack, exec_child, &child);
+    }
+    pid_t pid = static_cast<pid_t>(created);
+    int clone_errno = created < 0 ? static_cast<int>(-created) : 0;
+    if (created < 0) {  // no cgroup, or clone3 / CLONE_INTO_CGROUP unsupported or refused
+        child.join_cgroup = r.cgroup_procs_fd >= 0;
+        pid = ::clone(exec_child, stack + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
+        clone_errno = errno;
+    }
     ::pthread_sigmask(SIG_SETMASK, &child.parent_mask, nullptr);
     if (pid < 0) throw SpawnError(std::string("clone: ") + std::strerror(clone_errno));
     ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it

@@ -86,7 +86,8 @@ std::vector<ResolvedAddress> resolve_for_listen(const std::string& host, bool& n
     }
     for (auto* a = list; a; a = a->ai_next) {
         char text[NI_MAXHOST];
-        if (::getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) != 0) {
+        if (::getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0,
+                          NI_NUMERICHOST) != 0) {
             continue;
         }
         ResolvedAddress r{text, can_bind(a->ai_addr, a->ai_addrlen), is_loopback(a->ai_addr)};
@@ -119,7 +120,8 @@ int listen_on(const std::string& address, std::uint16_t port, bool v6) {
             errno = EINVAL;
             return -1;
         }
-        std::copy_n(reinterpret_cast<const char*>(list->ai_addr), list->ai_addrlen, reinterpret_cast<char*>(&ss));
+        std::copy_n(reinterpret_cast<const char*>(list->ai_addr), list->ai_addrlen,
+                    reinterpret_cast<char*>(&ss));
         len = list->ai_addrlen;
         family = list->ai_family;
         ::freeaddrinfo(list);

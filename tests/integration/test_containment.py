@@ -37,25 +37,29 @@ if mode == "hang":
 sys.exit(int(mode) if mode.isdigit() else 0)
 """
 
-# Attempt 0 leaves processes and fails; attempt 1 exits 0 only if they are gone within 10 s.
+# Attempts 0 and 1 each leave a process in a new session and fail; attempt 2 exits 0 only if both
+# are gone within 10 s (with a cgroup, attempt 1 and 2 run in fresh cgroups below the job's).
 RESTARTER = r"""
 import os, select, subprocess, sys
 out = sys.argv[1]
 attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
-if attempt == 0:
+if attempt < 2:
     a = subprocess.Popen(["sleep", "300"], start_new_session=True, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL).pid
-    with open(f"{out}/left.pids", "w") as f:
+    with open(f"{out}/left.{attempt}.pids", "w") as f:
         f.write(str(a))
     sys.exit(3)
-with open(f"{out}/left.pids") as f:
-    pid = int(f.read())
-try:
-    fd = os.pidfd_open(pid)
-except ProcessLookupError:
-    sys.exit(0)
-ready, _, _ = select.select([fd], [], [], 10)
-sys.exit(0 if ready else 4)
+for earlier in (0, 1):
+    with open(f"{out}/left.{earlier}.pids") as f:
+        pid = int(f.read())
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        continue
+    ready, _, _ = select.select([fd], [], [], 10)
+    if not ready:
+        sys.exit(4)
+sys.exit(0)
 """
 
 
@@ -118,7 +122,7 @@ class Containment(PtrunTestCase):
             f.write(RESTARTER)
         for cgroup in self.modes():
             with self.subTest(cgroup=cgroup):
-                res = run_ptrun(["--max-restarts", "1", PY, script, self.dir], env=self.env(cgroup))
+                res = run_ptrun(["--max-restarts", "2", PY, script, self.dir], env=self.env(cgroup))
                 self.assertEqual(res.returncode, 0, res.stderr)
 
     def test_the_next_ptrun_cleans_up_after_a_kill_9(self):

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "ptrun/launcher/output_relay.hpp"
@@ -30,18 +29,22 @@ TEST_CASE("console lines: whole lines are prefixed, a partial one waits", "[laun
     CHECK(out == "[h:0] tail\n");
 }
 
-TEST_CASE("console lines: carriage returns end console lines (progress bars)", "[launcher][relay]") {
+TEST_CASE("console lines: carriage returns end console lines (progress bars)",
+          "[launcher][relay]") {
     for (std::size_t chunk : {1u, 3u, 100u}) {
         ConsoleLines lines("[h:1] ");
-        CHECK(feed_all(lines, "\r 10%\r 50%\r100%\n", chunk) == "\r[h:1]  10%\r[h:1]  50%\r[h:1] 100%\n");
+        CHECK(feed_all(lines, "\r 10%\r 50%\r100%\n", chunk) ==
+              "\r[h:1]  10%\r[h:1]  50%\r[h:1] 100%\n");
         ConsoleLines crlf("[h:1] ");
         CHECK(feed_all(crlf, "one\r\ntwo\r\n", chunk) == "[h:1] one\r\n[h:1] two\r\n");
     }
 }
 
-TEST_CASE("console lines: a long line is passed on in pieces; memory stays bounded", "[launcher][relay]") {
+TEST_CASE("console lines: a long line is passed on in pieces; memory stays bounded",
+          "[launcher][relay]") {
     ConsoleLines lines("[p] ", 8);
-    CHECK(feed_all(lines, std::string(20, 'x') + "\n", 3) == "[p] xxxxxxxx\n[p] xxxxxxxx\n[p] xxxx\n");
+    CHECK(feed_all(lines, std::string(20, 'x') + "\n", 3) ==
+          "[p] xxxxxxxx\n[p] xxxxxxxx\n[p] xxxx\n");
     ConsoleLines exact("[p] ", 4);
     CHECK(feed_all(exact, "abcd\nef\n", 1) == "[p] abcd\n[p] ef\n");  // no empty line after a piece
     ConsoleLines big("[p] ");

@@ -1,12 +1,12 @@
-#include <catch2/catch.hpp>
+#include "ptrun/launcher/job_record.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
-#include "ptrun/launcher/job_record.hpp"
 #include "temp_dir.hpp"
 
 using namespace ptrun::launcher;
@@ -36,7 +36,8 @@ TEST_CASE("job record: the text form round-trips", "[launcher][containment]") {
     CHECK(d.temp_dirs == sample().temp_dirs);
 }
 
-TEST_CASE("job record: a live record is not dead; an unlocked one is, once", "[launcher][containment]") {
+TEST_CASE("job record: a live record is not dead; an unlocked one is, once",
+          "[launcher][containment]") {
     TempDir root;
     const std::vector<std::string> dirs{(root.path / "records").string()};
     std::string error;

@@ -1,13 +1,13 @@
-#include <catch2/catch.hpp>
+#include "ptrun/launcher/rdzv_auth.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
-#include "ptrun/launcher/rdzv_auth.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 #include "temp_dir.hpp"
 
@@ -24,7 +24,8 @@ void write_file(const fs::path& p, const std::string& text, mode_t mode) {
 
 }  // namespace
 
-TEST_CASE("rdzv auth: a sealed value opens only under its own key name and secret", "[launcher][auth]") {
+TEST_CASE("rdzv auth: a sealed value opens only under its own key name and secret",
+          "[launcher][auth]") {
     RdzvAuth auth("0123456789abcdef0123456789abcdef");
     const std::string key = "/ptrun/rdzv/job/round/0/end";
     const std::string sealed = auth.seal(key, R"({"reason":"complete"})");
@@ -44,7 +45,8 @@ TEST_CASE("rdzv auth: a sealed value opens only under its own key name and secre
     CHECK(auth.open(key, auth.seal(key, ""), &why) == "");
 }
 
-TEST_CASE("rdzv auth: without a secret values pass unchanged and sealed ones are refused", "[launcher][auth]") {
+TEST_CASE("rdzv auth: without a secret values pass unchanged and sealed ones are refused",
+          "[launcher][auth]") {
     RdzvAuth off;
     CHECK_FALSE(off.enabled());
     CHECK(off.seal("k", "v") == "v");
@@ -54,8 +56,10 @@ TEST_CASE("rdzv auth: without a secret values pass unchanged and sealed ones are
     CHECK_THAT(why, Catch::Contains("no rendezvous key"));
 }
 
-TEST_CASE("rdzv key source: key_file, then PTRUN_RDZV_KEY_FILE, then the SLURM default", "[launcher][auth]") {
-    ptrun::env::EnvMap env{{"PTRUN_RDZV_KEY_FILE", "/env/key"}, {"SLURM_JOB_ID", "42"}, {"HOME", "/home/u"}};
+TEST_CASE("rdzv key source: key_file, then PTRUN_RDZV_KEY_FILE, then the SLURM default",
+          "[launcher][auth]") {
+    ptrun::env::EnvMap env{
+        {"PTRUN_RDZV_KEY_FILE", "/env/key"}, {"SLURM_JOB_ID", "42"}, {"HOME", "/home/u"}};
     auto s = rdzv_key_source("/conf/key", "r", env);
     REQUIRE(s);
     CHECK(s->path == "/conf/key");
@@ -91,9 +95,11 @@ TEST_CASE("rdzv key file: created private once, then read; bound to the run", "[
 TEST_CASE("rdzv key file: refused when missing, shared with others, or short", "[launcher][auth]") {
     TempDir dir;
     RdzvKeySource s{(dir.path / "key").string(), false, "--rdzv-conf key_file", "run r"};
-    CHECK_THROWS_WITH(load_rdzv_secret(s), Catch::Contains("cannot open it") && Catch::Contains("key_file"));
+    CHECK_THROWS_WITH(load_rdzv_secret(s),
+                      Catch::Contains("cannot open it") && Catch::Contains("key_file"));
     write_file(dir.path / "key", "0123456789abcdef0123456789abcdef\n", 0644);
-    CHECK_THROWS_WITH(load_rdzv_secret(s), Catch::Contains("mode 0644") && Catch::Contains("chmod 600"));
+    CHECK_THROWS_WITH(load_rdzv_secret(s),
+                      Catch::Contains("mode 0644") && Catch::Contains("chmod 600"));
     write_file(dir.path / "key", "short\n", 0600);
     CHECK_THROWS_AS(load_rdzv_secret(s), UsageError);
     write_file(dir.path / "key", "0123456789abcdef0123456789abcdef\n", 0600);

@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <string>
-
 #include "ptrun/launcher/sha256.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
 
 using namespace ptrun::launcher;
 
@@ -14,13 +13,15 @@ std::string bytes(std::size_t n, unsigned char b) { return std::string(n, static
 
 TEST_CASE("sha256 matches the FIPS 180 examples", "[launcher][auth]") {
     CHECK(to_hex(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    CHECK(to_hex(sha256("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(to_hex(sha256("abc")) ==
+          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     CHECK(to_hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
           "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     Sha256 million;
     const std::string chunk(1000, 'a');
     for (int i = 0; i < 1000; ++i) million.update(chunk);
-    CHECK(to_hex(million.digest()) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    CHECK(to_hex(million.digest()) ==
+          "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST_CASE("sha256 gives the same digest however the input is split", "[launcher][auth]") {
@@ -47,7 +48,8 @@ TEST_CASE("hmac_sha256 matches RFC 4231 test cases 1 to 7", "[launcher][auth]") 
           "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
     CHECK(to_hex(hmac_sha256(bytes(20, 0x0c), "Test With Truncation")).substr(0, 32) ==
           "a3b6167473100ee06e0c796c2955552b");
-    CHECK(to_hex(hmac_sha256(bytes(131, 0xaa), "Test Using Larger Than Block-Size Key - Hash Key First")) ==
+    CHECK(to_hex(hmac_sha256(bytes(131, 0xaa),
+                             "Test Using Larger Than Block-Size Key - Hash Key First")) ==
           "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
     CHECK(to_hex(hmac_sha256(bytes(131, 0xaa),
                              "This is a test using a larger than block-size key and a larger than "

@@ -49,7 +49,8 @@ public:
     /// for a single-node job. `console` is ptrun's stdout/stderr (shared with the logger); null:
     /// the agent makes its own.
     Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env, StoreEndpoint store,
-          std::shared_ptr<spdlog::logger> logger, std::optional<Membership> membership = std::nullopt,
+          std::shared_ptr<spdlog::logger> logger,
+          std::optional<Membership> membership = std::nullopt,
           std::shared_ptr<Console> console = nullptr);
     ~Agent();
     Agent(const Agent&) = delete;

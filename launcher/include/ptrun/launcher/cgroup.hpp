@@ -17,10 +17,14 @@ std::string own_cgroup_dir();
 /// writable). Does not create anything (for --explain).
 std::string cgroup_unusable_reason(const std::string& parent);
 
+/// The job's cgroup J. Workers of the first attempt go into J itself; after an attempt was killed,
+/// the next one goes into a fresh child (J/attempt-N): Linux (seen on 6.18) SIGKILLs a child that
+/// clone3 creates in a cgroup once cgroup.kill was used on it (CLONE_INTO_CGROUP compares the
+/// kill sequence of the parent's cgroup with the target's). Killing J ends every attempt at once.
 class JobCgroup {
-public:
-    /// Creates the cgroup `name` under `parent` and opens its cgroup.procs; null with `error`
-    /// set when that is not permitted or not supported.
+  public:
+    /// Creates the cgroup `name` under `parent` and opens what the workers need; null with
+    /// `error` set when that is not permitted or not supported.
     static std::unique_ptr<JobCgroup> create(const std::string& parent, const std::string& name,
                                              std::string* error);
     /// kill_all() (bounded) and remove().
@@ -28,23 +32,41 @@ public:
     JobCgroup(const JobCgroup&) = delete;
     JobCgroup& operator=(const JobCgroup&) = delete;
 
+    /// J, the job's cgroup.
     const std::string& path() const { return path_; }
-    /// cgroup.procs opened for writing: a child writes "0" to it to join (before exec).
-    int procs_fd() const { return procs_fd_; }
-    /// SIGKILLs every process in the cgroup (cgroup.kill; one by one where the kernel lacks it).
-    void kill();
-    /// kill(), then waits until the cgroup is empty, at most `within`; true when empty.
+    /// Where the current attempt's workers go: its directory, for clone3's CLONE_INTO_CGROUP (a
+    /// child created inside it), and its cgroup.procs, for a child to join by writing "0".
+    int dir_fd() const { return target_.dir_fd; }
+    int procs_fd() const { return target_.procs_fd; }
+    /// SIGKILLs every process of the current attempt (cgroup.kill; one by one where the kernel
+    /// lacks it). Does not wait.
+    void kill_attempt();
+    /// Before an attempt's workers start: after kill_attempt(), moves the target to a fresh child
+    /// cgroup of J. False with `error` set when it cannot be made.
+    bool prepare_attempt(std::string* error);
+    /// Kills everything in J and below, then waits until it is empty, at most `within`; true
+    /// when empty.
     bool kill_all(std::chrono::milliseconds within);
-    /// Removes the cgroup directory (it must be empty); true when gone.
+    /// Removes J and the attempt cgroups below it (they must be empty); true when gone.
     bool remove();
 
-private:
-    JobCgroup(std::string path, int procs_fd) : path_(std::move(path)), procs_fd_(procs_fd) {}
+  private:
+    /// One cgroup workers are placed in, with its files kept open.
+    struct Target {
+        std::string path;
+        int dir_fd = -1;
+        int procs_fd = -1;
+        int kill_fd = -1;  ///< cgroup.kill (Linux >= 5.14), -1 before
+        bool killed = false;
+    };
+    explicit JobCgroup(std::string path) : path_(std::move(path)) {}
+    static bool open_target(const std::string& path, Target& t, std::string* error);
+    static void close_target(Target& t);
 
     std::string path_;
-    int procs_fd_ = -1;
-    int kill_fd_ = -1;    ///< cgroup.kill, kept open: one write per attempt end
-    int events_fd_ = -1;  ///< cgroup.events ("populated 0|1"), kept open
+    int events_fd_ = -1;  ///< J's cgroup.events ("populated 0|1", recursive), kept open
+    Target target_;
+    int attempts_ = 0;  ///< attempt cgroups made below J
     bool removed_ = false;
 };
 

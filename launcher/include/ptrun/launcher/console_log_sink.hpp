@@ -12,15 +12,15 @@
 namespace ptrun::launcher {
 
 class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
-public:
+  public:
     /// Colours when the stream's fd is a terminal whose TERM is not "dumb" (as spdlog's own).
     explicit ConsoleLogSink(std::shared_ptr<ConsoleStream> stream);
 
-protected:
+  protected:
     void sink_it_(const spdlog::details::log_msg& msg) override;
     void flush_() override {}
 
-private:
+  private:
     std::shared_ptr<ConsoleStream> stream_;
     bool colors_ = false;
 };

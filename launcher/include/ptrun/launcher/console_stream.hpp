@@ -20,7 +20,7 @@
 namespace ptrun::launcher {
 
 class ConsoleStream {
-public:
+  public:
     static constexpr std::size_t kDefaultMaxQueued = 4u << 20;
     /// How long the destructor waits for a stalled reader before giving up on what is queued.
     static constexpr std::chrono::milliseconds kFinalFlush{1'000};
@@ -42,7 +42,7 @@ public:
     /// The stream's fd as given.
     int fd() const { return fd_; }
 
-private:
+  private:
     enum class Mode { Direct, NonBlocking, Socket };
 
     /// Under mu_: picks how to write (direct, own non-blocking description, socket).
@@ -59,13 +59,13 @@ private:
     const std::size_t max_queued_;
     Mode mode_ = Mode::Direct;
     bool opened_ = false;
-    int out_fd_ = -1;   ///< what ptrun writes to (a non-blocking description, or fd_)
-    int owned_fd_ = -1; ///< out_fd_ when ptrun opened it
-    int wake_fd_ = -1;  ///< eventfd: new data or stop
+    int out_fd_ = -1;    ///< what ptrun writes to (a non-blocking description, or fd_)
+    int owned_fd_ = -1;  ///< out_fd_ when ptrun opened it
+    int wake_fd_ = -1;   ///< eventfd: new data or stop
     mutable std::mutex mu_;
     std::condition_variable drained_;
     std::string queue_;
-    std::size_t head_ = 0;             ///< bytes of queue_ already written
+    std::size_t head_ = 0;  ///< bytes of queue_ already written
     std::uint64_t dropped_ = 0;
     std::uint64_t dropped_unnoted_ = 0;
     bool stopping_ = false;

@@ -41,7 +41,7 @@ struct ContainmentOptions {
 ContainmentOptions containment_options(const std::string& run_id, const env::EnvMap& env);
 
 class Containment {
-public:
+  public:
     /// Makes ptrun a child subreaper, cleans what dead ptruns of this user left on this node,
     /// creates the job's cgroup where it may, and records the job. Never throws for an
     /// unavailable mechanism (it falls back, and describe() says what is in use).
@@ -57,7 +57,9 @@ public:
     /// This job's PTRUN_JOB_TAG value for the workers (`inherited` tags first, when a worker of
     /// another job started this ptrun).
     std::string worker_tag(const std::string& inherited) const;
-    /// cgroup.procs of the job's cgroup for the child to join ("0") before exec; -1 for none.
+    /// The job's cgroup directory (children are created in it: clone3) and its cgroup.procs (for
+    /// a child to join, "0", where clone3 cannot); -1 for none.
+    int cgroup_dir_fd() const;
     int cgroup_procs_fd() const;
     /// A worker could not join the cgroup (errno `err`): warns once; later workers do not try.
     void cgroup_join_failed(int err);
@@ -74,12 +76,13 @@ public:
     /// attempts. Their deaths hand their own orphans to ptrun in turn.
     void children_reaped(const std::vector<pid_t>& workers);
 
-private:
+  private:
     void clean_dead_jobs(const std::vector<std::string>& record_dirs);
 
     std::shared_ptr<spdlog::logger> log_;
     std::string tag_;
     std::unique_ptr<JobCgroup> cgroup_;
+    bool cgroup_whole_ = true;  ///< every worker is in cgroup_ (false once placing one failed)
     std::string no_cgroup_reason_;
     std::unique_ptr<JobRecord> record_;
     bool attempt_running_ = false;

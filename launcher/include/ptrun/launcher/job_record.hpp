@@ -30,9 +30,10 @@ struct JobRecordData {
 
 /// This ptrun's own record: created and locked at start, rewritten on change, removed at exit.
 class JobRecord {
-public:
+  public:
     /// Creates the record in the first usable of `dirs`; null with `error` set when none is.
-    static std::unique_ptr<JobRecord> create(JobRecordData data, const std::vector<std::string>& dirs,
+    static std::unique_ptr<JobRecord> create(JobRecordData data,
+                                             const std::vector<std::string>& dirs,
                                              std::string* error);
     /// Removes the record.
     ~JobRecord();
@@ -47,7 +48,7 @@ public:
     /// be removed).
     void keep_for_cleanup() { keep_ = true; }
 
-private:
+  private:
     JobRecord(std::string path, int fd, JobRecordData data);
     void write();
 

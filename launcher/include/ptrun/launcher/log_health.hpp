@@ -17,7 +17,7 @@ namespace ptrun::launcher {
 inline constexpr unsigned long long kLogSpaceLow = 64 * 1024;
 
 class LogHealth {
-public:
+  public:
     explicit LogHealth(std::shared_ptr<spdlog::logger> log);
 
     /// A write to `path` (a log ptrun writes) failed with errno `err`.
@@ -26,7 +26,7 @@ public:
     /// space or inodes). Does not block beyond one statvfs.
     void check_full(const std::string& path);
 
-private:
+  private:
     std::shared_ptr<spdlog::logger> log_;
     bool warned_ = false;
 };

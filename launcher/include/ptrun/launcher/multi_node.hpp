@@ -38,8 +38,8 @@ struct MultiNode {
 /// seals and checks every rendezvous value. The store host listens on the endpoint's address only
 /// (store_listen.hpp). Throws rdzv::StoreError when the store cannot be hosted, RendezvousError
 /// when it cannot be reached.
-MultiNode start_multi_node(const LaunchConfig& config, const std::string& random_id, const RdzvAuth& auth,
-                           std::shared_ptr<spdlog::logger> logger);
+MultiNode start_multi_node(const LaunchConfig& config, const std::string& random_id,
+                           const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger);
 
 /// The local address this machine uses to reach `host:port` (the address it advertises).
 std::string route_source_address(const std::string& host, std::uint16_t port);

@@ -48,13 +48,13 @@ class RdzvAuth;
 /// The job's RdzvAuth: the key of rdzv_key_source, loaded; logs where it came from. A key that was
 /// named (key_file, PTRUN_RDZV_KEY_FILE) and cannot be used is a UsageError; the SLURM default
 /// that cannot be used is a warning, and the rendezvous then runs unauthenticated.
-RdzvAuth make_rdzv_auth(const std::string& key_file, const std::string& run_id, const env::EnvMap& env,
-                        spdlog::logger& log);
+RdzvAuth make_rdzv_auth(const std::string& key_file, const std::string& run_id,
+                        const env::EnvMap& env, spdlog::logger& log);
 
 /// Seals and opens rendezvous values with the job's secret; with no secret (authentication off)
 /// values pass unchanged. Immutable, so one instance may be used from any thread.
 class RdzvAuth {
-public:
+  public:
     /// `secret` empty: authentication off.
     explicit RdzvAuth(std::string secret = {});
 
@@ -64,9 +64,10 @@ public:
 
     /// The value stored under `key`, or nullopt with `why` saying why it was rejected (not
     /// authenticated, a wrong MAC, or a sealed value while authentication is off).
-    std::optional<std::string> open(std::string_view key, std::string_view stored, std::string* why) const;
+    std::optional<std::string> open(std::string_view key, std::string_view stored,
+                                    std::string* why) const;
 
-private:
+  private:
     std::string mac(std::string_view key, std::string_view value) const;
 
     std::string secret_;

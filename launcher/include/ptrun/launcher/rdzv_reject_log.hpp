@@ -16,7 +16,7 @@ class logger;
 namespace ptrun::launcher {
 
 class RejectLog {
-public:
+  public:
     /// `where` names the store the values came from, e.g. "the store at node1:29400".
     RejectLog(std::shared_ptr<spdlog::logger> logger, std::string where,
               std::chrono::milliseconds interval = std::chrono::milliseconds(5'000));
@@ -25,7 +25,7 @@ public:
     /// logged less than an interval ago.
     void note(std::string_view key, std::string_view why);
 
-private:
+  private:
     std::shared_ptr<spdlog::logger> logger_;
     std::string where_;
     std::chrono::milliseconds interval_;

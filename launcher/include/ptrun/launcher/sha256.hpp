@@ -14,14 +14,14 @@ using Sha256Digest = std::array<std::uint8_t, 32>;
 
 /// Incremental SHA-256: update() any number of times, then digest() once.
 class Sha256 {
-public:
+  public:
     Sha256();
     /// Absorbs `data`.
     void update(std::string_view data);
     /// The digest of everything absorbed; the object must not be updated afterwards.
     Sha256Digest digest();
 
-private:
+  private:
     void block(const std::uint8_t* p);
 
     std::array<std::uint32_t, 8> h_;

@@ -10,8 +10,8 @@ namespace ptrun::launcher {
 
 /// One address the endpoint's host resolves to on this machine.
 struct ResolvedAddress {
-    std::string text;      ///< numeric form
-    bool local = false;    ///< an address of this machine (it can be bound here)
+    std::string text;    ///< numeric form
+    bool local = false;  ///< an address of this machine (it can be bound here)
     bool loopback = false;
 };
 
