@@ -9,14 +9,9 @@
 
 #include <cstdio>
 
-namespace ptrun::launcher {
+#include "ptrun/env/cuda_devices.hpp"
 
-int count_visible_devices(std::string_view value) {
-    if (value.empty() || value.front() == '-') return 0;
-    int n = 1;
-    for (char c : value) n += c == ',' ? 1 : 0;
-    return n;
-}
+namespace ptrun::launcher {
 
 HostFacts read_host_facts(const env::EnvMap& env) {
     HostFacts h;
@@ -27,7 +22,7 @@ HostFacts read_host_facts(const env::EnvMap& env) {
     h.cpu_count = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
                                                                  : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
     if (auto visible = env::lookup(env, "CUDA_VISIBLE_DEVICES")) {
-        h.gpu_count = count_visible_devices(*visible);
+        h.gpu_count = static_cast<int>(env::parse_cuda_visible_devices(*visible).size());
     } else {
         std::error_code ec;
         for (auto it = std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec);

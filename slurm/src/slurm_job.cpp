@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "ptrun/env/cuda_devices.hpp"
 #include "ptrun/slurm/hostlist.hpp"
 #include "ptrun/slurm/tasks_per_node.hpp"
 #include "ptrun/slurm/variables.hpp"
@@ -110,7 +111,8 @@ class JobReader {
             job.gpus_on_node = as_int(*gpus, 0, kMaxNodes);
         }
         if (auto cuda = first_of(env_, {var::kCudaVisibleDevices})) {
-            job.cuda_visible_devices = count_visible_devices(cuda->value);
+            job.cuda_visible_devices =
+                static_cast<int>(env::parse_cuda_visible_devices(cuda->value).size());
         }
         if (auto cpus = first_of(env_, {var::kCpusOnNode})) {
             job.cpus_on_node = as_int(*cpus, 1, kMaxCpusOnNode);
@@ -169,25 +171,7 @@ class JobReader {
     Found job_id_;
 };
 
-bool is_device_entry(std::string_view entry) {
-    if (entry.rfind("GPU-", 0) == 0 || entry.rfind("MIG-", 0) == 0) return entry.size() > 4;
-    return !entry.empty() &&
-           std::all_of(entry.begin(), entry.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 }  // namespace
-
-int count_visible_devices(std::string_view value) {
-    int count = 0;
-    while (!value.empty()) {
-        std::size_t comma = value.find(',');
-        if (!is_device_entry(value.substr(0, comma))) break;
-        ++count;
-        if (comma == std::string_view::npos) break;
-        value.remove_prefix(comma + 1);
-    }
-    return count;
-}
 
 std::optional<SlurmJob> slurm_job_from_env(const env::EnvMap& env) {
     auto job_id = first_of(env, {var::kJobId});

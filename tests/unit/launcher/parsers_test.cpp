@@ -27,10 +27,14 @@ TEST_CASE("rdzv conf: key=value pairs", "[launcher][parse]") {
     CHECK_THROWS_AS(parse_rdzv_conf("=1"), UsageError);
 }
 
-TEST_CASE("visible devices count", "[launcher][parse]") {
-    CHECK(count_visible_devices("") == 0);
-    CHECK(count_visible_devices("0") == 1);
-    CHECK(count_visible_devices("0,1,2") == 3);
-    CHECK(count_visible_devices("-1") == 0);
-    CHECK(count_visible_devices("GPU-1234,GPU-5678") == 2);
+TEST_CASE("host facts count the devices CUDA_VISIBLE_DEVICES shows as CUDA does",
+          "[launcher][parse]") {
+    auto gpus = [](const char* value) {
+        return read_host_facts({{"CUDA_VISIBLE_DEVICES", value}}).gpu_count;
+    };
+    CHECK(gpus("0,1") == 2);
+    CHECK(gpus("NoDevFiles") == 0);  // SLURM's value for a job without GPUs: none, not 1
+    CHECK(gpus("0,1,-1,2") == 2);    // CUDA stops at -1: devices 0 and 1
+    CHECK(gpus("") == 0);
+    CHECK(gpus("0,0") == 0);  // a repeated device hides every device
 }

@@ -264,18 +264,6 @@ TEST_CASE("slurm_job_from_env names every alternative of a missing variable", "[
                Catch::StartsWith("SLURM_LOCALID: not set"));
 }
 
-TEST_CASE("count_visible_devices counts CUDA_VISIBLE_DEVICES as CUDA reads it", "[slurm]") {
-    CHECK(count_visible_devices("0,1") == 2);
-    CHECK(count_visible_devices("3") == 1);
-    CHECK(count_visible_devices("") == 0);
-    CHECK(count_visible_devices("-1") == 0);
-    CHECK(count_visible_devices("NoDevFiles") == 0);
-    CHECK(count_visible_devices("0,1,-1,2") == 2);
-    CHECK(count_visible_devices("0,,1") == 1);
-    CHECK(count_visible_devices("GPU-8f6c2e0a-1b2c,MIG-0b1c2d3e") == 2);
-    CHECK(count_visible_devices("GPU-") == 0);
-}
-
 TEST_CASE("slurm_job_from_env counts CUDA_VISIBLE_DEVICES without failing on odd values",
           "[slurm]") {
     CHECK(slurm_job_from_env(with(column_B(), "CUDA_VISIBLE_DEVICES", "0,1,2,3"))
@@ -283,4 +271,13 @@ TEST_CASE("slurm_job_from_env counts CUDA_VISIBLE_DEVICES without failing on odd
     CHECK(slurm_job_from_env(with(column_B(), "CUDA_VISIBLE_DEVICES", ""))->cuda_visible_devices ==
           0);
     CHECK_FALSE(slurm_job_from_env(column_B())->cuda_visible_devices);
+    auto devices = [](const char* value) {
+        return slurm_job_from_env(with(column_B(), "CUDA_VISIBLE_DEVICES", value))
+            ->cuda_visible_devices;
+    };
+    // The launcher's rules (ptrun::env::parse_cuda_visible_devices), not a second reading.
+    CHECK(devices("NoDevFiles") == 0);
+    CHECK(devices("0,1,-1,2") == 2);
+    CHECK(devices("0,0") == 0);  // a repeated device hides every device
+    CHECK(devices("GPU-8f6c2e0a-1b2c,MIG-0b1c2d3e") == 1);  // the first entry decides the kind
 }

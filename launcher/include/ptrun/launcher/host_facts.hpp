@@ -6,11 +6,9 @@
 
 namespace ptrun::launcher {
 
-/// CPUs in ptrun's affinity mask; GPUs from CUDA_VISIBLE_DEVICES when set, else the NVIDIA
-/// driver's /proc/driver/nvidia/gpus entries.
+/// CPUs in ptrun's affinity mask; GPUs: the devices CUDA_VISIBLE_DEVICES shows when it is set
+/// (env::parse_cuda_visible_devices, CUDA's rules: "NoDevFiles" and "-1" show none), else the
+/// NVIDIA driver's /proc/driver/nvidia/gpus entries.
 HostFacts read_host_facts(const env::EnvMap& env);
-
-/// The number of devices a CUDA_VISIBLE_DEVICES value names ("" and "-1"-led lists name none).
-int count_visible_devices(std::string_view value);
 
 }  // namespace ptrun::launcher

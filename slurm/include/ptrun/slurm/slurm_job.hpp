@@ -27,7 +27,8 @@ struct SlurmJob {
     int ntasks = 0;                        ///< tasks in the step
     std::vector<int> tasks_per_node;       ///< tasks on each node, in `nodes` order
     std::optional<int> gpus_on_node;       ///< SLURM_GPUS_ON_NODE (only with --gpus*/--gres)
-    std::optional<int> cuda_visible_devices;  ///< how many devices CUDA_VISIBLE_DEVICES lists
+    /// How many devices CUDA_VISIBLE_DEVICES shows, by env::parse_cuda_visible_devices.
+    std::optional<int> cuda_visible_devices;
     std::optional<int> cpus_on_node;          ///< SLURM_CPUS_ON_NODE: allocated, not hardware
 
     bool operator==(const SlurmJob&) const = default;
@@ -41,9 +42,5 @@ struct SlurmJob {
 /// malformed, when two contradict each other, or when a required one (node list, tasks per node,
 /// SLURM_NODEID, SLURM_PROCID, SLURM_LOCALID) is missing, as in salloc's command on a login node.
 std::optional<SlurmJob> slurm_job_from_env(const env::EnvMap& env);
-
-/// How many devices a CUDA_VISIBLE_DEVICES value makes visible, as CUDA reads it: entries up to
-/// the first invalid one (indexes, GPU-/MIG- UUIDs), so "" and "-1" give 0 and "0,1,-1,2" gives 2.
-int count_visible_devices(std::string_view value);
 
 }  // namespace ptrun::slurm
