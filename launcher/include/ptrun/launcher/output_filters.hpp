@@ -1,0 +1,22 @@
+#pragma once
+/// --duplicate-stdout-filters / --duplicate-stderr-filters (torchrun 2.x): worker output lines
+/// that contain any of the filters are also copied to a per-run file. Pure: parsing and
+/// matching; the relay that writes the file is the caller's.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptrun::launcher {
+
+/// The filters of an option value, torchrun's grammar: comma-separated substrings, ",," standing
+/// for a comma inside one (read left to right: "a,,,b" is "a," and "b"). "" is no filter.
+/// Unlike torchrun, which takes an empty entry as a filter that copies every line, an empty
+/// entry ("a," or ",a") is refused. Throws UsageError naming `flag` and the value.
+std::vector<std::string> parse_output_filters(std::string_view flag, std::string_view value);
+
+/// True when `line` (without its newline) contains any of `filters`, byte for byte; false for
+/// no filters.
+bool matches_any_filter(std::string_view line, const std::vector<std::string>& filters);
+
+}  // namespace ptrun::launcher
