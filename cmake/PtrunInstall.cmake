@@ -10,7 +10,7 @@ set(PTRUN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ptrun)
 # ptrun_logging (header-only spdlog/fmt) is exported too: the static libraries carry it as a
 # link-only dependency, so a consumer needs fmt's headers to be findable, nothing to link.
 set(ptrun_exported)
-foreach(module logging env slurm rendezvous ddp)
+foreach(module logging env slurm progress rendezvous ddp)
   if(TARGET ptrun_${module})
     list(APPEND ptrun_exported ptrun_${module})
     set_target_properties(ptrun_${module} PROPERTIES EXPORT_NAME ${module})
@@ -20,7 +20,7 @@ install(TARGETS ${ptrun_exported} EXPORT ptrunTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(module env slurm rendezvous ddp)
+foreach(module env slurm progress rendezvous ddp)
   if(TARGET ptrun_${module})
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()

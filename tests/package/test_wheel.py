@@ -62,7 +62,8 @@ class WheelTest(unittest.TestCase):
             names = z.namelist()
         elves = [f"ptrun-{version}.data/scripts/ptrun", f"ptrun-{version}.data/scripts/ptrun-store",
                  "ptrun/_lib/libptrun_store_c.so"]
-        for name in elves + ["ptrun/__init__.py", "ptrun/store.py", f"ptrun-{version}.dist-info/RECORD"]:
+        for name in elves + ["ptrun/__init__.py", "ptrun/store.py", "ptrun/heartbeat.py",
+                             f"ptrun-{version}.dist-info/RECORD"]:
             self.assertIn(name, names)
         newest = max(make_wheel.glibc_needs(str(unpacked / e))[1] for e in elves)  # refuses non-glibc
         self.assertEqual(newest, (2, int(m.group(1))), "the tag names the newest GLIBC version needed")
@@ -79,6 +80,11 @@ class WheelTest(unittest.TestCase):
                      "print(ptrun.__version__, s.library_path(), ptrun.executable('ptrun-store'))"], env=env)
         self.assertIn(f"{venv}/lib/", where.stdout)
         self.assertIn(f"{venv}/bin/ptrun-store", where.stdout)
+        # The heartbeat writer: standard library only, a no-op outside ptrun, a beat on a record.
+        beats = run([venv / "bin/python", "-c", "import os, sys; from ptrun import heartbeat as h; "
+                     "h.beat(); p = sys.argv[1]; h.create(p); b = h.Heartbeat(p); b.beat(); "
+                     "print(h.enabled, h.read(p)['count'])", str(self.dir / "hb")], env=env)
+        self.assertEqual(beats.stdout, "False 1\n")
         # Host names resolve (getaddrinfo through this system's NSS) and workers launch.
         res = run(["ptrun", "--nnodes", "1", "--nproc-per-node", "2", "--rdzv-backend", "c10d",
                    "--rdzv-endpoint", f"{socket.gethostname()}:{free_port()}", "--no-python",

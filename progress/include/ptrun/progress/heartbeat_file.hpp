@@ -1,0 +1,80 @@
+#pragma once
+/// HeartbeatFile: the launcher's side of heartbeat.h. The launcher creates one record file per
+/// worker and attempt, puts its path in that worker's PTRUN_HEARTBEAT_FILE, and reads it whenever
+/// it wants to know the worker's progress (a hang check's timer, a /status request): a read is a
+/// few loads from shared memory, it never blocks and never waits for the worker.
+///
+/// Intended use by an event-driven agent (phase B): before spawning attempt N, create
+/// `<tmpfs>/ptrun-hb-<ptrun pid>-<N>-<local rank>` for every local rank (O_EXCL, mode 0600);
+/// destroy them when the attempt ends (a process of an old attempt that still has its record
+/// mapped then writes to memory nobody reads, never into the new attempt's records).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "ptrun/progress/heartbeat.h"
+#include "ptrun/progress/heartbeat.hpp"
+
+namespace ptrun::progress {
+
+/// A named section a worker announced (heartbeat.h: ptrun_heartbeat_enter).
+struct SectionSample {
+    std::string name;
+    std::uint64_t started_ns = 0;   ///< CLOCK_MONOTONIC
+    std::uint64_t deadline_ns = 0;  ///< 0: no deadline
+    bool operator==(const SectionSample&) const = default;
+};
+
+/// One worker's record at one moment.
+struct HeartbeatSample {
+    std::uint64_t count = 0;             ///< beats so far (a change means progress)
+    std::uint64_t last_progress_ns = 0;  ///< CLOCK_MONOTONIC of the latest beat; 0: never beaten
+    int writer_pid = 0;                  ///< the last process that opened the record (0: none)
+    /// The open section, if any. A section a writer is changing at this very moment (or stopped
+    /// in the middle of changing) reads as none.
+    std::optional<SectionSample> section;
+    bool operator==(const HeartbeatSample&) const = default;
+};
+
+/// Nanoseconds of CLOCK_MONOTONIC now: the records' clock.
+std::uint64_t monotonic_now_ns() noexcept;
+/// A record time as a steady_clock time point (libstdc++'s steady_clock is CLOCK_MONOTONIC).
+inline std::chrono::steady_clock::time_point to_steady(std::uint64_t ns) {
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+/// One record file, created and owned by the launcher. Move-only; the destructor unmaps it and
+/// removes its name.
+class HeartbeatFile {
+  public:
+    /// Creates `path` (must not exist; mode 0600), writes an empty version-1 record for
+    /// `local_rank` and maps it. Throws HeartbeatError naming the path and the reason.
+    static HeartbeatFile create(std::string path, int local_rank);
+
+    ~HeartbeatFile();
+    HeartbeatFile(HeartbeatFile&& other) noexcept;
+    HeartbeatFile& operator=(HeartbeatFile&& other) noexcept;
+    HeartbeatFile(const HeartbeatFile&) = delete;
+    HeartbeatFile& operator=(const HeartbeatFile&) = delete;
+
+    /// The path to give the worker in PTRUN_HEARTBEAT_FILE.
+    const std::string& path() const noexcept { return path_; }
+    /// The record now. Never blocks, never throws.
+    HeartbeatSample read() const noexcept;
+    /// Removes the name now (whoever mapped the record keeps it). Idempotent.
+    void unlink() noexcept;
+
+  private:
+    HeartbeatFile(std::string path, ptrun_heartbeat_record* record)
+        : path_(std::move(path)), record_(record) {}
+    void release() noexcept;
+
+    std::string path_;
+    ptrun_heartbeat_record* record_ = nullptr;
+    bool linked_ = true;
+};
+
+}  // namespace ptrun::progress
