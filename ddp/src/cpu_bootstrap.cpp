@@ -80,7 +80,7 @@ SharedSegment open_segment(const std::string& published, int local_size,
 std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& ctx, rdzv::Store& store,
                                                   std::chrono::milliseconds timeout,
                                                   std::optional<CopyStrategy> shm_copy,
-                                                  FailureBoard board) {
+                                                  FailureBoard board, HeartbeatPtr heartbeat) {
     const CallTimer timer = CallTimer::start("init_process_group", timeout);
     const int pid = static_cast<int>(::getpid());
     store.set(key("rank", ctx.rank), std::to_string(ctx.group_rank) + " " + std::to_string(pid));
@@ -125,6 +125,7 @@ std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& ctx, rdzv::S
     parts.rank = ctx.rank;
     parts.size = ctx.world_size;
     parts.nodes = nodes;
+    parts.heartbeat = std::move(heartbeat);
     SharedSegment segment;
     if (local_size > 1) {
         if (leader) {

@@ -7,6 +7,7 @@
 
 #include "copy_strategy.hpp"
 #include "failure_board.hpp"
+#include "heartbeat_ptr.hpp"
 #include "ptrun/ddp/init.hpp"
 #include "ptrun/rendezvous/store.hpp"
 
@@ -19,10 +20,11 @@ namespace ptrun::ddp::detail {
 /// multi-node group keep `board` for their ring (others drop it). `shm_copy` fixes the node's
 /// copy strategy (nullopt: tuned); the leader records it in the segment and every other local
 /// rank must have asked for the same. Blocks at most `timeout`; throws CollectiveError /
-/// CollectiveTimeout.
+/// CollectiveTimeout. The group beats `heartbeat` (when set) on every completed collective.
 std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& context, rdzv::Store& store,
                                                   std::chrono::milliseconds timeout,
                                                   std::optional<CopyStrategy> shm_copy = {},
-                                                  FailureBoard board = {});
+                                                  FailureBoard board = {},
+                                                  HeartbeatPtr heartbeat = {});
 
 }  // namespace ptrun::ddp::detail

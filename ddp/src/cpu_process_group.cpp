@@ -33,6 +33,7 @@ CpuProcessGroup::CpuProcessGroup(CpuGroupParts parts, std::chrono::milliseconds 
       timeout_(timeout),
       shm_(std::move(parts.shm)),
       ring_(std::move(parts.ring)),
+      heartbeat_(std::move(parts.heartbeat)),
       executor_(Executor::start()) {}
 
 CpuProcessGroup::~CpuProcessGroup() { executor_->stop(); }
@@ -67,6 +68,7 @@ WorkPtr CpuProcessGroup::submit(const char* collective, std::size_t bytes, F bod
             break_group(std::current_exception());
             throw;
         }
+        beat(heartbeat_);
     }, bytes <= kInlineBytes);
 }
 

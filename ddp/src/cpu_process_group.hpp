@@ -8,6 +8,7 @@
 
 #include "call_timer.hpp"
 #include "executor.hpp"
+#include "heartbeat_ptr.hpp"
 #include "ptrun/ddp/process_group.hpp"
 #include "shm_collectives.hpp"
 #include "tcp_ring.hpp"
@@ -22,13 +23,15 @@ struct CpuGroupParts {
     int nodes = 1;
     std::unique_ptr<ShmCollectives> shm;  ///< null when this node has one rank
     std::unique_ptr<TcpRing> ring;        ///< null on one node and on non-leaders
+    HeartbeatPtr heartbeat;               ///< beaten by every completed collective (may be null)
 };
 
 /// Collectives run on an Executor in issue order; each gets a CallTimer of `timeout` when it
 /// starts. Single node: the ShmCollectives directly. Several nodes: allreduce is hierarchical
 /// (node reduce over shm, ring between leaders, node broadcast); broadcast, allgather,
 /// reduce_scatter and barrier are expressed as allreduces (integer sums over zero-filled
-/// buffers are exact bit copies). The first failure breaks the group: it aborts the shared
+/// buffers are exact bit copies). Each collective that completes beats the worker's heartbeat
+/// record, on whichever thread ran it. The first failure breaks the group: it aborts the shared
 /// segment and shuts the ring, so every peer fails fast, and later calls fail immediately.
 class CpuProcessGroup final : public ProcessGroup {
 public:
@@ -65,6 +68,7 @@ private:
     std::exception_ptr broken_;  ///< first failure; touched only by the running operation
     std::vector<char> scratch_;
     std::int32_t barrier_word_ = 0;
+    HeartbeatPtr heartbeat_;
     std::shared_ptr<Executor> executor_;
 };
 

@@ -8,6 +8,7 @@
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/env/names.hpp"
 #include "ptrun/env/rank_info.hpp"
+#include "ptrun/progress/heartbeat.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/prefix_store.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
@@ -28,6 +29,7 @@ RunContext run_context_from_env(const env::EnvMap& environment) {
     ctx.master_addr = info.master_addr;
     ctx.master_port = info.master_port;
     if (auto run_id = env::lookup(environment, env::names::kRunId)) ctx.run_id = *run_id;
+    if (auto hb = env::lookup(environment, progress::kHeartbeatEnv)) ctx.heartbeat_file = *hb;
     return ctx;
 }
 
@@ -42,6 +44,15 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
                               "' (expected cpu, nccl or auto)");
     }
     const std::optional<detail::CopyStrategy> shm_copy = detail::parse_shm_copy(options.shm_copy);
+    detail::HeartbeatPtr heartbeat;
+    if (!context.heartbeat_file.empty()) {
+        try {
+            heartbeat = std::make_shared<progress::Heartbeat>(
+                progress::Heartbeat::open(context.heartbeat_file));
+        } catch (const progress::HeartbeatError& e) {
+            throw CollectiveError(std::string("init_process_group: ") + e.what());
+        }
+    }
     // Every process creates its groups in the same order, so a per-process count names them.
     static std::atomic<int> groups_created{0};
     const int group_seq = groups_created++;
@@ -58,9 +69,10 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
     }
     if (context.world_size == 1) {
         if (nccl != nullptr) {
-            return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options, nullptr);
+            return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options,
+                                                                    nullptr, heartbeat);
         }
-        return std::make_unique<detail::SingleProcessGroup>("cpu");
+        return std::make_unique<detail::SingleProcessGroup>("cpu", heartbeat);
     }
     if (context.master_addr.empty() || context.master_port <= 0 || context.master_port > 65535) {
         throw CollectiveError("init_process_group: world size " +
@@ -88,11 +100,13 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
     rdzv::PrefixStore store(prefix, *client);
     try {
         if (nccl != nullptr) {
-            return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options, &store);
+            return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options, &store,
+                                                                    heartbeat);
         }
         // Multi-node leaders keep this connection to post and read why the ring broke.
         return detail::bootstrap_cpu_group(context, store, options.timeout, shm_copy,
-                                           detail::FailureBoard(client, prefix + "/failure"));
+                                           detail::FailureBoard(client, prefix + "/failure"),
+                                           heartbeat);
     } catch (const rdzv::StoreTimeout& e) {
         throw CollectiveTimeout(std::string("init_process_group: ") + e.what());
     } catch (const rdzv::StoreError& e) {

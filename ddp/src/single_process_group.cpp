@@ -8,17 +8,23 @@
 
 namespace ptrun::ddp::detail {
 
-SingleProcessGroup::SingleProcessGroup(std::string backend) : backend_(std::move(backend)) {}
+SingleProcessGroup::SingleProcessGroup(std::string backend, HeartbeatPtr heartbeat)
+    : backend_(std::move(backend)), heartbeat_(std::move(heartbeat)) {}
+
+WorkPtr SingleProcessGroup::done() {
+    beat(heartbeat_);
+    return completed_work();
+}
 
 WorkPtr SingleProcessGroup::allreduce(void* data, std::size_t count, DType, ReduceOp) {
     check_buffer("allreduce", data, count);
-    return completed_work();  // op over one rank is the identity; Avg divides by 1
+    return done();  // op over one rank is the identity; Avg divides by 1
 }
 
 WorkPtr SingleProcessGroup::broadcast(void* data, std::size_t count, DType, int root) {
     check_buffer("broadcast", data, count);
     check_root("broadcast", root, 1);
-    return completed_work();
+    return done();
 }
 
 WorkPtr SingleProcessGroup::allgather(const void* in, void* out, std::size_t count_per_rank,
@@ -26,7 +32,7 @@ WorkPtr SingleProcessGroup::allgather(const void* in, void* out, std::size_t cou
     check_buffer("allgather", in, count_per_rank);
     check_buffer("allgather", out, count_per_rank);
     if (count_per_rank != 0 && in != out) std::memmove(out, in, count_per_rank * dtype_size(dtype));
-    return completed_work();
+    return done();
 }
 
 WorkPtr SingleProcessGroup::reduce_scatter(const void* in, void* out, std::size_t count_per_rank,
@@ -34,9 +40,9 @@ WorkPtr SingleProcessGroup::reduce_scatter(const void* in, void* out, std::size_
     check_buffer("reduce_scatter", in, count_per_rank);
     check_buffer("reduce_scatter", out, count_per_rank);
     if (count_per_rank != 0 && in != out) std::memmove(out, in, count_per_rank * dtype_size(dtype));
-    return completed_work();
+    return done();
 }
 
-WorkPtr SingleProcessGroup::barrier() { return completed_work(); }
+WorkPtr SingleProcessGroup::barrier() { return done(); }
 
 }  // namespace ptrun::ddp::detail

@@ -8,8 +8,11 @@ import subprocess
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from harness import PTRUN, PtrunTestCase, _env, run_ptrun  # noqa: E402
+from ptrun import heartbeat  # noqa: E402  (this checkout's module: the record's launcher side)
 
 CHECK = os.environ.get("DDP_CHECK", "build/tests/ddp/collectives_check")
 NCCL_CHECK = os.environ.get("NCCL_CHECK", "build/tests/ddp/nccl_check")
@@ -161,6 +164,19 @@ class NcclBackendOverFake(PtrunTestCase):
                              text=True, timeout=120)
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
         self.assertIn("rank 0/1 backend=nccl: 0 failures", res.stdout)
+
+    def test_completed_collectives_beat_the_heartbeat_record(self):
+        """A collective is complete once its stream event is: each one is a beat."""
+        record = os.path.join(self.dir, "heartbeat")
+        heartbeat.create(record)
+        res = subprocess.run([NCCL_CHECK, "small"], env=_env({**self.ENV,
+                             "PTRUN_HEARTBEAT_FILE": record}), capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        seen = heartbeat.read(record)
+        self.assertGreater(seen["count"], 0)
+        self.assertNotEqual(seen["writer_pid"], 0)
+        self.assertGreater(seen["last_progress_ns"], 0)
 
     def test_every_collective_dtype_and_op(self):
         before = self.leftover_files()

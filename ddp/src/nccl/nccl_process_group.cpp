@@ -33,19 +33,26 @@ ncclRedOp_t to_nccl(ReduceOp op) {
 class NcclWork final : public Work {
 public:
     NcclWork(const Api& api, ncclComm_t comm, cudaEvent_t event, const char* collective,
-             std::chrono::milliseconds timeout, std::shared_ptr<bool> aborted)
+             std::chrono::milliseconds timeout, std::shared_ptr<bool> aborted,
+             HeartbeatPtr heartbeat)
         : api_(api), comm_(comm), event_(event), collective_(collective), timeout_(timeout),
-          start_(std::chrono::steady_clock::now()), aborted_(std::move(aborted)) {}
+          start_(std::chrono::steady_clock::now()), aborted_(std::move(aborted)),
+          heartbeat_(std::move(heartbeat)) {}
     ~NcclWork() override { api_.EventDestroy(event_); }
 
-    bool completed() override { return done_ || api_.EventQuery(event_) != kCudaErrorNotReady; }
+    bool completed() override {
+        if (done_) return true;
+        const cudaError_t q = api_.EventQuery(event_);
+        if (q == 0) succeed();
+        return q != kCudaErrorNotReady;
+    }
 
     void wait() override {
         auto pause = std::chrono::microseconds(1);
         for (;;) {
             const cudaError_t q = api_.EventQuery(event_);
             if (q == 0) {
-                done_ = true;
+                succeed();
                 return;
             }
             if (q != kCudaErrorNotReady) {
@@ -68,6 +75,12 @@ public:
     }
 
 private:
+    /// The collective completed: one beat, the first time only.
+    void succeed() {
+        if (!done_) beat(heartbeat_);
+        done_ = true;
+    }
+
     const Api& api_;
     ncclComm_t comm_;
     cudaEvent_t event_;
@@ -75,6 +88,7 @@ private:
     std::chrono::milliseconds timeout_;
     std::chrono::steady_clock::time_point start_;
     std::shared_ptr<bool> aborted_;
+    HeartbeatPtr heartbeat_;
     bool done_ = false;
 };
 
@@ -91,9 +105,10 @@ void check_nccl(const Api& api, ncclResult_t r, const char* what) {
 bool available() { return load() != nullptr && device_count() > 0; }
 
 NcclProcessGroup::NcclProcessGroup(const Api& api, const RunContext& ctx,
-                                   const InitOptions& options, rdzv::Store* store)
+                                   const InitOptions& options, rdzv::Store* store,
+                                   HeartbeatPtr heartbeat)
     : api_(api), rank_(ctx.rank), size_(ctx.world_size), timeout_(options.timeout),
-      aborted_(std::make_shared<bool>(false)) {
+      aborted_(std::make_shared<bool>(false)), heartbeat_(std::move(heartbeat)) {
     const int devices = device_count();
     const int device = options.device >= 0 ? options.device : ctx.local_rank;
     if (device >= devices) {
@@ -139,7 +154,10 @@ WorkPtr NcclProcessGroup::finish(const char* collective, ncclResult_t enqueued) 
     cudaEvent_t event = nullptr;
     check_cuda(api_, api_.EventCreate(&event), "cudaEventCreate");
     check_cuda(api_, api_.EventRecord(event, stream_), "cudaEventRecord");
-    return std::make_shared<NcclWork>(api_, comm_, event, collective, timeout_, aborted_);
+    // The shutdown marker is no collective of the worker's: it does not beat.
+    const bool is_collective = std::strcmp(collective, "shutdown") != 0;
+    return std::make_shared<NcclWork>(api_, comm_, event, collective, timeout_, aborted_,
+                                      is_collective ? heartbeat_ : nullptr);
 }
 
 WorkPtr NcclProcessGroup::allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) {

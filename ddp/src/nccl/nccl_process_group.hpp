@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "../heartbeat_ptr.hpp"
 #include "nccl_api.hpp"
 #include "ptrun/ddp/init.hpp"
 #include "ptrun/ddp/process_group.hpp"
@@ -18,9 +19,10 @@ namespace ptrun::ddp::detail::nccl {
 class NcclProcessGroup final : public ProcessGroup {
 public:
     /// Rank 0 creates the unique id and publishes it in `store` (nullptr for world size 1);
-    /// selects device options.device, or local_rank when -1. Throws CollectiveError.
+    /// selects device options.device, or local_rank when -1. A collective whose Work is seen
+    /// complete (wait() or completed()) beats `heartbeat`. Throws CollectiveError.
     NcclProcessGroup(const Api& api, const RunContext& context, const InitOptions& options,
-                     rdzv::Store* store);
+                     rdzv::Store* store, HeartbeatPtr heartbeat = {});
     ~NcclProcessGroup() override;
 
     int rank() const override { return rank_; }
@@ -45,6 +47,7 @@ private:
     cudaStream_t stream_ = nullptr;
     void* barrier_buf_ = nullptr;
     std::shared_ptr<bool> aborted_;
+    HeartbeatPtr heartbeat_;
 };
 
 /// Whether "auto" should pick nccl: the libraries load and a device exists.

@@ -38,16 +38,21 @@ struct RunContext {
     std::string master_addr;
     int master_port = 0;
     std::string run_id = "none";
+    /// The launcher's heartbeat record for this worker (PTRUN_HEARTBEAT_FILE; docs/heartbeat.md):
+    /// every group made from this context beats on each completed collective. Empty: none.
+    std::string heartbeat_file;
 };
 
 /// Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,
-/// TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_RUN_ID; world size 1 when no ptrun env is set.
+/// TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_RUN_ID, PTRUN_HEARTBEAT_FILE; world size 1 when no
+/// ptrun env is set.
 /// Throws env::ParseError naming the variable on a malformed value.
 RunContext run_context_from_env(const env::EnvMap& env);
 
 /// Builds the group; blocks on the store at master_addr:master_port (keys under a prefix that
 /// includes run_id and restart_count) until every rank joined, at most options.timeout. World
-/// size 1 needs no store. Throws CollectiveError (CollectiveTimeout on bootstrap timeout).
+/// size 1 needs no store. Maps context.heartbeat_file when set. Throws CollectiveError
+/// (CollectiveTimeout on bootstrap timeout; an unusable heartbeat file, naming it).
 std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
                                                  const InitOptions& options = {});
 
