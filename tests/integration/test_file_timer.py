@@ -1,0 +1,120 @@
+"""torch's file timer served natively: ptrun::watchdog's TimerFifo and TimerTable, driven on one
+event loop by tests/fixtures/timer_server_probe as ptrun's agent will drive them, against real
+FileTimerClient processes of PTRUN_TORCH_FLAVOUR's PyTorch (Debian 12's 1.13 here; Debian 13's
+2.6 in its root under `ctest -L torch2`). Both write the same request lines; 2.6's server-side
+additions (a run id for its debug log, dropping timers of dead pids) are the agent's business."""
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import TorchTestCase
+from torch_flavour import FLAVOUR
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROBE = os.environ.get("TIMER_PROBE", "build/tests/fixtures/timer_server_probe")
+CLIENT = os.path.join(HERE, "torch_timer_client.py")
+DEADLINE = 60.0
+
+
+class Lines:
+    """Lines of a pipe, read with deadlines (select), never a fixed sleep."""
+
+    def __init__(self, stream):
+        self.fd = stream.fileno()
+        self.buffer = ""
+        self.seen = []
+        self.used = set()
+
+    def wait_for(self, pattern, timeout=DEADLINE):
+        """The first line, in any order of arrival, that matches `pattern` (a regex) and was not
+        returned before."""
+        end = time.monotonic() + timeout
+        while True:
+            while "\n" in self.buffer:
+                line, self.buffer = self.buffer.split("\n", 1)
+                self.seen.append(line)
+            for i, line in enumerate(self.seen):
+                if i not in self.used and re.fullmatch(pattern, line):
+                    self.used.add(i)
+                    return line
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no line like {pattern!r} within {timeout}s: {self.seen}")
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                chunk = os.read(self.fd, 4096)
+                if not chunk:
+                    raise AssertionError(f"probe output closed; no {pattern!r}: {self.seen}")
+                self.buffer += chunk.decode(errors="replace")
+
+
+class FileTimer(TorchTestCase):
+    def setUp(self):
+        super().setUp()
+        self.fifo = os.path.join(self.dir, "timer")
+        self.probe = subprocess.Popen([PROBE, self.fifo], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.leftover.append(self.probe.pid)
+        self.out = Lines(self.probe.stdout)
+        self.out.wait_for("ready")
+
+    def tearDown(self):
+        self.probe.stdin.close()
+        self.probe.wait(timeout=DEADLINE)
+        self.probe.stdout.close()
+        self.assertFalse(os.path.exists(self.fifo), "the FIFO outlived its reader")
+        super().tearDown()
+
+    def client(self, scope, after, sleep, sig=signal.SIGKILL):
+        argv = [FLAVOUR.python, CLIENT, self.fifo, scope, str(after), str(sleep), str(int(sig))]
+        proc = subprocess.Popen(FLAVOUR.command(argv, binds=(self.dir,)),
+                                env={**os.environ, **FLAVOUR.env()}, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        self.leftover.append(proc.pid)
+        return proc
+
+    def test_an_expired_scope_ends_the_worker_with_its_signal(self):
+        proc = self.client("save", after=1, sleep=120)
+        self.out.wait_for(rf"acquire {proc.pid} save")
+        acquired = time.monotonic()
+        self.out.wait_for(rf"expired {proc.pid} {int(signal.SIGKILL)} save")
+        proc.wait(timeout=DEADLINE)
+        ended = time.monotonic() - acquired
+        out, err = proc.communicate()
+        self.assertEqual(proc.returncode, -signal.SIGKILL, out + err)
+        self.assertIn("inside", out)
+        self.assertNotIn("left", out)
+        # expires(after=1): ended about a second after the request, not at the end of the sleep.
+        self.assertLess(ended, 5.0)
+
+    def test_the_requested_signal_is_sent(self):
+        proc = self.client("eval", after=1, sleep=120, sig=signal.SIGTERM)
+        self.out.wait_for(rf"expired {proc.pid} {int(signal.SIGTERM)} eval")
+        proc.wait(timeout=DEADLINE)
+        proc.communicate()
+        self.assertEqual(proc.returncode, -signal.SIGTERM)
+
+    def test_a_scope_left_in_time_is_released_and_nothing_is_sent(self):
+        procs = [self.client(f"step{i}", after=600, sleep=0) for i in range(3)]
+        for i, proc in enumerate(procs):  # writers that come and go, one FIFO
+            self.out.wait_for(rf"acquire {proc.pid} step{i}")
+            self.out.wait_for(rf"release {proc.pid} step{i}")
+            out, err = proc.communicate(timeout=DEADLINE)
+            self.assertEqual(proc.returncode, 0, out + err)
+            self.assertIn("left", out)
+        self.assertFalse([l for l in self.out.seen if l.startswith(("expired", "error"))])
+
+    def test_the_default_scope_names_the_caller(self):
+        proc = self.client("", after=600, sleep=0)
+        line = self.out.wait_for(rf"acquire {proc.pid} .*")
+        self.assertRegex(line, r"#\d+$")
+        proc.communicate(timeout=DEADLINE)
+        self.assertEqual(proc.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
