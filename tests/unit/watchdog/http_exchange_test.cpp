@@ -1,0 +1,98 @@
+#include "ptrun/watchdog/http_exchange.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ptrun::watchdog;
+
+namespace {
+
+StatusSnapshot healthy() {
+    StatusSnapshot s;
+    s.run_id = "job7";
+    s.round = 2;
+    s.restart_count = 1;
+    s.workers = {WorkerStatus{0, 4, 100, WorkerState::Running, 42, 0.5, std::nullopt, ""},
+                 WorkerStatus{1, 5, 101, WorkerState::Starting, 0, std::nullopt, "checkpoint", ""}};
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("request heads end at the first blank line", "[watchdog][health]") {
+    CHECK_FALSE(request_head_end("GET / HTTP/1.1\r\nHost: x\r\n"));
+    CHECK(request_head_end("GET / HTTP/1.1\r\n\r\nbody") == 18);
+    CHECK(request_head_end("GET / HTTP/1.0\n\n") == 16);
+}
+
+TEST_CASE("request lines parse or answer 400/505", "[watchdog][health]") {
+    auto ok = parse_request_head("GET /health?verbose=1 HTTP/1.1\r\nHost: a\r\n\r\n");
+    REQUIRE(ok.request);
+    CHECK(*ok.request == HttpRequest{"GET", "/health"});
+    struct Row {
+        const char* head;
+        int status;
+    };
+    for (const Row& row :
+         {Row{"GET /health\r\n\r\n", 400}, Row{"GET  /health HTTP/1.1\r\n\r\n", 400},
+          Row{"GET /health HTTP/2.0\r\n\r\n", 505}, Row{"GET /health FTP/1.0\r\n\r\n", 400},
+          Row{"GET http://x/health HTTP/1.1\r\n\r\n", 400},
+          Row{"G(T /health HTTP/1.1\r\n\r\n", 400}, Row{"GET /he\x01lth HTTP/1.1\r\n\r\n", 400},
+          Row{"\r\n\r\n", 400}}) {
+        INFO(row.head);
+        auto p = parse_request_head(row.head);
+        CHECK_FALSE(p.request);
+        CHECK(p.error.status == row.status);
+    }
+}
+
+TEST_CASE("/health answers 200 while every worker is fine, else 503 with the reason",
+          "[watchdog][health]") {
+    StatusSnapshot s = healthy();
+    auto r = answer({"GET", "/health"}, s);
+    CHECK(r.status == 200);
+    CHECK(r.body == "ok\n");
+    s.workers.push_back(WorkerStatus{2, 6, 102, WorkerState::Succeeded, 9, 3.0, {}, ""});
+    CHECK(answer({"GET", "/health"}, s).status == 200);
+    s.workers.push_back(
+        WorkerStatus{3, 7, 103, WorkerState::Hung, 9, 75.0, {}, "no progress for 75 s (9 beats)"});
+    r = answer({"GET", "/health"}, s);
+    CHECK(r.status == 503);
+    CHECK(r.body == "rank 7 (local rank 3, pid 103) hung: no progress for 75 s (9 beats)\n");
+    for (auto state : {WorkerState::Stopped, WorkerState::Failed}) {
+        StatusSnapshot one = healthy();
+        one.workers[0].state = state;
+        CHECK(answer({"GET", "/health"}, one).status == 503);
+    }
+    CHECK(answer({"GET", "/health"}, StatusSnapshot{}).status == 200);  // between attempts
+}
+
+TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
+    StatusSnapshot s = healthy();
+    s.run_id = "job\"7\xff";  // quoted, and an invalid UTF-8 byte replaced
+    const auto r = answer({"GET", "/status"}, s);
+    CHECK(r.status == 200);
+    CHECK(r.content_type == "application/json");
+    CHECK(r.body ==
+          "{\"healthy\":true,\"phase\":\"running\",\"reason\":\"ok\",\"restart_count\":1,"
+          "\"round\":2,\"run_id\":\"job\\\"7\xef\xbf\xbd\",\"workers\":[{\"detail\":\"\","
+          "\"local_rank\":0,\"pid\":100,\"progress_count\":42,\"rank\":4,"
+          "\"seconds_since_progress\":0.5,\"section\":null,\"state\":\"running\"},"
+          "{\"detail\":\"\",\"local_rank\":1,\"pid\":101,\"progress_count\":0,\"rank\":5,"
+          "\"seconds_since_progress\":null,\"section\":\"checkpoint\",\"state\":\"starting\"}]}\n");
+}
+
+TEST_CASE("other paths and methods get 404 and 405; HEAD has no body", "[watchdog][health]") {
+    const StatusSnapshot s = healthy();
+    CHECK(answer({"GET", "/"}, s).status == 404);
+    CHECK(answer({"POST", "/health"}, s).status == 405);
+    const auto head = answer({"HEAD", "/health"}, s);
+    CHECK(head.status == 200);
+    const std::string wire = serialize(head);
+    CHECK(wire ==
+          "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 3\r\n"
+          "Connection: close\r\nCache-Control: no-store\r\n\r\n");
+    CHECK_THAT(serialize(answer({"DELETE", "/status"}, s)),
+               Catch::StartsWith("HTTP/1.1 405 Method Not Allowed\r\n") &&
+                   Catch::Contains("Allow: GET, HEAD\r\n") &&
+                   Catch::EndsWith("only GET and HEAD\n"));
+}

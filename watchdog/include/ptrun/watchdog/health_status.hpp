@@ -1,0 +1,61 @@
+#pragma once
+/// What the health endpoint answers, as pure functions of a status snapshot the agent provides:
+/// GET /health -> health_of() (200 "ok" or 503 with the reason), GET /status -> status_json().
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptrun::watchdog {
+
+enum class WorkerState {
+    Starting,   ///< running, not beaten yet (start-up)
+    Running,    ///< running and making progress (or not judged: no --hang-timeout)
+    Stopped,    ///< stopped by a signal (SIGSTOP, SIGTTIN, ...)
+    Hung,       ///< judged hung (hang_detector.hpp)
+    Succeeded,  ///< exited 0
+    Failed,     ///< exited non-zero, or died by a signal
+};
+
+/// "starting", "running", "stopped", "hung", "succeeded", "failed".
+const char* state_name(WorkerState state);
+
+struct WorkerStatus {
+    int local_rank = 0;
+    int rank = 0;
+    pid_t pid = 0;
+    WorkerState state = WorkerState::Starting;
+    std::uint64_t progress_count = 0;
+    std::optional<double> seconds_since_progress;  ///< nullopt: never made progress
+    std::optional<std::string> section;            ///< the announced section, if any
+    std::string
+        detail;  ///< why it is not healthy, in words ("exit code 1", "no progress for 62 s")
+};
+
+/// The agent's view at one moment.
+struct StatusSnapshot {
+    std::string run_id;
+    std::uint64_t round = 0;  ///< rendezvous round (0 on a single node)
+    int restart_count = 0;
+    std::string phase = "running";  ///< "rendezvous", "running", "restarting", "stopping", ...
+    std::vector<WorkerStatus> workers;
+};
+
+struct Health {
+    bool ok = true;
+    std::string reason;  ///< "ok", or the first unhealthy worker in words
+};
+
+/// Healthy while every worker is starting, running or succeeded (no workers at all, e.g. during
+/// a rendezvous, is healthy); otherwise the first stopped, hung or failed worker by local rank.
+Health health_of(const StatusSnapshot& snapshot);
+
+/// {"run_id", "round", "restart_count", "phase", "healthy", "reason", "workers": [{"local_rank",
+/// "rank", "pid", "state", "progress_count", "seconds_since_progress" (null: never),
+/// "section" (null: none), "detail"}]}; one line, valid UTF-8 (invalid bytes replaced).
+std::string status_json(const StatusSnapshot& snapshot);
+
+}  // namespace ptrun::watchdog

@@ -1,0 +1,195 @@
+#include "ptrun/watchdog/health_server.hpp"
+
+#include <array>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <list>
+
+#include "ptrun/watchdog/http_exchange.hpp"
+
+namespace ptrun::watchdog {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+/// After an accept error (EMFILE, ENFILE, ENOBUFS): wait before accepting again, not spin.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+}  // namespace
+
+struct HealthServer::State : std::enable_shared_from_this<HealthServer::State> {
+    State(asio::io_context& io, HealthServerOptions o, SnapshotFn s, ErrorFn e)
+        : context(io),
+          acceptor(io),
+          backoff(io),
+          options(std::move(o)),
+          snapshot(std::move(s)),
+          on_error(std::move(e)) {}
+
+    void accept();
+    void report(const std::string& what) {
+        if (!on_error) return;
+        try {
+            on_error(what);
+        } catch (...) {
+        }
+    }
+
+    asio::io_context& context;
+    tcp::acceptor acceptor;
+    asio::steady_timer backoff;
+    HealthServerOptions options;
+    SnapshotFn snapshot;
+    ErrorFn on_error;
+    std::list<std::weak_ptr<HealthServer::Connection>> connections;
+    bool stopped = false;
+};
+
+/// One accepted client: read one request head (bounded), answer, close; all within a deadline.
+class HealthServer::Connection : public std::enable_shared_from_this<HealthServer::Connection> {
+  public:
+    Connection(tcp::socket socket, std::shared_ptr<HealthServer::State> server)
+        : socket_(std::move(socket)),
+          deadline_(socket_.get_executor()),
+          server_(std::move(server)) {}
+
+    void start() {
+        deadline_.expires_after(server_->options.io_timeout);
+        deadline_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+            if (ec) return;
+            if (auto self = weak.lock()) self->close();
+        });
+        read();
+    }
+
+    void close() {
+        boost::system::error_code ignored;
+        socket_.shutdown(tcp::socket::shutdown_both, ignored);
+        socket_.close(ignored);
+        deadline_.cancel();
+    }
+
+  private:
+    void read() {
+        socket_.async_read_some(
+            asio::buffer(buffer_),
+            [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                if (ec || self->server_->stopped) return self->close();
+                self->received_.append(self->buffer_.data(), n);
+                self->on_data();
+            });
+    }
+
+    void on_data() {
+        const std::size_t limit = server_->options.max_request_bytes;
+        const auto end = request_head_end(received_);
+        if (!end) {
+            if (received_.size() >= limit) {
+                return respond(text_response(
+                    431, "request head larger than " + std::to_string(limit) + " bytes"));
+            }
+            return read();
+        }
+        if (*end > limit) {
+            return respond(
+                text_response(431, "request head larger than " + std::to_string(limit) + " bytes"));
+        }
+        const ParsedRequest parsed =
+            parse_request_head(std::string_view(received_).substr(0, *end));
+        if (!parsed.request) return respond(parsed.error);
+        HttpResponse response;
+        try {
+            response = answer(*parsed.request, server_->snapshot());
+        } catch (const std::exception& e) {
+            response = text_response(500, std::string("internal error: ") + e.what());
+        } catch (...) {
+            response = text_response(500, "internal error");
+        }
+        respond(response);
+    }
+
+    void respond(const HttpResponse& response) {
+        out_ = serialize(response);
+        asio::async_write(
+            socket_, asio::buffer(out_),
+            [self = shared_from_this()](boost::system::error_code, std::size_t) { self->close(); });
+    }
+
+    tcp::socket socket_;
+    asio::steady_timer deadline_;
+    std::shared_ptr<HealthServer::State> server_;
+    std::array<char, 2048> buffer_{};
+    std::string received_;
+    std::string out_;
+};
+
+void HealthServer::State::accept() {
+    acceptor.async_accept(
+        [self = shared_from_this()](boost::system::error_code ec, tcp::socket socket) {
+            if (self->stopped || ec == asio::error::operation_aborted) return;
+            if (ec) {
+                self->report("health endpoint: accept failed: " + ec.message());
+                self->backoff.expires_after(kAcceptBackoff);
+                self->backoff.async_wait([self](boost::system::error_code wait_ec) {
+                    if (!wait_ec && !self->stopped) self->accept();
+                });
+                return;
+            }
+            try {
+                self->connections.remove_if([](const auto& w) { return w.expired(); });
+                if (self->connections.size() >= self->options.max_connections) {
+                    boost::system::error_code ignored;
+                    socket.close(ignored);  // over the limit: refused at once
+                } else {
+                    auto c = std::make_shared<Connection>(std::move(socket), self);
+                    self->connections.push_back(c);
+                    c->start();
+                }
+            } catch (const std::exception& e) {
+                self->report(std::string("health endpoint: ") + e.what());
+            }
+            self->accept();
+        });
+}
+
+HealthServer::HealthServer(asio::io_context& io, HealthServerOptions options, SnapshotFn snapshot,
+                           ErrorFn on_error)
+    : state_(std::make_shared<State>(io, std::move(options), std::move(snapshot),
+                                     std::move(on_error))) {
+    const auto& o = state_->options;
+    const std::string where = o.address + " port " + std::to_string(o.port);
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(o.address, ec);
+    if (ec) throw HealthServerError("health endpoint: '" + o.address + "' is not an IP address");
+    const tcp::endpoint endpoint(address, o.port);
+    auto& acceptor = state_->acceptor;
+    if (acceptor.open(endpoint.protocol(), ec) ||
+        acceptor.set_option(tcp::acceptor::reuse_address(true), ec) ||
+        acceptor.bind(endpoint, ec) ||
+        acceptor.listen(asio::socket_base::max_listen_connections, ec)) {
+        throw HealthServerError("health endpoint: cannot listen on " + where + ": " + ec.message());
+    }
+    state_->accept();
+}
+
+HealthServer::~HealthServer() {
+    state_->stopped = true;
+    boost::system::error_code ignored;
+    state_->acceptor.close(ignored);
+    state_->backoff.cancel();
+    for (auto& w : state_->connections) {
+        if (auto c = w.lock()) c->close();
+    }
+}
+
+std::uint16_t HealthServer::port() const {
+    boost::system::error_code ec;
+    return state_->acceptor.local_endpoint(ec).port();
+}
+
+std::size_t HealthServer::open_connections() const {
+    state_->connections.remove_if([](const auto& w) { return w.expired(); });
+    return state_->connections.size();
+}
+
+}  // namespace ptrun::watchdog
