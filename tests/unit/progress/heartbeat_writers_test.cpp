@@ -31,7 +31,7 @@ ptrun::test::ChildResult python(const std::string& code, const std::string& hb_p
 
 TEST_CASE("a C worker beats and announces a section through heartbeat.h", "[progress]") {
     auto file = HeartbeatFile::create(temp_path("c"), 2);
-    const auto before = monotonic_now_ns();
+    const auto before = ptrun_heartbeat_coarse_now_ns();  // the clock heartbeat.h beats with
     auto r = run_child({PTRUN_TEST_C_WRITER, "7", "checkpoint", "30"},
                        {{"PTRUN_HEARTBEAT_FILE", file.path()}});
     INFO(r.output);
