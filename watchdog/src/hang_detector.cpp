@@ -56,7 +56,8 @@ HangVerdict judge_hangs(const std::vector<RankProgress>& ranks, Clock::duration 
                 continue;
             case RankActivity::Stopped:
                 candidate.reason = HangReason::Stopped;
-                candidate.silent_since = later(r.stopped_since.value_or(now), watching_since);
+                candidate.silent_since =
+                    later(r.stopped_since.value_or(watching_since), watching_since);
                 hung_at = candidate.silent_since + timeout;
                 break;
             case RankActivity::Running:

@@ -30,11 +30,14 @@ struct TimerFifo::Reader : std::enable_shared_from_this<TimerFifo::Reader> {
         pipe.async_read_some(
             asio::buffer(buffer),
             [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
-                if (self->stopped) return;
-                if (ec == asio::error::operation_aborted) return;
-                if (!ec) self->consume(n);
-                // EOF cannot happen while keep_open lives; other errors
-                // (EAGAIN surfaced as would_block) are retried.
+                if (self->stopped || ec == asio::error::operation_aborted) return;
+                if (ec) {
+                    // EOF cannot happen while keep_open lives; anything else would repeat at
+                    // once, so reading stops (said once) rather than spin.
+                    self->report(TimerFifoError("timer FIFO: reading stopped: " + ec.message()));
+                    return;
+                }
+                self->consume(n);
                 if (!self->stopped) self->read_more();
             });
     }

@@ -41,7 +41,8 @@ enum class RankActivity { Running, Stopped, Exited };
 struct RankProgress {
     int local_rank = 0;
     RankActivity activity = RankActivity::Running;
-    std::optional<Clock::time_point> stopped_since;     ///< Stopped: when (nullopt: unknown)
+    /// Stopped: since when (nullopt: it was found stopped when watching began).
+    std::optional<Clock::time_point> stopped_since;
     int stop_signal = 0;                                ///< Stopped: by which signal (0: unknown)
     bool exited_ok = false;                             ///< Exited: with code 0
     std::optional<Clock::time_point> exited_at;         ///< Exited: when

@@ -7,7 +7,8 @@
 /// last worker closes (no busy wake-ups, no re-open), and clients never get ENXIO while the
 /// TimerFifo lives. Reads are non-blocking and driven by the io_context: nothing polls. Each
 /// complete line is parsed (timer_request.hpp) and handed to `on_request`; a malformed or
-/// over-long line goes to `on_error` with a short reason and is dropped; reading goes on.
+/// over-long line goes to `on_error` with a short reason and is dropped; reading goes on. (A
+/// read error, which the kept write end rules out in practice, is reported and ends reading.)
 ///
 /// Intended use (phase B): with TORCHELASTIC_ENABLE_FILE_TIMER=1 the agent creates one TimerFifo
 /// at TORCHELASTIC_TIMER_FILE (or a fresh path it puts there for the workers) before the first
