@@ -4,9 +4,11 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <thread>
+#include <stdexcept>
+#include <vector>
 
 #include "cpu_bootstrap.hpp"
+#include "node_ranks.hpp"
 #include "ptrun/ddp/data_parallel.hpp"
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/ddp/init.hpp"
@@ -61,36 +63,26 @@ TEST_CASE("a shared-memory group beats each rank's own record per completed coll
           "[ddp][heartbeat]") {
     HeartbeatFile files[2] = {record("rank0"), record("rank1")};
     ptrun::rdzv::InMemoryStore store;
-    std::exception_ptr errors[2];
-    std::thread ranks[2];
-    for (int r = 0; r < 2; ++r) {
-        ranks[r] = std::thread([&, r] {
-            RunContext ctx;
-            ctx.rank = r;
-            ctx.world_size = 2;
-            ctx.local_rank = r;
-            ctx.local_world_size = 2;
-            try {
-                auto hb = std::make_shared<ptrun::progress::Heartbeat>(
-                    ptrun::progress::Heartbeat::open(files[r].path()));
-                auto pg =
-                    detail::bootstrap_cpu_group(ctx, store, std::chrono::seconds(60), {}, {}, hb);
-                std::vector<double> big(1 << 16, 1.0);
-                std::vector<std::int32_t> small{r};
-                for (int i = 0; i < 3; ++i) {
-                    pg->allreduce(big.data(), big.size(), DType::Float64, ReduceOp::Sum)->wait();
-                }
-                pg->allreduce(small.data(), 1, DType::Int32, ReduceOp::Max)->wait();
-                pg->barrier()->wait();
-                // An argument error is refused at the call: nothing completed, no beat.
-                CHECK_THROWS_AS(pg->broadcast(big.data(), 1, DType::Float64, 7), CollectiveError);
-            } catch (...) {
-                errors[r] = std::current_exception();
-            }
-        });
-    }
-    for (auto& t : ranks) t.join();
-    for (auto& e : errors) {
+    const auto errors = testing::run_node_ranks(2, [&](const RunContext& ctx) {
+        auto hb = std::make_shared<ptrun::progress::Heartbeat>(
+            ptrun::progress::Heartbeat::open(files[ctx.rank].path()));
+        auto pg = detail::bootstrap_cpu_group(ctx, store, std::chrono::seconds(60), {}, {}, hb);
+        std::vector<double> big(1 << 16, 1.0);
+        std::vector<std::int32_t> small{ctx.rank};
+        for (int i = 0; i < 3; ++i) {
+            pg->allreduce(big.data(), big.size(), DType::Float64, ReduceOp::Sum)->wait();
+        }
+        pg->allreduce(small.data(), 1, DType::Int32, ReduceOp::Max)->wait();
+        pg->barrier()->wait();
+        // An argument error is refused at the call: nothing completed, no beat.
+        try {
+            pg->broadcast(big.data(), 1, DType::Float64, 7);
+        } catch (const CollectiveError&) {
+            return;
+        }
+        throw std::logic_error("broadcast from rank 7 of 2 was accepted");
+    });
+    for (const auto& e : errors) {
         if (e) std::rethrow_exception(e);
     }
     for (auto& f : files) CHECK(f.read().count == 5);

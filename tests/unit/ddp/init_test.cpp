@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <exception>
-#include <thread>
 #include <vector>
 
 #include "cpu_bootstrap.hpp"
+#include "node_ranks.hpp"
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/rendezvous/in_memory_store.hpp"
 
@@ -71,25 +71,11 @@ TEST_CASE("unknown shm_copy values are rejected naming the accepted ones", "[ddp
 
 TEST_CASE("ranks of a node asking for different shm_copy fail naming both", "[ddp]") {
     ptrun::rdzv::InMemoryStore store;
-    std::exception_ptr errors[2];
-    std::thread ranks[2];
-    for (int r = 0; r < 2; ++r) {
-        ranks[r] = std::thread([&, r] {
-            RunContext ctx;
-            ctx.rank = r;
-            ctx.world_size = 2;
-            ctx.local_rank = r;
-            ctx.local_world_size = 2;
-            const auto copy = r == 0 ? std::optional<detail::CopyStrategy>{}
-                                     : std::optional{detail::CopyStrategy::Plain};
-            try {
-                detail::bootstrap_cpu_group(ctx, store, std::chrono::milliseconds(500), copy);
-            } catch (...) {
-                errors[r] = std::current_exception();
-            }
-        });
-    }
-    for (auto& t : ranks) t.join();
+    const auto errors = testing::run_node_ranks(2, [&](const RunContext& ctx) {
+        const auto copy = ctx.rank == 0 ? std::optional<detail::CopyStrategy>{}
+                                        : std::optional{detail::CopyStrategy::Plain};
+        detail::bootstrap_cpu_group(ctx, store, std::chrono::milliseconds(500), copy);
+    });
     // Rank 1 sees the leader's choice; the leader then times out waiting for it.
     REQUIRE(errors[1]);
     CHECK_THROWS_WITH(std::rethrow_exception(errors[1]),
