@@ -4,7 +4,7 @@
 
 using namespace ptrun::placement;
 
-TEST_CASE("--report-bindings lines say where each worker runs", "[placement][report]") {
+TEST_CASE("report-bindings lines say where each worker runs", "[placement][report]") {
     WorkerPlacement w{"dgx01", 13, 5, parse_id_list("70-83,182-195"), true, IdSet({1}), "5"};
     CHECK(binding_report_line(w) ==
           "[dgx01] rank 13 (local 5): cpus 70-83,182-195 bound, memory preferred on node 1, "
