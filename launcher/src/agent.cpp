@@ -70,10 +70,9 @@ void Agent::Impl::reap() {
 }
 
 void Agent::Impl::apply(const Event& ev) {
-    bool had_failure = state.failure.has_value();
     Decision d = decide(state, policy, ev);
-    if (!had_failure && d.next.failure) {
-        root_cause = workers[static_cast<std::size_t>(d.next.failure->local_rank)].end;
+    if (d.first_failure) {
+        root_cause = workers[static_cast<std::size_t>(d.first_failure->local_rank)].end;
         report_local_failure();
     }
     state = d.next;
@@ -130,11 +129,14 @@ void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
 }
 
 void Agent::Impl::announce_restart() {
-    if (!root_cause) return;
-    log->warn("worker rank {} (local rank {}, pid {}) failed: {}; restarting the worker group "
-                 "(restart {} of {})",
-                 root_cause->rank, root_cause->local_rank, root_cause->pid, describe(root_cause->exit),
-                 state.restart_count, policy.max_restarts);
+    std::string cause = "a worker failed";  // decide() always names the failure; never stay silent
+    if (root_cause) {
+        cause = "worker rank " + std::to_string(root_cause->rank) + " (local rank " +
+                std::to_string(root_cause->local_rank) + ", pid " + std::to_string(root_cause->pid) +
+                ") failed: " + describe(root_cause->exit);
+    }
+    log->warn("{}; restarting the worker group (restart {} of {})", cause, state.restart_count,
+              policy.max_restarts);
     root_cause.reset();
 }
 

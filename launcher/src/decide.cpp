@@ -38,10 +38,11 @@ Action settle(GroupState& s, const RestartPolicy& policy) {
 
 Decision on_exit(GroupState s, const RestartPolicy& policy, const WorkerExited& ev) {
     s.alive -= 1;
+    std::optional<Failure> first;
     if (!s.stopping && !ev.exit.succeeded()) {
-        s.failure = Failure{ev.local_rank, ev.exit};
+        s.failure = first = Failure{ev.local_rank, ev.exit};
         s.stopping = true;
-        if (s.alive > 0) return {s, {ActionKind::TerminateGroup, SIGTERM, 0}};
+        if (s.alive > 0) return {s, {ActionKind::TerminateGroup, SIGTERM, 0}, first};
     }
     if (s.alive > 0) return {s, {}};
     if (!s.stopping && s.distributed) {
@@ -52,7 +53,7 @@ Decision on_exit(GroupState s, const RestartPolicy& policy, const WorkerExited& 
     }
     if (!s.stopping) return {s, {ActionKind::Finish, 0, 0}};
     Action a = settle(s, policy);
-    return {s, a};
+    return {s, a, first};
 }
 
 Decision on_round_end(GroupState s, const RoundEnded& ev) {

@@ -24,6 +24,20 @@ class Restarts(PtrunTestCase):
         self.assertEqual(sorted(read_dumps(self.dir)), [(0, 0), (0, 1), (1, 0), (1, 1)])
         self.assertIn("restarts used: 1 of 1", res.stderr)
 
+    def test_every_restart_is_announced_with_its_cause_after_a_peer_exited_0(self):
+        # Rank 0 exits 0 first; rank 1 fails only once rank 0 has exited, so the failure is the
+        # group's last exit (ptrun used to skip the announcement then: 0 of 3 lines).
+        res = run_ptrun(["--nproc-per-node", "2", "--max-restarts", "3",
+                         *self.worker("--dump", self.dir, "--fail-rank", "1", "--fail-attempts", "3", "--exit", "3",
+                                      "--others-succeed", "--after-peers-exit")])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        lines = [l for l in res.stderr.splitlines() if "restarting the worker group" in l]
+        self.assertEqual(len(lines), 3, res.stderr)
+        for k, line in enumerate(lines, start=1):
+            self.assertIn("worker rank 1 (local rank 1", line)
+            self.assertIn("exit code 3", line)
+            self.assertIn(f"restart {k} of 3", line)
+
     def test_no_restart_by_default(self):
         res = run_ptrun(["--nproc-per-node", "2", *self.worker("--dump", self.dir, "--fail-rank", "0", "--exit", "4")])
         self.assertEqual(res.returncode, 4)

@@ -110,6 +110,22 @@ TEST_CASE("decide: the first failure is remembered, later ones are not", "[launc
     CHECK(last.action.exit_code == 3);
 }
 
+TEST_CASE("decide: a failure that is the group's last exit is still named as the first failure",
+          "[launcher][decide]") {
+    // A peer exited 0 earlier: the failing worker is the last one alive, so the decision restarts at
+    // once and its next state no longer holds the failure; the agent must still learn its cause.
+    auto peer_done = decide(running(2), RestartPolicy{3}, WorkerExited{0, kOk});
+    auto d = decide(peer_done.next, RestartPolicy{3}, WorkerExited{1, kCode3});
+    REQUIRE(d.action.kind == ActionKind::RestartGroup);
+    CHECK_FALSE(d.next.failure);
+    REQUIRE(d.first_failure);
+    CHECK(*d.first_failure == Failure{1, kCode3});
+    CHECK_FALSE(decide(running(2), RestartPolicy{3}, WorkerExited{0, kOk}).first_failure);
+    auto stopping = decide(running(2), RestartPolicy{3}, WorkerExited{0, kCode3});
+    CHECK(stopping.first_failure);
+    CHECK_FALSE(decide(stopping.next, RestartPolicy{3}, WorkerExited{1, kCode3}).first_failure);
+}
+
 TEST_CASE("decide: restarts are exhausted exactly at max_restarts", "[launcher][decide]") {
     CHECK(decide(running(1, 1), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind == ActionKind::RestartGroup);
     CHECK(decide(running(1, 2), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind == ActionKind::Finish);

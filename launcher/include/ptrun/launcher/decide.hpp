@@ -86,6 +86,9 @@ struct Action {
 struct Decision {
     GroupState next;
     Action action;
+    /// The attempt's first failure when this event is it (also when `next` has already moved on
+    /// to a restart and no longer holds it): the cause to report and announce.
+    std::optional<Failure> first_failure = std::nullopt;
 };
 
 /// Pure: the state after `ev` and what the supervisor must do.
