@@ -12,6 +12,7 @@
 #include "ptrun/launcher/cli.hpp"
 #include "ptrun/launcher/console_log_sink.hpp"
 #include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/environment_error.hpp"
 #include "ptrun/launcher/explain.hpp"
 #include "ptrun/launcher/agent_store.hpp"
 #include "ptrun/launcher/host_facts.hpp"
@@ -31,6 +32,7 @@ namespace {
 
 constexpr int kExitUsage = 2;
 constexpr int kExitInternal = 1;
+constexpr int kExitEnvironment = 1;  // the machine refused something (no space, open files, ...)
 
 std::shared_ptr<spdlog::logger> make_logger(
     const std::string& host, const std::shared_ptr<ptrun::launcher::Console>& console) {
@@ -41,6 +43,9 @@ std::shared_ptr<spdlog::logger> make_logger(
     logger->set_level(spdlog::level::info);
     return logger;
 }
+
+int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::env::EnvMap env,
+            const std::vector<std::string>& warnings);
 
 int launch(const std::vector<std::string>& args) {
     using namespace ptrun::launcher;
@@ -58,14 +63,20 @@ int launch(const std::vector<std::string>& args) {
         std::cout << explain(config, options) << explain_containment_row(env);
         return 0;
     }
+    try {
+        return run_job(config, env, slurm.warnings);
+    } catch (...) {
+        rethrow_as_environment_error(open_files_needed(config));  // e.g. EMFILE: not ptrun's bug
+    }
+}
+
+int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::env::EnvMap env,
+            const std::vector<std::string>& warnings) {
+    using namespace ptrun::launcher;
     auto command = make_worker_command(config, env);
     auto console = std::make_shared<Console>();  // ptrun's stdout/stderr: writes never block ptrun
     auto logger = make_logger(config.hostname, console);
-    for (const auto& warning : slurm.warnings) logger->warn("{}", warning);
-    if (ptrun::env::sets_omp_num_threads(env, config.nproc_per_node)) {
-        logger->info("setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
-                     "set it yourself to tune performance");
-    }
+    for (const auto& warning : warnings) logger->warn("{}", warning);
     if (config.multi_node() && !config.fixed_placement) {
         auto auth = make_rdzv_auth(config.rdzv.key_file, config.run_id, env, *logger);
         auto node = start_multi_node(config, read_host_facts(env).random_id, auth, logger);
@@ -96,6 +107,9 @@ int main(int argc, char** argv) {
     } catch (const ptrun::launcher::RendezvousError& e) {
         std::fprintf(stderr, "ptrun: error: %s\n", e.what());
         return e.exit_code;
+    } catch (const ptrun::launcher::EnvironmentError& e) {
+        std::fprintf(stderr, "ptrun: error: %s\n", e.what());
+        return kExitEnvironment;
     } catch (const ptrun::rdzv::StoreError& e) {
         std::fprintf(stderr, "ptrun: error: cannot start the workers' store: %s\n", e.what());
         return kExitInternal;

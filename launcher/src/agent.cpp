@@ -7,6 +7,7 @@
 
 #include <csignal>
 
+#include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/coordinator.hpp"
@@ -18,6 +19,12 @@ namespace ptrun::launcher {
 namespace asio = boost::asio;
 
 int Agent::Impl::run() {
+    if (auto warning = logs.prepare(); !warning.empty()) log->warn("{}", warning);
+    if (!config.log_dir.empty()) log->info("worker logs and error files: {}", logs.run_log_dir());
+    if (env::sets_omp_num_threads(parent_env, config.nproc_per_node)) {
+        log->info("setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
+                  "set it yourself to tune performance");
+    }
     // Also makes ptrun a subreaper and cleans what SIGKILLed ptruns left.
     containment =
         std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
@@ -158,7 +165,9 @@ void Agent::Impl::finish(int code) {
         for (const auto& w : workers) {
             if (w.end.pid != root_cause->pid) others.push_back(w.end);
         }
-        auto report = format_failure_report(*root_cause, others, state.restart_count, policy.max_restarts);
+        ReportContext context{state.restart_count, policy.max_restarts, logs.error_files_kept(),
+                              command.interpreter, command.interpreter_origin};
+        auto report = format_failure_report(*root_cause, others, context);
         console->err.write(report);
     }
     else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 &&

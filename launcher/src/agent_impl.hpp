@@ -24,6 +24,7 @@
 #include "ptrun/launcher/node_placement.hpp"
 #include "ptrun/launcher/output_relay.hpp"
 #include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/spawn.hpp"
 
 namespace ptrun::launcher {
 
@@ -45,7 +46,8 @@ struct Agent::Impl {
     Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s, std::shared_ptr<spdlog::logger> l,
          std::optional<Membership> m)
         : config(c), command(std::move(cmd)), parent_env(std::move(e)), store(std::move(s)), log(std::move(l)),
-          membership(std::move(m)), signals(io), grace(io), logs(c.log_dir, c.run_id),
+          membership(std::move(m)), signals(io), grace(io),
+          logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""), c.nproc_per_node),
           log_health(log) {
         policy.max_restarts = c.max_restarts;
         state.distributed = membership.has_value();
@@ -121,10 +123,15 @@ struct Agent::Impl {
     void leave(int code);
 
     // workers (agent_workers.cpp)
-    /// Spawns this node's workers for the current attempt and placement.
+    /// Spawns this node's workers for the current attempt and placement; when their files or
+    /// pipes cannot be made (EnvironmentError), starts none, says why and finishes with 1.
     void start_attempt();
+    /// Every worker's identity, environment and error-file directory, before any is spawned.
+    std::vector<SpawnRequest> prepare_attempt();
+    /// Opens local rank `lr`'s log files and pipes and spawns it (a failed exec is its exit 127).
+    void spawn(int lr, SpawnRequest& request);
     /// The child end of one output stream per the redirect/tee settings (file, tee pipe or inherit).
-    StreamPlumbing plumb(StdMask stream, int attempt, int local_rank, int rank, int console_fd);
+    StreamPlumbing plumb(StdMask stream, int local_rank, int rank, int console_fd);
     /// Logs the run's log directory once.
     void announce_logs();
 };

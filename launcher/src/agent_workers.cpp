@@ -7,10 +7,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <stdexcept>
 
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/environment_error.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/process_sweep.hpp"
 #include "ptrun/launcher/spawn.hpp"
@@ -20,9 +20,11 @@ namespace asio = boost::asio;
 
 namespace {
 
-int open_log(const std::string& path) {
+int open_log(const std::string& path, const LaunchConfig& c) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error("cannot open log file '" + path + "': " + std::strerror(errno));
+    if (fd < 0) {
+        throw EnvironmentError(errno_message("cannot open log file '" + path + "'", errno, open_files_needed(c)));
+    }
     return fd;
 }
 
@@ -30,18 +32,32 @@ int open_log(const std::string& path) {
 
 void Agent::Impl::start_attempt() {
     workers.assign(static_cast<std::size_t>(config.nproc_per_node), Worker{});
+    containment->attempt_started();
+    try {
+        auto requests = prepare_attempt();  // every directory first: a full disk starts nobody
+        containment->note_temp_dir(logs.temporary_error_root());
+        for (std::size_t i = 0; i < requests.size(); ++i) spawn(static_cast<int>(i), requests[i]);
+    } catch (const EnvironmentError& e) {
+        log->error("{}", e.what());
+        finish(1);  // stops the workers already started
+    }
+}
+
+std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
     const int attempt = state.restart_count;
     const int world = config.nproc_per_node;
     const auto& p = placement;
-    containment->attempt_started();
     const std::string tag =
         containment->worker_tag(env::lookup(parent_env, kJobTagVariable).value_or(""));
+    logs.begin_attempt(attempt, p.round);
+    std::vector<SpawnRequest> requests;
+    requests.reserve(static_cast<std::size_t>(world));
     for (int lr = 0; lr < world; ++lr) {
         auto& w = workers[static_cast<std::size_t>(lr)];
         w.end.host = config.hostname;
         w.end.local_rank = lr;
         w.end.rank = p.rank_base + lr;
-        w.end.error_file = logs.error_dir(attempt, lr) + "/error.json";
+        w.end.error_file = logs.error_dir(lr) + "/error.json";
         env::WorkerIdentity id;
         id.local_rank = lr;
         id.rank = w.end.rank;
@@ -61,45 +77,54 @@ void Agent::Impl::start_attempt() {
         id.error_file = w.end.error_file;
         if (config.fixed_placement) apply_placement(*config.fixed_placement, id);  // SLURM per-rank
         w.end.rank = id.rank;
-        SpawnRequest req{command.exec_path, command.argv, env::worker_env(id, parent_env)};
-        req.env[kJobTagVariable] = tag;
-        int cgroup_errno = 0;
-        req.cgroup_dir_fd = containment->cgroup_dir_fd();
-        req.cgroup_procs_fd = containment->cgroup_procs_fd();
-        req.cgroup_errno = &cgroup_errno;
-        auto out = plumb(StdMask::Out, attempt, lr, w.end.rank, STDOUT_FILENO);
-        auto err = plumb(StdMask::Err, attempt, lr, w.end.rank, STDERR_FILENO);
-        req.stdout_fd = out.child_fd;
-        req.stderr_fd = err.child_fd;
-        w.end.stderr_log = err.log_path;
-        for (const auto* stream : {&out, &err}) {
-            if (stream->direct) w.direct_logs.push_back(stream->log_path);
-        }
-        state.alive += 1;
-        try {
-            w.end.pid = spawn_worker(req);
-            w.alive = true;
-            if (cgroup_errno != 0) containment->cgroup_join_failed(cgroup_errno);
-        } catch (const SpawnError& e) {
-            log->error("local rank {}: {}", lr, e.what());
-            w.end.exit = WorkerExit{127, 0};
-            w.end.time = std::chrono::system_clock::now();
-            asio::post(io, [this, lr] { apply(WorkerExited{lr, WorkerExit{127, 0}}); });
-        }
-        if (out.child_fd >= 0) ::close(out.child_fd);
-        if (err.child_fd >= 0) ::close(err.child_fd);
+        requests.push_back(SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
+        requests.back().env[kJobTagVariable] = tag;
     }
-    containment->note_temp_dir(logs.temporary_error_root());
+    return requests;
 }
 
-Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int attempt, int local_rank, int rank, int console_fd) {
+void Agent::Impl::spawn(int lr, SpawnRequest& req) {
+    auto& w = workers[static_cast<std::size_t>(lr)];
+    auto out = plumb(StdMask::Out, lr, w.end.rank, STDOUT_FILENO);
+    req.stdout_fd = out.child_fd;
+    struct CloseChildEnds {
+        SpawnRequest& r;
+        ~CloseChildEnds() {
+            if (r.stdout_fd >= 0) ::close(r.stdout_fd);
+            if (r.stderr_fd >= 0) ::close(r.stderr_fd);
+        }
+    } close_child_ends{req};
+    auto err = plumb(StdMask::Err, lr, w.end.rank, STDERR_FILENO);
+    req.stderr_fd = err.child_fd;
+    w.end.stderr_log = err.log_path;
+    for (const auto* stream : {&out, &err}) {
+        if (stream->direct) w.direct_logs.push_back(stream->log_path);
+    }
+    int cgroup_errno = 0;
+    req.cgroup_dir_fd = containment->cgroup_dir_fd();
+    req.cgroup_procs_fd = containment->cgroup_procs_fd();
+    req.cgroup_errno = &cgroup_errno;
+    state.alive += 1;
+    try {
+        w.end.pid = spawn_worker(req);
+        w.alive = true;
+        if (cgroup_errno != 0) containment->cgroup_join_failed(cgroup_errno);
+    } catch (const SpawnError& e) {
+        log->error("local rank {}: {}", lr, e.what());
+        w.end.exit = WorkerExit{127, 0};
+        w.end.time = std::chrono::system_clock::now();
+        asio::post(io, [this, lr] { apply(WorkerExited{lr, WorkerExit{127, 0}}); });
+    }
+}
+
+Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, int rank, int console_fd) {
     bool filtered_out = config.local_ranks_filter && !config.local_ranks_filter->count(local_rank);
     bool tee = has(config.tee.for_rank(local_rank), stream) && !filtered_out;
     bool to_file = tee || filtered_out || has(config.redirects.for_rank(local_rank), stream);
     if (!to_file) return {};
     StreamPlumbing p;
-    p.log_path = logs.log_dir(attempt, local_rank) + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
-    int log_fd = open_log(p.log_path);
+    p.log_path = logs.log_dir(local_rank) + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
+    int log_fd = open_log(p.log_path, config);
     announce_logs();
     if (!tee) {
         p.child_fd = log_fd;
@@ -108,8 +133,9 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int attempt, int 
     }
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
+        int err = errno;
         ::close(log_fd);
-        throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+        throw EnvironmentError(errno_message("cannot make a pipe for --tee", err, open_files_needed(config)));
     }
     std::string prefix = "[" + config.hostname + ":" + std::to_string(rank) + "] ";
     RelayTarget target;
@@ -128,7 +154,7 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int attempt, int 
 void Agent::Impl::announce_logs() {
     if (announced_logs) return;
     announced_logs = true;
-    log->info("worker logs: {}", logs.run_log_dir());
+    if (config.log_dir.empty()) log->info("worker logs: {}", logs.run_log_dir());
 }
 
 }  // namespace ptrun::launcher

@@ -54,21 +54,37 @@ std::string tail_of_file(const std::string& path, std::size_t lines) {
     return pos == std::string::npos || pos == 0 ? data : data.substr(pos + 1);
 }
 
+std::string missing_module(const std::string& text) {
+    const std::string needle = "No module named '";
+    auto at = text.rfind(needle);
+    if (at == std::string::npos) return "";
+    auto start = at + needle.size();
+    auto end = text.find('\'', start);
+    return end == std::string::npos ? "" : text.substr(start, end - start);
+}
+
 std::string format_failure_report(const WorkerEnd& root, const std::vector<WorkerEnd>& others,
-                                  int restart_count, int max_restarts, std::size_t tail_lines) {
+                                  const ReportContext& context, std::size_t tail_lines) {
     const std::string rule(72, '=');
     std::string out = rule + "\nptrun: worker group failed";
-    out += " (restarts used: " + std::to_string(restart_count) + " of " + std::to_string(max_restarts) + ")\n";
+    out += " (restarts used: " + std::to_string(context.restart_count) + " of " +
+           std::to_string(context.max_restarts) + ")\n";
     out += std::string(72, '-') + "\nRoot cause (first failure):\n";
     field(out, "host", root.host);
     field(out, "rank", std::to_string(root.rank) + " (local rank " + std::to_string(root.local_rank) + ")");
     field(out, "pid", std::to_string(root.pid));
     field(out, "exit", describe(root.exit));
     field(out, "time", utc(root.time));
+    if (!context.interpreter.empty()) {
+        field(out, "interpreter", context.interpreter + " (" + context.interpreter_origin + ")");
+    }
+    std::string seen;  // what the worker said, to look for a missing module in
     if (auto report = read_error_file(root.error_file)) {
-        field(out, "error file", root.error_file);
+        field(out, "error file", context.error_files_kept ? root.error_file
+                                                          : "(temporary, removed when ptrun exits; --log-dir keeps it)");
         field(out, "message", report->message);
         if (!report->traceback.empty()) out += "  traceback   :\n" + indent(report->traceback, "    ");
+        seen = report->message + "\n" + report->traceback;
     } else {
         field(out, "error file", "<none written> (decorate the entry point with torch's @record to get one)");
     }
@@ -76,8 +92,13 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
         auto tail = tail_of_file(root.stderr_log, tail_lines);
         out += "  stderr      : last lines of " + root.stderr_log + (tail.empty() ? " (empty)\n" : "\n");
         out += indent(tail, "    | ");
+        seen += "\n" + tail;
     } else {
         out += "  stderr      : went to the terminal above (use --redirects 2 or --tee 2 to keep it)\n";
+    }
+    if (auto module = missing_module(seen); !module.empty() && !context.interpreter.empty()) {
+        field(out, "hint", context.interpreter + " cannot import '" + module +
+                               "': set PYTHON_EXEC to an interpreter that has it");
     }
     bool header = false;
     for (const auto& w : others) {

@@ -1,85 +1,197 @@
 #include "ptrun/launcher/log_layout.hpp"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
-#include <stdexcept>
 #include <system_error>
+
+#include "ptrun/launcher/environment_error.hpp"
+#include "ptrun/launcher/usage_error.hpp"
 
 namespace ptrun::launcher {
 namespace {
 
-/// $TMPDIR when the user set one; else /dev/shm for error files when usable; else /tmp.
-std::string temp_base(bool prefer_tmpfs) {
-    const char* tmp = std::getenv("TMPDIR");
-    if (tmp && *tmp) return tmp;
-    if (prefer_tmpfs && ::access("/dev/shm", W_OK | X_OK) == 0) return "/dev/shm";
-    return "/tmp";
-}
+constexpr const char* kTmpfs = "/dev/shm";
 
-std::string make_temp_dir(bool prefer_tmpfs) {
-    std::string pattern = temp_base(prefer_tmpfs) + "/ptrun-XXXXXX";
-    if (!::mkdtemp(pattern.data())) {
-        throw std::runtime_error("cannot create a directory like " + pattern + ": " + std::strerror(errno));
+/// `text` with what cannot be part of a directory name ('/', NUL, a leading '.') replaced by '_'.
+std::string name_part(std::string text) {
+    for (auto& c : text) {
+        if (c == '/' || c == '\0') c = '_';
     }
-    return pattern;
+    if (!text.empty() && text[0] == '.') text[0] = '_';
+    return text;
 }
 
-/// mkdir -p of `dir` below an existing `root`, one mkdir per missing level.
-void make_dirs(const std::string& root, const std::string& rest) {
-    std::string path = root;
+/// <run-id>_<host>_<UTC time>_XXXXXX, for mkdtemp.
+std::string run_dir_pattern(const std::string& run_id, const std::string& host) {
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    ::gmtime_r(&now, &tm);
+    char stamp[24];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    return name_part(run_id) + "_" + name_part(host.substr(0, host.find('.'))) + "_" + stamp + "_XXXXXX";
+}
+
+/// mkdtemp(`pattern`): the directory made, or "" with errno set.
+std::string make_temp(std::string pattern) { return ::mkdtemp(pattern.data()) ? pattern : std::string(); }
+
+/// A run directory: made by mkdtemp (0700), then opened up as mkdir(0755) would under the umask.
+std::string make_run_temp(std::string pattern) {
+    std::string dir = make_temp(std::move(pattern));
+    if (!dir.empty()) {
+        mode_t mask = ::umask(0);
+        ::umask(mask);
+        ::chmod(dir.c_str(), 0755 & ~mask);
+    }
+    return dir;
+}
+
+/// True when the tmpfs at `path` has room for an attempt's error files (a limit of 0 is none).
+bool tmpfs_has_room(const char* path, int nproc) {
+    struct statvfs fs {};
+    if (::statvfs(path, &fs) != 0) return false;
+    const auto need_inodes = static_cast<fsfilcnt_t>(16 + 2 * nproc);
+    const auto need_bytes = static_cast<unsigned long long>(1 << 20) + 16384ULL * static_cast<unsigned>(nproc);
+    const bool inodes_ok = fs.f_files == 0 || fs.f_favail >= need_inodes;
+    const bool space_ok = fs.f_blocks == 0 || static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize >= need_bytes;
+    return inodes_ok && space_ok;
+}
+
+/// mkdir -p of `rest` below an existing `base`; 0, or the errno with the path that failed.
+int make_dirs(const std::string& base, const std::string& rest, std::string& failed) {
+    std::string path = base;
     std::size_t start = 0;
     while (start < rest.size()) {
         auto slash = rest.find('/', start);
         auto end = slash == std::string::npos ? rest.size() : slash;
         path += "/" + rest.substr(start, end - start);
         if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-            throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
+            failed = path;
+            return errno;
         }
         start = end + 1;
     }
+    return 0;
 }
 
 }  // namespace
 
-LogLayout::LogLayout(std::string log_dir, std::string run_id)
-    : requested_(std::move(log_dir)), run_id_(std::move(run_id)) {}
+LogLayout::LogLayout(std::string log_dir, std::string run_id, std::string host, std::string tmpdir, int nproc)
+    : requested_(std::move(log_dir)), run_id_(std::move(run_id)), host_(std::move(host)),
+      tmpdir_(std::move(tmpdir)), nproc_(nproc) {}
 
 LogLayout::~LogLayout() {
-    if (error_root_temporary_) {
+    for (const auto& root : temp_roots_) {
         std::error_code ec;
-        std::filesystem::remove_all(error_root_, ec);
+        std::filesystem::remove_all(root, ec);
     }
 }
 
-std::string LogLayout::make_worker_dir(std::string& root, const char* what, int attempt, int local_rank) {
-    if (root.empty()) {
-        if (requested_.empty()) {
-            bool for_errors = std::strcmp(what, "error") == 0;
-            root = make_temp_dir(for_errors);
-            error_root_temporary_ = error_root_temporary_ || for_errors;
-        } else {
-            std::error_code ec;
-            std::filesystem::create_directories(requested_, ec);
-            if (ec) throw std::runtime_error("--log-dir '" + requested_ + "': cannot create it: " + ec.message());
-            root = requested_;
-        }
+std::string LogLayout::prepare() {
+    if (requested_.empty() || !logs_.run.empty()) return "";
+    std::error_code ec;
+    std::filesystem::create_directories(requested_, ec);
+    if (ec) throw UsageError("--log-dir '" + requested_ + "': cannot create it: " + ec.message());
+    logs_.path = requested_;
+    std::string name = run_dir_pattern(run_id_, host_);
+    logs_.run = make_run_temp(requested_ + "/" + name);
+    if (logs_.run.empty()) {
+        int err = errno;
+        if (is_out_of_space(err)) throw EnvironmentError(errno_message("--log-dir '" + requested_ + "'", err));
+        throw UsageError("--log-dir '" + requested_ + "': cannot write there: " + std::strerror(err));
     }
-    std::string rest = run_id_ + "/attempt_" + std::to_string(attempt) + "/" + std::to_string(local_rank);
-    make_dirs(root, rest);
-    return root + "/" + rest;
+    errors_ = logs_;
+    // <log-dir>/latest -> this run, replaced atomically (a symlink renamed over the old one).
+    name = logs_.run.substr(requested_.size() + 1);
+    const std::string link = requested_ + "/latest";
+    const std::string tmp = requested_ + "/.latest." + name.substr(name.size() - 6);
+    if (::symlink(name.c_str(), tmp.c_str()) != 0 || ::rename(tmp.c_str(), link.c_str()) != 0) {
+        std::string why = std::strerror(errno);
+        ::unlink(tmp.c_str());
+        return "could not point " + link + " at this run (" + why + "); its files are in " + logs_.run;
+    }
+    return "";
 }
 
-std::string LogLayout::error_dir(int attempt, int local_rank) {
-    return make_worker_dir(requested_.empty() ? error_root_ : log_root_, "error", attempt, local_rank);
+void LogLayout::begin_attempt(int restart_count, int round) {
+    attempt_ = "attempt_" + std::to_string(restart_count);
+    if (attempts_used_.insert(attempt_).second) return;
+    attempt_ += "_round_" + std::to_string(round);
+    for (int k = 2; !attempts_used_.insert(attempt_).second; ++k) {
+        attempt_ = "attempt_" + std::to_string(restart_count) + "_round_" + std::to_string(round) + "." +
+                   std::to_string(k);
+    }
 }
 
-std::string LogLayout::log_dir(int attempt, int local_rank) {
-    return make_worker_dir(log_root_, "log", attempt, local_rank);
+void LogLayout::make_run_dir(Root& root) {
+    // A temporary root is private (0700) and removed at exit: its run directory needs no opening up.
+    auto pattern = root.path + "/" + run_dir_pattern(run_id_, host_);
+    root.run = root.temporary ? make_temp(pattern) : make_run_temp(pattern);
+    if (root.run.empty()) throw EnvironmentError(errno_message("cannot create a directory in " + root.path, errno));
+}
+
+void LogLayout::open_error_root() {
+    const bool try_tmpfs = tmpdir_.empty() && tmpfs_has_room(kTmpfs, nproc_);
+    std::string base = !tmpdir_.empty() ? tmpdir_ : "/tmp";
+    if (try_tmpfs) {
+        errors_.path = make_temp(std::string(kTmpfs) + "/ptrun-XXXXXX");
+        if (!errors_.path.empty()) errors_.run = make_temp(errors_.path + "/" + run_dir_pattern(run_id_, host_));
+        if (!errors_.path.empty()) temp_roots_.push_back(errors_.path);
+        errors_.tmpfs = !errors_.run.empty();
+        errors_.temporary = true;
+        if (errors_.tmpfs) return;
+    }
+    errors_.path = make_temp(base + "/ptrun-XXXXXX");
+    if (errors_.path.empty()) {
+        throw EnvironmentError(errno_message("cannot create a temporary directory in " + base, errno));
+    }
+    temp_roots_.push_back(errors_.path);
+    errors_.temporary = true;
+    errors_.tmpfs = false;
+    make_run_dir(errors_);
+}
+
+void LogLayout::open_temp_log_root() {
+    std::string base = !tmpdir_.empty() ? tmpdir_ : "/tmp";
+    logs_.path = make_temp(base + "/ptrun-XXXXXX");
+    if (logs_.path.empty()) {
+        throw EnvironmentError(errno_message("cannot create a directory for log files in " + base, errno));
+    }
+    make_run_dir(logs_);
+}
+
+std::string LogLayout::worker_dir(Root& root, int local_rank) {
+    std::string failed;
+    const std::string rest = attempt_ + "/" + std::to_string(local_rank);
+    int err = make_dirs(root.run, rest, failed);
+    if (err == 0) return root.run + "/" + rest;
+    if (root.tmpfs && is_out_of_space(err)) {
+        // /dev/shm filled up while running: the rest of the run's error files go to disk.
+        root.tmpfs = false;
+        root.path = make_temp("/tmp/ptrun-XXXXXX");
+        if (root.path.empty()) throw EnvironmentError(errno_message("cannot create a directory in /tmp", errno));
+        temp_roots_.push_back(root.path);
+        make_run_dir(root);
+        return worker_dir(root, local_rank);
+    }
+    throw EnvironmentError(errno_message("cannot create '" + failed + "'", err));
+}
+
+std::string LogLayout::error_dir(int local_rank) {
+    if (requested_.empty() && errors_.run.empty()) open_error_root();
+    if (!requested_.empty()) prepare();
+    return worker_dir(requested_.empty() ? errors_ : logs_, local_rank);
+}
+
+std::string LogLayout::log_dir(int local_rank) {
+    if (!requested_.empty()) prepare();
+    if (logs_.run.empty()) open_temp_log_root();
+    return worker_dir(logs_, local_rank);
 }
 
 }  // namespace ptrun::launcher

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "ptrun/launcher/usage_error.hpp"
 
 namespace ptrun::launcher {
@@ -48,16 +50,43 @@ std::string find_executable(const std::string& name, const std::string& path_var
     }
 }
 
-WorkerCommand make_worker_command(const LaunchConfig& c, const env::EnvMap& env) {
+namespace {
+
+bool runs_python(const LaunchConfig& c) {
     bool is_script = c.program.size() > 3 && c.program.compare(c.program.size() - 3, 3, ".py") == 0;
-    bool use_python = !c.no_python && (c.module || is_script);
+    return !c.no_python && (c.module || is_script);
+}
+
+std::string absolute(const std::string& path) {
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(path, ec);
+    return ec ? path : abs.lexically_normal().string();
+}
+
+const char* interpreter_origin(const env::EnvMap& env) {
+    return env::lookup(env, "PYTHON_EXEC") ? "PYTHON_EXEC" : "the first python3 on PATH";
+}
+
+}  // namespace
+
+std::optional<Interpreter> find_interpreter(const LaunchConfig& c, const env::EnvMap& env) {
+    if (!runs_python(c)) return std::nullopt;
+    bool not_executable = false;
+    std::string python = env::lookup(env, "PYTHON_EXEC").value_or("python3");
+    auto path = find_executable(python, env::lookup(env, "PATH").value_or("/usr/bin:/bin"), not_executable);
+    return Interpreter{path.empty() ? "" : absolute(path), interpreter_origin(env)};
+}
+
+WorkerCommand make_worker_command(const LaunchConfig& c, const env::EnvMap& env) {
     WorkerCommand cmd;
-    if (!use_python) {
+    if (!runs_python(c)) {
         cmd.exec_path = require_executable(c.program, env, "program");
         cmd.argv.push_back(c.program);
     } else {
         std::string python = env::lookup(env, "PYTHON_EXEC").value_or("python3");
         cmd.exec_path = require_executable(python, env, "python interpreter");
+        cmd.interpreter = absolute(cmd.exec_path);
+        cmd.interpreter_origin = interpreter_origin(env);
         if (!c.module && !is_regular_file(c.program)) {
             throw UsageError("program '" + c.program + "': not found (expected a Python script)");
         }

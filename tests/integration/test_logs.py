@@ -1,10 +1,19 @@
-"""--log-dir, --redirects, --tee and --local-ranks-filter, laid out as torchrun does."""
+"""--log-dir, --redirects, --tee and --local-ranks-filter: each run in its own directory
+(<log-dir>/<run-id>_<host>_<UTC time>_<random>/attempt_<n>/<local_rank>/, plus <log-dir>/latest)."""
+import glob
 import os
 import re
 import socket
 import unittest
 
 from harness import PtrunTestCase, run_ptrun
+
+
+def run_dir(logs, run_id):
+    """The one run directory of `run_id` under `logs` (asserting there is exactly one)."""
+    found = glob.glob(os.path.join(logs, run_id + "_*"))
+    assert len(found) == 1, found
+    return found[0]
 
 
 class Logs(PtrunTestCase):
@@ -15,7 +24,7 @@ class Logs(PtrunTestCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertNotIn("out line", res.stdout)
         for rank in (0, 1):
-            base = os.path.join(logs, "r1", "attempt_0", str(rank))
+            base = os.path.join(run_dir(logs, "r1"), "attempt_0", str(rank))
             with open(os.path.join(base, "stdout.log")) as f:
                 self.assertEqual(f.read(), f"out line 0 from rank {rank}\nout line 1 from rank {rank}\n")
             with open(os.path.join(base, "stderr.log")) as f:
@@ -31,7 +40,7 @@ class Logs(PtrunTestCase):
         self.assertEqual(len(lines), 200)
         for line in lines:
             self.assertRegex(line, rf"^\[{re.escape(host)}:(\d)\] out line \d+ from rank \1$")
-        with open(os.path.join(logs, "r2", "attempt_0", "3", "stdout.log")) as f:
+        with open(os.path.join(run_dir(logs, "r2"), "attempt_0", "3", "stdout.log")) as f:
             self.assertEqual(len(f.read().splitlines()), 50)
         self.assertIn("err line", res.stderr, "stderr was not tee'd, so it stays on the terminal")
 
@@ -42,7 +51,7 @@ class Logs(PtrunTestCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertIn("out line 0 from rank 0", res.stdout)
         self.assertNotIn("from rank 1", res.stdout)
-        self.assertTrue(os.path.exists(os.path.join(logs, "r3", "attempt_0", "1", "stdout.log")))
+        self.assertTrue(os.path.exists(os.path.join(run_dir(logs, "r3"), "attempt_0", "1", "stdout.log")))
 
     def test_local_ranks_filter_shows_only_chosen_ranks(self):
         logs = os.path.join(self.dir, "logs")
@@ -52,8 +61,47 @@ class Logs(PtrunTestCase):
         self.assertIn("from rank 0", res.stdout)
         self.assertIn("from rank 2", res.stdout)
         self.assertNotIn("from rank 1", res.stdout + res.stderr)
-        with open(os.path.join(logs, "r4", "attempt_0", "1", "stdout.log")) as f:
+        with open(os.path.join(run_dir(logs, "r4"), "attempt_0", "1", "stdout.log")) as f:
             self.assertIn("out line 1 from rank 1", f.read())
+
+    def test_a_reused_log_dir_and_run_id_keep_each_run_apart(self):
+        # A SLURM requeue reuses both: the second run must not report the first run's error file,
+        # nor overwrite or mix with its logs.
+        logs = os.path.join(self.dir, "logs")
+        common = ["--nproc-per-node", "2", "--log-dir", logs, "--rdzv-id", "slurm-7.0", "--redirects", "3"]
+        first = run_ptrun([*common, *self.worker("--fail-rank", "1", "--exit", "1", "--print", "1",
+                                                 "--error-message", "FileNotFoundError: from the first run")])
+        self.assertEqual(first.returncode, 1, first.stderr)
+        self.assertIn("FileNotFoundError: from the first run", first.stderr)
+        second = run_ptrun([*common, *self.worker("--fail-rank", "1", "--exit", "3")])
+        self.assertEqual(second.returncode, 3, second.stderr)
+        self.assertNotIn("from the first run", second.stderr)
+        self.assertIn("<none written>", second.stderr)
+        runs = sorted(glob.glob(os.path.join(logs, "slurm-7.0_*")))
+        self.assertEqual(len(runs), 2, runs)
+        self.assertRegex(os.path.basename(runs[0]),
+                         rf"^slurm-7\.0_{re.escape(socket.gethostname().split('.')[0])}_\d{{8}}T\d{{6}}Z_\w{{6}}$")
+        latest = os.path.join(logs, "latest")
+        self.assertTrue(os.path.islink(latest))
+        second_dir = os.path.realpath(latest)
+        self.assertIn(second_dir, second.stderr, "the run directory is announced")
+        first_dir, = [r for r in runs if os.path.realpath(r) != second_dir]
+        with open(os.path.join(first_dir, "attempt_0", "1", "stdout.log")) as f:
+            self.assertEqual(f.read(), "out line 0 from rank 1\n", "the first run's logs are kept")
+        self.assertTrue(os.path.exists(os.path.join(first_dir, "attempt_0", "1", "error.json")))
+        self.assertFalse(os.path.exists(os.path.join(second_dir, "attempt_0", "1", "error.json")))
+
+    def test_the_report_names_no_file_that_is_gone_after_exit(self):
+        # Without --log-dir error files live in a private temporary directory removed at exit:
+        # the report carries what the worker wrote instead of pointing at a vanished path.
+        res = run_ptrun(["--nproc-per-node", "2",
+                         *self.worker("--fail-rank", "0", "--exit", "4", "--error-message", "ValueError: kept")])
+        self.assertEqual(res.returncode, 4, res.stderr)
+        self.assertIn("ValueError: kept", res.stderr)
+        self.assertIn("Traceback", res.stderr)
+        for path in re.findall(r"(/[^\s:()]+)", res.stderr):
+            if "error.json" in path or "ptrun-" in path:
+                self.assertTrue(os.path.exists(path), f"the report names {path}, gone after exit:\n{res.stderr}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ TEST_CASE("failure report names host, ranks, pid, exit and time", "[launcher][re
     other.pid = 4241;
     other.exit = WorkerExit{0, SIGTERM};
     other.stopped_by_ptrun = true;
-    auto text = format_failure_report(root, {other}, 1, 3);
+    auto text = format_failure_report(root, {other}, ReportContext{1, 3, true, "", ""});
     CHECK_THAT(text, Catch::Contains("node7"));
     CHECK_THAT(text, Catch::Contains("5 (local rank 1)"));
     CHECK_THAT(text, Catch::Contains("4242"));

@@ -24,10 +24,25 @@ struct WorkerEnd {
     bool stopped_by_ptrun = false;  ///< ended by ptrun's SIGTERM/SIGKILL after another failure
 };
 
+/// What the report says besides the workers' ends.
+struct ReportContext {
+    int restart_count = 0;
+    int max_restarts = 0;
+    /// False when error files are temporary (removed when ptrun exits): the report then carries
+    /// what the file said and names no path that will be gone.
+    bool error_files_kept = true;
+    std::string interpreter;         ///< Python workers: the interpreter's full path, else ""
+    std::string interpreter_origin;  ///< e.g. "PYTHON_EXEC" or "the first python3 on PATH"
+};
+
 /// The multi-line report: the root cause in full (error file message and traceback, last
-/// `tail_lines` of stderr), then one line per other worker that did not succeed.
+/// `tail_lines` of stderr, the interpreter and a hint when a module was missing), then one line
+/// per other worker that did not succeed.
 std::string format_failure_report(const WorkerEnd& root, const std::vector<WorkerEnd>& others,
-                                  int restart_count, int max_restarts, std::size_t tail_lines = 10);
+                                  const ReportContext& context, std::size_t tail_lines = 10);
+
+/// The module named by a Python "No module named 'X'" in `text`, "" when there is none.
+std::string missing_module(const std::string& text);
 
 /// The last `lines` lines of the file at `path` (at most 64 KiB are read); "" if unreadable.
 std::string tail_of_file(const std::string& path, std::size_t lines);

@@ -1,39 +1,74 @@
 #pragma once
-/// Where per-worker files go: <root>/<run-id>/attempt_<n>/<local_rank>/{stdout,stderr}.log and
-/// error.json, as torchrun lays them out. With --log-dir everything goes there. Without it, error
-/// files go to a private directory under $TMPDIR, else on tmpfs (/dev/shm: creating it costs
-/// microseconds, not the ~0.1 ms per mkdir of a disk), removed at exit; log files, if any, go to a
-/// directory under $TMPDIR (or /tmp) that is kept and announced.
+/// Where per-worker files go. Every run gets a directory of its own, so a reused --log-dir or
+/// run id (a SLURM requeue) never overwrites, mixes or misreports an earlier run's files:
+///
+///   <root>/<run-id>_<host>_<YYYYMMDDTHHMMSSZ>_<random>/attempt_<n>/<local_rank>/
+///       stdout.log, stderr.log, error.json
+///
+/// With --log-dir, <root> is that directory and <root>/latest links to the newest run. Without it,
+/// error files go to a private directory on tmpfs (/dev/shm: microseconds per mkdir, not the ~0.1
+/// ms of a disk), or under $TMPDIR when set, or /tmp when /dev/shm is short of space or inodes;
+/// it is removed at exit. Log files, if any, then go to a new directory under $TMPDIR (or /tmp)
+/// that is kept and announced. A multi-node round that reuses a restart count (a node joined,
+/// not a restart) gets attempt_<n>_round_<r>.
 
+#include <set>
 #include <string>
+#include <vector>
 
 namespace ptrun::launcher {
 
 class LogLayout {
 public:
-    LogLayout(std::string log_dir, std::string run_id);
-    /// Removes the temporary error-file root.
+    /// `log_dir`: --log-dir, "" for temporary directories; `host`: this node's name (its first
+    /// label goes into the run directory's name); `tmpdir`: $TMPDIR, "" when unset; `nproc`: the
+    /// workers per attempt (how much room the tmpfs must have).
+    LogLayout(std::string log_dir, std::string run_id, std::string host, std::string tmpdir, int nproc);
+    /// Removes the temporary error-file directories.
     ~LogLayout();
     LogLayout(const LogLayout&) = delete;
     LogLayout& operator=(const LogLayout&) = delete;
 
-    /// The directory holding one worker's error.json, created if missing. Throws std::runtime_error.
-    std::string error_dir(int attempt, int local_rank);
-    /// The directory holding one worker's log files, created if missing. Throws std::runtime_error.
-    std::string log_dir(int attempt, int local_rank);
-    /// The run's log directory, "" until the first log_dir call.
-    std::string run_log_dir() const { return log_root_.empty() ? "" : log_root_ + "/" + run_id_; }
+    /// With --log-dir: creates it and this run's directory and points <log-dir>/latest at it;
+    /// nothing otherwise. Returns a warning to log ("" when none). Throws UsageError when
+    /// --log-dir cannot be created or written, EnvironmentError when its file system is full.
+    std::string prepare();
+    /// The following directories belong to attempt `restart_count` (multi-node: of `round`).
+    void begin_attempt(int restart_count, int round);
+    /// The directory holding one worker's error.json in the current attempt, created new.
+    /// Throws EnvironmentError.
+    std::string error_dir(int local_rank);
+    /// The directory holding one worker's log files, created if missing. Throws EnvironmentError.
+    std::string log_dir(int local_rank);
+    /// The run's directory of log files, "" until the first log_dir call (or prepare()).
+    std::string run_log_dir() const { return logs_.run; }
+    /// False when error files are temporary (removed at exit): reports then carry their content.
+    bool error_files_kept() const { return !errors_.temporary; }
     /// The temporary error-file root the destructor removes, "" when there is none (yet).
-    std::string temporary_error_root() const { return error_root_temporary_ ? error_root_ : ""; }
+    std::string temporary_error_root() const { return errors_.temporary ? errors_.path : ""; }
 
 private:
-    std::string make_worker_dir(std::string& root, const char* base, int attempt, int local_rank);
+    struct Root {
+        std::string path;        ///< the directory holding run directories
+        std::string run;         ///< this run's directory, "" until created
+        bool temporary = false;  ///< removed at exit
+        bool tmpfs = false;      ///< on /dev/shm: falls back to disk when full
+    };
+    void open_error_root();
+    void open_temp_log_root();
+    void make_run_dir(Root& root);
+    std::string worker_dir(Root& root, int local_rank);
 
     std::string requested_;
     std::string run_id_;
-    std::string error_root_;
-    std::string log_root_;
-    bool error_root_temporary_ = false;
+    std::string host_;
+    std::string tmpdir_;
+    int nproc_;
+    Root errors_;
+    Root logs_;
+    std::string attempt_ = "attempt_0";
+    std::set<std::string> attempts_used_;
+    std::vector<std::string> temp_roots_;  ///< removed at exit
 };
 
 }  // namespace ptrun::launcher

@@ -1,6 +1,7 @@
 #pragma once
 /// Turns the program of a launch into the exact argv each worker execs (no shell).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,18 @@ namespace ptrun::launcher {
 struct WorkerCommand {
     std::string exec_path;
     std::vector<std::string> argv;
+    std::string interpreter;         ///< Python workers: the interpreter's absolute path, else ""
+    std::string interpreter_origin;  ///< "PYTHON_EXEC" or "the first python3 on PATH"
 };
+
+/// The interpreter a Python PROGRAM runs with and where that choice came from: ($PYTHON_EXEC or
+/// the first python3 on PATH, as an absolute path), or nullopt when PROGRAM is not run through
+/// Python. `path` is "" when the interpreter cannot be found.
+struct Interpreter {
+    std::string path;
+    std::string origin;
+};
+std::optional<Interpreter> find_interpreter(const LaunchConfig& config, const env::EnvMap& env);
 
 /// `PROGRAM.py` -> python3 -u PROGRAM.py; `-m mod` -> python3 -u -m mod; anything else, or with
 /// --no-python, is exec'd directly. The interpreter is $PYTHON_EXEC, else python3 on PATH.

@@ -1,0 +1,72 @@
+#include "ptrun/launcher/environment_error.hpp"
+
+#include <boost/system/system_error.hpp>
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "ptrun/launcher/launch_config.hpp"
+
+namespace ptrun::launcher {
+
+bool is_out_of_space(int err) { return err == ENOSPC || err == EDQUOT; }
+
+std::string errno_message(const std::string& what, int err, int fds_needed) {
+    switch (err) {
+        case ENOSPC:
+            return what + ": no space or no inodes left on its file system (free some, or use another directory)";
+        case EDQUOT:
+            return what + ": disk quota exceeded (free some space, or use another directory)";
+        case EMFILE: {
+            rlimit lim{};
+            ::getrlimit(RLIMIT_NOFILE, &lim);
+            std::string text = what + ": too many open files: raise `ulimit -n` (now " +
+                               std::to_string(lim.rlim_cur);
+            if (fds_needed > 0) text += ", this job needs about " + std::to_string(fds_needed);
+            return text + ")";
+        }
+        case ENOMEM:
+            return what + ": out of memory";
+        case ENFILE:
+            return what + ": the system's open-file table is full (sysctl fs.file-max)";
+        case EACCES:
+        case EPERM:
+            return what + ": permission denied";
+        case EROFS:
+            return what + ": read-only file system";
+        default:
+            return what + ": " + std::strerror(err);
+    }
+}
+
+int open_files_needed(const LaunchConfig& c) {
+    int total = 32 + 6 * c.nproc_per_node;
+    if (c.multi_node()) total += c.nnodes.max * (3 + 2 * c.nproc_per_node);
+    return total;
+}
+
+void rethrow_as_environment_error(int fds_needed) {
+    auto environmental = [](int err) {
+        return err == EMFILE || err == ENFILE || err == ENOMEM || is_out_of_space(err);
+    };
+    try {
+        throw;
+    } catch (const boost::system::system_error& e) {
+        const auto& code = e.code();
+        if (code.category() == boost::system::system_category() && environmental(code.value())) {
+            throw EnvironmentError(errno_message(std::string("ptrun (") + e.what() + ")", code.value(), fds_needed));
+        }
+        throw;
+    } catch (const std::system_error& e) {
+        const auto& code = e.code();
+        if ((code.category() == std::system_category() || code.category() == std::generic_category()) &&
+            environmental(code.value())) {
+            throw EnvironmentError(errno_message(std::string("ptrun (") + e.what() + ")", code.value(), fds_needed));
+        }
+        throw;
+    }
+}
+
+}  // namespace ptrun::launcher
