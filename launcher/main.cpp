@@ -60,7 +60,8 @@ int launch(const std::vector<std::string>& args) {
     auto config = resolve(options, read_host_facts(env));
     config.fixed_placement = slurm.placement;
     if (config.explain) {
-        std::cout << explain(config, options) << explain_containment_row(env);
+        std::cout << explain(config, options, find_interpreter(config, env),
+                             {explain_containment_row(env)});
         return 0;
     }
     try {

@@ -11,6 +11,7 @@
 #include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/coordinator.hpp"
+#include "ptrun/launcher/duration_text.hpp"
 #include "ptrun/launcher/failure_report.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
 #include "ptrun/launcher/spawn.hpp"
@@ -46,12 +47,23 @@ void Agent::Impl::wait_signal() {
         if (signo == SIGCHLD) {
             reap();
         } else {
-            log->info("received {}, {} the workers", signal_name(signo),
-                      stops_job(signo) ? "stopping" : "forwarding it to");
+            log->info("{}", signal_notice(signo));
             apply(SignalReceived{signo, stops_job(signo)});
         }
         if (!finished) wait_signal();
     });
+}
+
+std::string Agent::Impl::signal_notice(int signo) const {
+    const std::string got = "received " + signal_name(signo);
+    if (!stops_job(signo)) return got + ": forwarding it to the workers";
+    if (state.alive == 0) return got + ": stopping";
+    if (signo == SIGINT && state.interrupts >= 1) return got + " again: killing the workers now (SIGKILL)";
+    if (state.stopping) return got + ": forwarding it to the workers, which are already stopping";
+    std::string text = got + ": stopping the workers: they get " + signal_name(signo) + ", then SIGKILL after " +
+                       seconds_text(config.shutdown_timeout) + " (--shutdown-timeout)";
+    if (signo == SIGINT) text += "; press Ctrl-C again to kill them at once";
+    return text;
 }
 
 void Agent::Impl::reap() {
@@ -98,8 +110,8 @@ void Agent::Impl::act(const Action& a) {
             grace.expires_after(config.shutdown_timeout);
             grace.async_wait([this](boost::system::error_code ec) {
                 if (ec || finished) return;
-                log->warn("workers still running {} ms after {}; sending SIGKILL",
-                             config.shutdown_timeout.count(), "the stop signal");
+                log->warn("workers still running {} after the stop signal (--shutdown-timeout); "
+                          "sending SIGKILL", seconds_text(config.shutdown_timeout));
                 apply(GraceExpired{});
             });
             return;

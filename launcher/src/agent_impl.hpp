@@ -92,6 +92,8 @@ struct Agent::Impl {
     int run();
     /// Waits for the next signal (SIGCHLD: reap; others: stop or forward).
     void wait_signal();
+    /// What receiving `signo` does now, said to the person who sent it (the grace, Ctrl-C twice).
+    std::string signal_notice(int signo) const;
     /// Reaps every exited child and feeds each worker exit to decide().
     void reap();
     /// Feeds `ev` to decide() and carries out the action.

@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 
 #include "ptrun/launcher/coordinator.hpp"
+#include "ptrun/launcher/duration_text.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
 
 namespace ptrun::launcher {
@@ -69,8 +70,8 @@ void Agent::Impl::leave(int code) {
     const bool job_over = last_round_end && last_round_end->final;
     if (membership->coordinator && job_over &&
         !membership->coordinator->wait_drained(membership->self_id, membership->close_timeout)) {
-        log->warn("not every node left within close_timeout ({} ms); stopping the store anyway",
-                  membership->close_timeout.count());
+        log->warn("not every node left within close_timeout ({}); stopping the store anyway",
+                  seconds_text(membership->close_timeout));
     }
     membership->session->stop();
 }

@@ -73,6 +73,14 @@ std::string help_text(const OptionSpec& spec) {
     return text;
 }
 
+/// CLI11's help with ptrun's real usage line (CLI11 would print only "ptrun [OPTIONS]").
+class UsageFormatter : public CLI::Formatter {
+public:
+    std::string make_usage(const CLI::App*, std::string name) const override {
+        return "Usage: " + name + " [OPTIONS] PROGRAM [ARGS...]\n";
+    }
+};
+
 }  // namespace
 
 std::string pet_name(std::string_view option) {
@@ -88,6 +96,7 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
     CLI::App app{"ptrun [OPTIONS] PROGRAM [ARGS...]: a fast, torchrun-compatible launcher for distributed "
                  "training", "ptrun"};
     app.prefix_command();
+    app.formatter(std::make_shared<UsageFormatter>());
     app.footer(
         "Everything after PROGRAM goes to the workers untouched. A .py PROGRAM runs as "
         "python3 -u PROGRAM unless --no-python.\nSee man ptrun for the worker environment, "
@@ -102,6 +111,8 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
         std::string help = help_text(spec);
         auto* opt = spec.is_flag ? app.add_flag(names)->description(help)
                                  : app.add_option(names, given[spec.name], help);
+        // Given twice, the last value wins, as in torchrun (wrapper scripts append overrides).
+        opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         if (!spec.is_flag && *spec.fallback) opt->default_str(spec.fallback);
         handles[spec.name] = opt;
     }
@@ -127,6 +138,7 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
         out.values.emplace(spec.name, std::move(raw));
     }
     auto rest = app.remaining();
+    if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());  // ptrun [OPTIONS] -- PROGRAM
     if (rest.empty()) {
         if (out.flag("explain")) return out;
         throw UsageError("missing PROGRAM: expected ptrun [OPTIONS] PROGRAM [ARGS...] (see ptrun --help)");

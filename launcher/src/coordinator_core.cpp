@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ptrun/launcher/duration_text.hpp"
+
 namespace ptrun::launcher {
 
 CoordinatorCore::CoordinatorCore(CoordinatorPolicy policy) : policy_(std::move(policy)) {}
@@ -160,9 +162,9 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(const std::map<std::st
             count = it->second;
             changed = now;
         } else if (now - changed > policy_.lost_after && !succeeded_.count(m.id)) {
-            auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - changed).count();
+            auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - changed);
             end_round(RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
-                               "node " + m.hostname + " sent no heartbeat for " + std::to_string(silent) + " ms"},
+                               "node " + m.hostname + " sent no heartbeat for " + seconds_text(silent)},
                       out, m.id);
             return out;
         }

@@ -1,5 +1,9 @@
 #include "ptrun/launcher/explain.hpp"
 
+#include <algorithm>
+#include <array>
+#include <vector>
+
 #include "ptrun/launcher/cli.hpp"
 #include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
@@ -21,12 +25,27 @@ std::string source_of(const LaunchOptions& o, std::string_view name) {
     return "default";
 }
 
-void row(std::string& out, const std::string& what, const std::string& value, const std::string& from) {
-    out += what;
-    out.append(what.size() < 18 ? 18 - what.size() : 1, ' ');
-    out += value;
-    out.append(value.size() < 24 ? 24 - value.size() : 1, ' ');
-    out += "(" + from + ")\n";
+/// The table's rows (what, value, where from), laid out once all are known.
+using Table = std::vector<std::array<std::string, 3>>;
+
+void row(Table& out, const std::string& what, const std::string& value, const std::string& from) {
+    out.push_back({what, value, from});
+}
+
+/// Columns as wide as their longest entry plus two spaces, so no value runs into its source.
+std::string layout(const Table& table) {
+    std::size_t what_width = 0, value_width = 0;
+    for (const auto& [what, value, from] : table) {
+        what_width = std::max(what_width, what.size());
+        value_width = std::max(value_width, value.size());
+    }
+    std::string out;
+    for (const auto& [what, value, from] : table) {
+        out += what + std::string(what_width + 2 - what.size(), ' ');
+        out += value + std::string(value_width + 2 - value.size(), ' ');
+        out += "(" + from + ")\n";
+    }
+    return out;
 }
 
 std::string mode_name(const LaunchOptions& o) {
@@ -41,7 +60,7 @@ std::string origin(const FixedPlacement& p, std::string_view field) {
     return it == p.origins.end() ? "SLURM" : it->second;
 }
 
-void explain_placement(std::string& out, const FixedPlacement& p) {
+void explain_placement(Table& out, const FixedPlacement& p) {
     row(out, "nodes", std::to_string(p.group_world_size), origin(p, "nodes"));
     row(out, "node rank", std::to_string(p.group_rank), origin(p, "node rank"));
     row(out, "workers here", "1", "one task per rank");
@@ -53,8 +72,9 @@ void explain_placement(std::string& out, const FixedPlacement& p) {
 
 }  // namespace
 
-std::string explain(const LaunchConfig& c, const LaunchOptions& o) {
-    std::string out;
+std::string explain(const LaunchConfig& c, const LaunchOptions& o, const std::optional<Interpreter>& interpreter,
+                    const std::vector<ExplainRow>& extra) {
+    Table out;
     const auto* fixed = c.fixed_placement ? &*c.fixed_placement : nullptr;
     row(out, "mode", mode_name(o), source_of(o, "slurm-mode"));
     if (fixed) {
@@ -78,7 +98,7 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o) {
                          : source_of(o, "rdzv-backend"));
     row(out, "rdzv endpoint", fixed ? "(none)" : c.rdzv_endpoint.empty() ? "(local)" : c.rdzv_endpoint,
         source_of(o, "rdzv-endpoint"));
-    row(out, "run id", c.run_id, c.standalone && o.at("rdzv-id").source == Source::Default ? "random (--standalone)"
+    row(out, "run id", c.run_id, c.standalone && o.at("rdzv-id").source == Source::Default ? "random, --standalone"
                                                                                           : source_of(o, "rdzv-id"));
     std::string store = c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>");
     if (fixed) store += fixed->hosts_store ? " (hosted here)" : " (hosted by node 0's first task)";
@@ -86,7 +106,7 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o) {
         store = format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port) +
                 (c.rdzv.is_host == true    ? " (hosted here)"
                  : c.rdzv.is_host == false ? " (hosted elsewhere)"
-                                           : " (hosted by the node owning that address)");
+                                           : " (hosted by the node with that address)");
     }
     std::string store_from = fixed ? source_of(o, "master-addr") + ", " + source_of(o, "master-port")
                                    : source_of(o, "master-port");
@@ -97,13 +117,15 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o) {
     row(out, "store", store, store_from);
     row(out, "max restarts", std::to_string(c.max_restarts), source_of(o, "max-restarts"));
     row(out, "program", c.program.empty() ? "(none)" : c.program, "command line");
-    return out;
+    if (interpreter) {
+        row(out, "interpreter", interpreter->path.empty() ? "(not found)" : interpreter->path, interpreter->origin);
+    }
+    for (const auto& r : extra) row(out, r.what, r.value, r.from);
+    return layout(out);
 }
 
-std::string explain_containment_row(const env::EnvMap& env) {
-    std::string out;
-    row(out, "containment", explain_containment(env), "this machine; CONTAINMENT in man ptrun");
-    return out;
+ExplainRow explain_containment_row(const env::EnvMap& env) {
+    return {"containment", explain_containment(env), "this machine; CONTAINMENT in man ptrun"};
 }
 
 }  // namespace ptrun::launcher

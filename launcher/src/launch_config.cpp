@@ -71,7 +71,9 @@ std::vector<int> signal_list(const LaunchOptions& o) {
     return out;
 }
 
-std::set<int> rank_filter(const RawValue& raw) {
+/// --local-ranks-filter: local ranks that exist on this node (a missing one would hide its
+/// output without a word).
+std::set<int> rank_filter(const RawValue& raw, int nproc) {
     std::set<int> out;
     std::string_view rest = raw.value;
     while (true) {
@@ -79,6 +81,11 @@ std::set<int> rank_filter(const RawValue& raw) {
         auto v = env::parse_int(rest.substr(0, comma));
         if (!v || *v < 0 || *v > 4096) {
             throw UsageError(quoted("local-ranks-filter", raw) + ": expected local ranks like 0,1,3");
+        }
+        if (*v >= nproc) {
+            throw UsageError(quoted("local-ranks-filter", raw) + ": local rank " + std::to_string(*v) +
+                             " does not exist: this node runs " + std::to_string(nproc) + " worker(s), local ranks " +
+                             (nproc == 1 ? std::string("0") : "0-" + std::to_string(nproc - 1)));
         }
         out.insert(static_cast<int>(*v));
         if (comma == std::string_view::npos) break;
@@ -185,7 +192,9 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.log_dir = o.at("log-dir").value;
     c.redirects = parse_std_spec(o.at("redirects").value, "--redirects");
     c.tee = parse_std_spec(o.at("tee").value, "--tee");
-    if (!o.at("local-ranks-filter").value.empty()) c.local_ranks_filter = rank_filter(o.at("local-ranks-filter"));
+    if (!o.at("local-ranks-filter").value.empty()) {
+        c.local_ranks_filter = rank_filter(o.at("local-ranks-filter"), c.nproc_per_node);
+    }
     c.shutdown_timeout = std::chrono::milliseconds(
         static_cast<std::int64_t>(seconds(o, "shutdown-timeout", true) * 1000.0));
     c.signals_to_handle = signal_list(o);

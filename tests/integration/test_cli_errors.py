@@ -36,6 +36,13 @@ class CliErrors(PtrunTestCase):
         self.assert_rejected(["--bogus-flag", *self.dump()], "--bogus-flag")
         self.assert_rejected(["-m", "--no-python", "mod"], "--no-python")
 
+    def test_a_rank_filter_naming_missing_local_ranks_is_refused(self):
+        # It used to hide every worker's output without a word.
+        self.assert_rejected(["--nproc-per-node", "2", "--tee", "3", "--local-ranks-filter", "5", *self.dump()],
+                             "--local-ranks-filter '5'", "local ranks 0-1")
+        self.assert_rejected(["--nproc-per-node", "2", "--local-ranks-filter", "0,2", *self.dump()],
+                             "--local-ranks-filter '0,2'", "2")
+
     def test_pet_variable_errors_say_where_the_value_came_from(self):
         self.assert_rejected([*self.dump()], "PET_", "'abc'", env={"PET_NPROC_PER_NODE": "abc"})
 

@@ -38,12 +38,17 @@ class Signals(PtrunTestCase):
         out, err = proc.communicate(timeout=10)
         self.assertEqual(proc.returncode, 128 + signal.SIGTERM)
         self.assertIn("SIGKILL", err)
+        self.assertIn("still running 0.5 s after the stop signal", err, "in the unit of --shutdown-timeout")
+        self.assertNotIn(" ms", err)
         self.assertEqual(wait_gone(pids, 1.0), [])
 
     def test_second_sigint_escalates_to_sigkill(self):
         proc, pids = self.start(2, "--hang", "--ignore-term", extra=("--shutdown-timeout", "60"))
         proc.send_signal(signal.SIGINT)
-        wait_output(proc.stderr, "received SIGINT")
+        said = wait_output(proc.stderr, "at once")
+        self.assertIn("received SIGINT: stopping the workers", said)
+        self.assertIn("SIGKILL after 60 s", said, "the first Ctrl-C says how long the grace is")
+        self.assertIn("Ctrl-C again to kill them at once", said)
         self.assertTrue(all(pid_alive(p) for p in pids))
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)

@@ -86,12 +86,14 @@ TEST_CASE("resolve: store port from --master-port or the c10d endpoint", "[launc
 
 TEST_CASE("resolve: signals, timeouts and filters", "[launcher][config]") {
     auto c = config_for({"--signals-to-handle", "SIGTERM,USR1,2", "--shutdown-timeout", "1.5",
-                         "--local-ranks-filter", "0,3"});
+                         "--local-ranks-filter", "0,3", "--nproc-per-node", "4"});
     CHECK(c.signals_to_handle == std::vector<int>{SIGTERM, SIGUSR1, SIGINT});
     CHECK(c.shutdown_timeout.count() == 1500);
     CHECK(*c.local_ranks_filter == std::set<int>{0, 3});
     CHECK_THROWS_WITH(config_for({"--signals-to-handle", "SIGKILL"}), Catch::Contains("SIGKILL"));
     CHECK_THROWS_WITH(config_for({"--local-ranks-filter", "a"}), Catch::Contains("'a'"));
+    CHECK_THROWS_WITH(config_for({"--local-ranks-filter", "5", "--nproc-per-node", "2"}),
+                      Catch::Contains("local rank 5 does not exist") && Catch::Contains("local ranks 0-1"));
     CHECK_THROWS_WITH(config_for({"--monitor-interval", "0"}), Catch::Contains("positive"));
     CHECK_THROWS_WITH(config_for({"--start-method", "x"}), Catch::Contains("spawn, fork or forkserver"));
 }

@@ -1,18 +1,32 @@
 #pragma once
 /// `ptrun --explain`: the resolved launch and where each value came from.
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ptrun/launcher/launch_config.hpp"
 #include "ptrun/launcher/launch_options.hpp"
+#include "ptrun/launcher/worker_command.hpp"
 
 namespace ptrun::launcher {
 
-/// A human-readable table of the resolved topology with each value's source.
-std::string explain(const LaunchConfig& config, const LaunchOptions& options);
+/// One row of the table: what, its value, and where that came from.
+struct ExplainRow {
+    std::string what;
+    std::string value;
+    std::string from;
+};
+
+/// A human-readable table of the resolved topology with each value's source, in aligned columns
+/// as wide as their longest entry. `interpreter`: the Python interpreter the workers would run
+/// with (find_interpreter), nullopt when they are not Python; `extra` rows go last.
+std::string explain(const LaunchConfig& config, const LaunchOptions& options,
+                    const std::optional<Interpreter>& interpreter = std::nullopt,
+                    const std::vector<ExplainRow>& extra = {});
 
 /// The table's row saying which containment (containment.hpp) ptrun would use on this machine
 /// for ptrun's environment `env`; probes the machine, creates nothing.
-std::string explain_containment_row(const env::EnvMap& env);
+ExplainRow explain_containment_row(const env::EnvMap& env);
 
 }  // namespace ptrun::launcher

@@ -1,0 +1,48 @@
+"""torchrun habits on the command line: the last of a repeated flag wins (wrapper scripts append
+overrides), `--` before PROGRAM, --help's usage line, --explain's aligned columns."""
+import unittest
+
+from harness import PtrunTestCase, read_dumps, run_ptrun
+
+
+class TorchrunHabits(PtrunTestCase):
+    def test_a_flag_given_twice_takes_the_last_value(self):
+        res = run_ptrun(["--nproc-per-node", "1", "--max-restarts", "5", "--nproc_per_node=3", "--max_restarts", "0",
+                         "--standalone", "--standalone", *self.worker("--dump", self.dir)])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(dumps), [(0, 0), (1, 0), (2, 0)])
+        self.assertEqual(dumps[(0, 0)]["env"]["TORCHELASTIC_MAX_RESTARTS"], "0")
+
+    def test_a_flag_over_its_pet_variable_still_wins_when_repeated(self):
+        res = run_ptrun(["--nproc-per-node", "4", "--nproc-per-node", "2", *self.worker("--dump", self.dir)],
+                        env={"PET_NPROC_PER_NODE": "3"})
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(len(read_dumps(self.dir)), 2)
+
+    def test_double_dash_before_the_program(self):
+        res = run_ptrun(["--nproc-per-node", "2", "--", *self.worker("--dump", self.dir, "--", "x")])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(len(read_dumps(self.dir)), 2)
+        res = run_ptrun(["--", *self.worker("--dump", self.dir)])
+        self.assertEqual(res.returncode, 0, res.stderr)
+
+    def test_help_usage_line_names_the_program(self):
+        res = run_ptrun(["--help"])
+        self.assertEqual(res.returncode, 0)
+        self.assertIn("Usage: ptrun [OPTIONS] PROGRAM [ARGS...]", res.stdout.splitlines()[:3])
+
+    def test_explain_columns_stay_aligned(self):
+        for args in (["--nnodes", "2", "x"], ["--standalone", "--nproc-per-node", "2", "x"],
+                     ["--nnodes", "1:4", "--rdzv-endpoint", "127.0.0.1:29400", "--rdzv-id", "a-rather-long-job-id",
+                      "x"]):
+            res = run_ptrun(["--explain", *args])
+            self.assertEqual(res.returncode, 0, res.stderr)
+            lines = res.stdout.splitlines()
+            sources = [line.rindex("(") for line in lines]
+            self.assertEqual(len(set(sources)), 1, "the source column starts at one column:\n" + res.stdout)
+            for line in lines:
+                self.assertEqual(line[sources[0] - 2:sources[0]], "  ", f"value runs into its source: {line!r}")
+
+if __name__ == "__main__":
+    unittest.main()
