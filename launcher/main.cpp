@@ -59,6 +59,13 @@ int launch(const std::vector<std::string>& args) {
     const auto& options = slurm.options;
     auto config = resolve(options, read_host_facts(env));
     config.fixed_placement = slurm.placement;
+    try {
+        if (auto s = ptrun::env::lookup_int(env, "PTRUN_STRAGGLER_NOTICE", 1, 365L * 86'400)) {
+            config.straggler_notice = std::chrono::seconds(*s);
+        }
+    } catch (const ptrun::env::ParseError& e) {
+        throw UsageError(std::string(e.what()) + " (seconds)");
+    }
     if (config.explain) {
         std::cout << explain(config, options, find_interpreter(config, env),
                              {explain_containment_row(env)});

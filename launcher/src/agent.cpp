@@ -77,6 +77,7 @@ void Agent::Impl::reap() {
             w.end.exit = from_wait_status(status);
             w.end.time = std::chrono::system_clock::now();
             apply(WorkerExited{w.end.local_rank, w.end.exit});
+            if (!finished && w.end.exit.succeeded()) watch_stragglers();
             break;
         }
     }
@@ -128,7 +129,7 @@ void Agent::Impl::act(const Action& a) {
             finish(a.exit_code);
             return;
         case ActionKind::ReportSuccess:
-            log->info("every local worker succeeded; waiting for the other nodes");
+            if (placement.nodes > 1) log->info("every local worker succeeded; waiting for the other nodes");
             membership->session->report_success(placement.round);
             return;
         case ActionKind::Rejoin:
@@ -159,8 +160,45 @@ void Agent::Impl::announce_restart() {
     root_cause.reset();
 }
 
+void Agent::Impl::watch_stragglers() {
+    if (state.stopping || state.alive == 0 || first_success != std::chrono::steady_clock::time_point{}) return;
+    first_success = std::chrono::steady_clock::now();
+    const auto every = config.straggler_notice;
+    straggler.expires_after(every);
+    straggler.async_wait([this, every](boost::system::error_code ec) {
+        if (!ec && !finished) announce_stragglers(every * 2);
+    });
+}
+
+void Agent::Impl::announce_stragglers(std::chrono::seconds next) {
+    if (state.stopping || state.alive == 0) return;
+    int succeeded = 0;
+    std::string running;
+    int listed = 0;
+    for (const auto& w : workers) {
+        if (!w.alive) {
+            succeeded += w.end.exit.succeeded() ? 1 : 0;
+            continue;
+        }
+        if (listed++ < 3) {
+            running += (running.empty() ? "" : ", ") + std::string("rank ") + std::to_string(w.end.rank) + " (pid " +
+                       std::to_string(w.end.pid) + ")";
+        }
+    }
+    if (listed > 3) running += " and " + std::to_string(listed - 3) + " more";
+    auto waited = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - first_success);
+    log->warn("{}/{} workers exited 0; still waiting on {} for {}", succeeded, workers.size(), running,
+              elapsed_text(waited));
+    straggler.expires_after(next);
+    straggler.async_wait([this, next](boost::system::error_code ec) {
+        if (!ec && !finished) announce_stragglers(next * 2);
+    });
+}
+
 void Agent::Impl::end_attempt() {
     grace.cancel();
+    straggler.cancel();
+    first_success = {};
     for (auto& w : workers) signal_group(w.end.pid, SIGKILL);
     if (containment) containment->attempt_ended();  // the cgroup, and every child ptrun inherited
     for (auto& r : relays) r->drain();

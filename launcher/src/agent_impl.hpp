@@ -46,7 +46,7 @@ struct Agent::Impl {
     Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s, std::shared_ptr<spdlog::logger> l,
          std::optional<Membership> m)
         : config(c), command(std::move(cmd)), parent_env(std::move(e)), store(std::move(s)), log(std::move(l)),
-          membership(std::move(m)), signals(io), grace(io),
+          membership(std::move(m)), signals(io), grace(io), straggler(io),
           logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""), c.nproc_per_node),
           log_health(log) {
         policy.max_restarts = c.max_restarts;
@@ -71,6 +71,8 @@ struct Agent::Impl {
     boost::asio::io_context io{1};
     boost::asio::signal_set signals;
     boost::asio::steady_timer grace;
+    boost::asio::steady_timer straggler;  ///< says which workers a half-finished group still waits on
+    std::chrono::steady_clock::time_point first_success;  ///< when a worker of this attempt first exited 0
     std::unique_ptr<Containment> containment;  ///< created in run(); destroyed after `logs`
     LogLayout logs;
     LogHealth log_health;
@@ -104,6 +106,11 @@ struct Agent::Impl {
     void signal_alive(int signo, bool by_ptrun);
     /// Logs the failure that triggers a restart.
     void announce_restart();
+    /// A worker exited 0 while others run: arms the notice of who is still running (after
+    /// PTRUN_STRAGGLER_NOTICE seconds, default 300, then after twice as long each time).
+    void watch_stragglers();
+    /// Logs "2/3 workers exited 0; still waiting on rank 0 (pid N) for 5 min".
+    void announce_stragglers(std::chrono::seconds next);
     /// Kills what is left in the attempt's process groups and flushes its output.
     void end_attempt();
     /// Ends the run with `code`: stops what is left, reports the root cause, stops the loop.

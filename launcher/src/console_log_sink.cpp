@@ -35,21 +35,41 @@ ConsoleLogSink::ConsoleLogSink(std::shared_ptr<ConsoleStream> stream) : stream_(
     colors_ = ::isatty(stream_->fd()) == 1 && term && *term && std::strcmp(term, "dumb") != 0;
 }
 
+void ConsoleLogSink::set_status(const std::string& text) {
+    if (!colors_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    status_ = text;
+    stream_->write("\r" + status_ + "\033[K");
+}
+
+void ConsoleLogSink::clear_status() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (status_.empty()) return;
+    status_.clear();
+    stream_->write("\r\033[K");
+}
+
 void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& msg) {
     spdlog::memory_buf_t formatted;
     formatter_->format(msg, formatted);
     std::string_view text(formatted.data(), formatted.size());
-    if (!colors_ || msg.color_range_end <= msg.color_range_start) {
+    if (status_.empty() && (!colors_ || msg.color_range_end <= msg.color_range_start)) {
         stream_->write(text);
         return;
     }
     std::string out;
-    out.reserve(text.size() + 16);
-    out.append(text.substr(0, msg.color_range_start));
-    out.append(level_color(msg.level));
-    out.append(text.substr(msg.color_range_start, msg.color_range_end - msg.color_range_start));
-    out.append("\033[m");
-    out.append(text.substr(msg.color_range_end));
+    out.reserve(text.size() + status_.size() + 24);
+    if (!status_.empty()) out.append("\r\033[K");  // the line takes the status line's place
+    if (colors_ && msg.color_range_end > msg.color_range_start) {
+        out.append(text.substr(0, msg.color_range_start));
+        out.append(level_color(msg.level));
+        out.append(text.substr(msg.color_range_start, msg.color_range_end - msg.color_range_start));
+        out.append("\033[m");
+        out.append(text.substr(msg.color_range_end));
+    } else {
+        out.append(text);
+    }
+    if (!status_.empty()) out.append("\r" + status_ + "\033[K");  // and the status goes below
     stream_->write(out);
 }
 

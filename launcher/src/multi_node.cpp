@@ -15,6 +15,7 @@
 #include "ptrun/launcher/rdzv_keys.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
 #include "ptrun/launcher/store_listen.hpp"
+#include "ptrun/launcher/wait_progress.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 
@@ -157,6 +158,9 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
     so.settings = c.rdzv;
     so.auth = auth;
     so.logger = logger;
+    auto progress = std::make_shared<WaitProgress>(c, logger);
+    so.on_waiting = [progress](const JoinProgress& p) { progress->update(p); };
+    so.progress_every = progress->interval();
     try {
         mn.session = std::make_unique<RdzvSession>(std::move(so));
     } catch (const rdzv::StoreError& e) {

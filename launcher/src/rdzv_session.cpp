@@ -20,7 +20,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds kProgressInterval{5'000};
+constexpr milliseconds kFirstProgress{1'000};  // a join slower than this is said at once
 constexpr milliseconds kWatchChunk{24 * 3600 * 1000};
 /// After a rejected (forged) value, how long before the key is read again: its genuine value
 /// overwrites the forgery, and the store has no wait-for-change to wait on.
@@ -141,11 +141,19 @@ struct RdzvSession::Impl {
         const std::string admit = o.keys.admit(o.self.id, my_seq);
         const auto deadline = start + o.settings.join_timeout;
         std::string verdict;
-        for (;;) {
+        bool waited = false;
+        struct EndProgress {  // the person waiting hears that the join ended, however it ends
+            Impl& s;
+            bool& waited;
+            ~EndProgress() {
+                if (waited && s.o.on_waiting) s.o.on_waiting(JoinProgress{true, -1, {}});
+            }
+        } end_progress{*this, waited};
+        for (milliseconds chunk = kFirstProgress;; chunk = o.progress_every) {
             auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
             try {
                 // get() is WAIT then GET: no separate wait() (one request per node fewer).
-                const auto wait = std::clamp(left, milliseconds(1), kProgressInterval);
+                const auto wait = std::clamp(left, milliseconds(1), chunk);
                 auto stored = join_client.get(admit, wait);
                 if (auto v = authentic(admit, stored)) {
                     verdict = std::move(*v);
@@ -164,8 +172,13 @@ struct RdzvSession::Impl {
                     throw RendezvousError("rendezvous timed out after " + std::to_string(seconds_since(start)) +
                                           " s waiting for nodes: " + joined_text() + " (join_timeout in --rdzv-conf)");
                 }
-                o.logger->info("waiting for nodes: {}, {} s of {} s", joined_text(), seconds_since(start),
-                               std::chrono::duration_cast<std::chrono::seconds>(o.settings.join_timeout).count());
+                waited = true;
+                if (o.on_waiting) {
+                    o.on_waiting(JoinProgress{false, joined_count(), std::chrono::seconds(seconds_since(start))});
+                } else {
+                    o.logger->info("waiting for nodes: {}, {} s of {} s", joined_text(), seconds_since(start),
+                                   std::chrono::duration_cast<std::chrono::seconds>(o.settings.join_timeout).count());
+                }
             }
         }
         if (verdict.rfind("error:", 0) == 0) {
@@ -176,17 +189,23 @@ struct RdzvSession::Impl {
         return decode_placement(verdict);
     }
 
-    std::string joined_text() {
-        std::string joined = "?";
+    /// Nodes joined so far per the coordinator's status key, -1 when unknown.
+    int joined_count() {
         try {
-            if (join_client.check({o.keys.status()})) {
-                auto stored = join_client.get(o.keys.status(), o.settings.read_timeout);
-                auto v = authentic(o.keys.status(), stored);
-                if (v) joined = std::move(*v);
-            }
+            if (!join_client.check({o.keys.status()})) return -1;
+            auto stored = join_client.get(o.keys.status(), o.settings.read_timeout);
+            auto v = authentic(o.keys.status(), stored);
+            if (v) return std::stoi(*v);
         } catch (const rdzv::StoreError&) {
+        } catch (const std::logic_error&) {  // not a number
         }
-        return joined + " joined (min " + std::to_string(o.nnodes.min) + ", max " + std::to_string(o.nnodes.max) + ")";
+        return -1;
+    }
+
+    std::string joined_text() {
+        int n = joined_count();
+        return (n < 0 ? "?" : std::to_string(n)) + " joined (min " + std::to_string(o.nnodes.min) + ", max " +
+               std::to_string(o.nnodes.max) + ")";
     }
 
     /// `stored` opened with the job's key, or nullopt (logged) when it is not authentic.

@@ -1,6 +1,8 @@
 #pragma once
 /// An spdlog sink that writes ptrun's own log lines through a ConsoleStream (console_stream.hpp),
 /// so that logging never blocks on a reader who stopped reading; coloured by level on a terminal.
+/// On a terminal it also carries one status line that updates in place (waiting for nodes): a
+/// log line first clears it, and it is drawn again below, whichever thread logs.
 
 #include <spdlog/sinks/base_sink.h>
 
@@ -16,6 +18,13 @@ class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     /// Colours when the stream's fd is a terminal whose TERM is not "dumb" (as spdlog's own).
     explicit ConsoleLogSink(std::shared_ptr<ConsoleStream> stream);
 
+    /// True on a terminal that takes escapes: set_status draws there, elsewhere it does nothing.
+    bool shows_status() const { return colors_; }
+    /// Shows `text` as the status line, replacing the previous one.
+    void set_status(const std::string& text);
+    /// Removes the status line.
+    void clear_status();
+
   protected:
     void sink_it_(const spdlog::details::log_msg& msg) override;
     void flush_() override {}
@@ -23,6 +32,7 @@ class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
   private:
     std::shared_ptr<ConsoleStream> stream_;
     bool colors_ = false;
+    std::string status_;  ///< the status line, "" for none
 };
 
 }  // namespace ptrun::launcher

@@ -51,6 +51,9 @@ struct LaunchConfig {
     StdSpec tee;
     std::optional<std::set<int>> local_ranks_filter;
     std::chrono::milliseconds shutdown_timeout{30'000};
+    /// PTRUN_STRAGGLER_NOTICE: after how long a group whose other workers exited 0 says which
+    /// still run (set by `main` from the environment).
+    std::chrono::seconds straggler_notice{300};
     std::vector<int> signals_to_handle;
     bool explain = false;
     bool module = false;

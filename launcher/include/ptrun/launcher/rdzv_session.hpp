@@ -30,6 +30,13 @@ struct RendezvousError : std::runtime_error {
     int exit_code = 1;
 };
 
+/// How a join is going, for whoever tells the person waiting (wait_progress.hpp).
+struct JoinProgress {
+    bool done = false;  ///< the join ended (admitted or failed): the last call for this join
+    int joined = -1;    ///< nodes joined so far per the coordinator, -1 when unknown
+    std::chrono::seconds elapsed{0};
+};
+
 struct RdzvSessionOptions {
     HostPort store;
     RdzvKeys keys;
@@ -38,6 +45,10 @@ struct RdzvSessionOptions {
     RdzvSettings settings;
     RdzvAuth auth;  ///< seals what this agent writes, checks what it reads (rdzv_auth.hpp)
     std::shared_ptr<spdlog::logger> logger;
+    /// Called on the join thread after the first second of waiting, then every `progress_every`,
+    /// and once with `done` when the join ends; null: a log line every `progress_every`.
+    std::function<void(const JoinProgress&)> on_waiting;
+    std::chrono::milliseconds progress_every{5'000};
 };
 
 class RdzvSession {
