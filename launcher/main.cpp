@@ -106,6 +106,13 @@ int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::env::EnvMap env,
 
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
+    // ptrun writes to, and takes back, a terminal it has lent to a worker (a debugger): from the
+    // background that raises SIGTTOU, which must never stop ptrun. Every thread inherits this
+    // mask; workers start with an empty one (spawn.cpp).
+    sigset_t ttou;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    ::sigprocmask(SIG_BLOCK, &ttou, nullptr);
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         return launch(args);

@@ -30,6 +30,7 @@ int Agent::Impl::run() {
     containment =
         std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
     signals.add(SIGCHLD);
+    signals.add(SIGCONT);  // `fg` after ptrun ran in the background: a worker may now have the terminal
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
     if (membership) {
@@ -46,6 +47,8 @@ void Agent::Impl::wait_signal() {
         if (ec || finished) return;
         if (signo == SIGCHLD) {
             reap();
+        } else if (signo == SIGCONT) {
+            lend_terminal();
         } else {
             log->info("{}", signal_notice(signo));
             apply(SignalReceived{signo, stops_job(signo)});
@@ -69,15 +72,29 @@ std::string Agent::Impl::signal_notice(int signo) const {
 void Agent::Impl::reap() {
     int status = 0;
     pid_t pid;
-    while (!finished && (pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    // WUNTRACED: a worker stopped (on the terminal, by SIGSTOP) is said at once, never waited on.
+    while (!finished && (pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
         for (auto& w : workers) {
             if (!w.alive || w.end.pid != pid) continue;
+            if (WIFSTOPPED(status)) {
+                on_stopped(w, WSTOPSIG(status));
+                break;
+            }
             w.alive = false;
             for (const auto& path : w.direct_logs) log_health.check_full(path);
+            w.stopped = false;
             w.end.exit = from_wait_status(status);
             w.end.time = std::chrono::system_clock::now();
+            const bool held_terminal = reclaim_terminal(w);
+            if (held_terminal && (w.end.exit.signal == SIGINT || w.end.exit.code == 128 + SIGINT)) {
+                // Ctrl-C reached the worker holding the terminal, not ptrun: stop the job as
+                // ptrun's own Ctrl-C would (not a failure to restart from).
+                log->info("{}, which had the terminal, was interrupted (Ctrl-C): stopping the job", who(w));
+                apply(SignalReceived{SIGINT, true});
+            }
             apply(WorkerExited{w.end.local_rank, w.end.exit});
             if (!finished && w.end.exit.succeeded()) watch_stragglers();
+            if (!finished && held_terminal) lend_terminal();
             break;
         }
     }
@@ -145,6 +162,12 @@ void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
         if (!w.alive) continue;
         if (by_ptrun) w.end.stopped_by_ptrun = true;
         signal_group(w.end.pid, signo);
+        if (w.stopped && by_ptrun && signo != SIGKILL) {
+            // A stopped worker (waiting for the terminal) acts on the stop signal only once
+            // continued: without this it would take the whole grace period.
+            w.stopped = false;
+            signal_group(w.end.pid, SIGCONT);
+        }
     }
 }
 

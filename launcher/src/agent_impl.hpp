@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,7 @@
 #include "ptrun/launcher/output_relay.hpp"
 #include "ptrun/launcher/round.hpp"
 #include "ptrun/launcher/spawn.hpp"
+#include "ptrun/launcher/terminal.hpp"
 
 namespace ptrun::launcher {
 
@@ -34,6 +36,7 @@ struct Agent::Impl {
         WorkerEnd end;
         bool alive = false;
         std::vector<std::string> direct_logs;  ///< log files the worker writes itself (--redirects)
+        bool stopped = false;  ///< stopped by a signal (waitpid WUNTRACED) and not continued since
     };
 
     /// The child's end of one output stream, and what the agent keeps of it.
@@ -81,6 +84,8 @@ struct Agent::Impl {
     RestartPolicy policy;
     std::vector<Worker> workers;
     std::vector<std::unique_ptr<OutputRelay>> relays;
+    TerminalLender terminal;         ///< lent to a worker that reads it (agent_terminal.cpp)
+    std::deque<int> terminal_queue;  ///< local ranks stopped on terminal I/O, waiting for it
     std::optional<WorkerEnd> root_cause;
     bool finished = false;
     bool announced_logs = false;
@@ -115,6 +120,17 @@ struct Agent::Impl {
     void end_attempt();
     /// Ends the run with `code`: stops what is left, reports the root cause, stops the loop.
     void finish(int code);
+
+    // the terminal (agent_terminal.cpp)
+    /// A worker was stopped by `signo`: SIGTTIN/SIGTTOU lend it the terminal (or queue it),
+    /// Ctrl-Z (SIGTSTP) on the holder takes the terminal back; any stop is said at once.
+    void on_stopped(Worker& w, int signo);
+    /// Lends the terminal to the first live worker waiting for it, if ptrun holds it.
+    void lend_terminal();
+    /// Worker `w` exited: takes the terminal back if it held it. Returns whether it did.
+    bool reclaim_terminal(const Worker& w);
+    /// "worker rank R (local rank L, pid P)".
+    static std::string who(const Worker& w);
 
     // multi-node rounds (agent_rounds.cpp): session callbacks are posted to `io`
     /// Multi-node: joins the next rendezvous round; its placement or error is posted to `io`.

@@ -60,7 +60,9 @@ std::vector<int> signal_list(const LaunchOptions& o) {
         auto comma = rest.find(',');
         std::string name(rest.substr(0, comma));
         int signo = signal_number(name);
-        if (signo == 0 || signo == SIGKILL || signo == SIGSTOP || signo == SIGCHLD) {
+        // Job control's own signals are ptrun's to handle (terminal.hpp), never the job's.
+        if (signo == 0 || signo == SIGKILL || signo == SIGSTOP || signo == SIGCHLD || signo == SIGCONT ||
+            signo == SIGTTIN || signo == SIGTTOU) {
             throw UsageError(quoted("signals-to-handle", raw) + ": '" + name +
                              "' is not a signal ptrun can forward (e.g. SIGTERM,SIGUSR1)");
         }
