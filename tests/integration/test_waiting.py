@@ -3,6 +3,7 @@ works as printed), a line a minute off a terminal, the last call said as such, n
 other nodes" in a one-node round, and which workers a half-finished group still waits on.
 Multi-node jobs here run on loopback at an ephemeral port."""
 import os
+import random
 import re
 import shlex
 import socket
@@ -14,17 +15,48 @@ from harness import PTRUN, PtrunTestCase, read_dumps, run_ptrun, start_ptrun, wa
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now, below the ephemeral range (which other processes' connections use)."""
+    rng = random.Random()
+    while True:
+        port = rng.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+
+
+def start_hosting(args, attempts=5):
+    """Starts a multi-node ptrun hosting the store on a free port: (process, port, stderr so far);
+    another port is tried when the chosen one was taken in between."""
+    for _ in range(attempts):
+        port = free_port()
+        proc = start_ptrun([a.replace("{port}", str(port)) for a in args])
+        try:
+            return proc, port, wait_output(proc.stderr, "is this machine only")
+        except AssertionError as e:
+            proc.kill()
+            proc.communicate()
+            if "Address already in use" not in str(e):
+                raise
+    raise AssertionError("no free port")
+
+
+def run_hosting(args, **kw):
+    """run_ptrun with "{port}" in `args` replaced by a free port (another one if it was taken)."""
+    for _ in range(5):
+        port = str(free_port())
+        res = run_ptrun([a.replace("{port}", port) for a in args], **kw)
+        if "Address already in use" not in res.stderr:
+            return res
+    raise AssertionError("no free port")
 
 
 class Waiting(PtrunTestCase):
     def test_the_first_wait_prints_the_command_another_node_runs_and_it_works_as_printed(self):
-        port = free_port()
-        first = start_ptrun(["--nnodes", "2", "--master-port", str(port), *self.worker("--dump", self.dir)])
+        first, port, said = start_hosting(["--nnodes", "2", "--master-port", "{port}", *self.worker("--dump", self.dir)])
         self.leftover.append(first.pid)
-        said = wait_output(first.stderr, "is this machine only")
         match = re.search(r"run this on it:\n.*?info:   (ptrun .*)\n", said)
         self.assertTrue(match, said)
         command = shlex.split(match.group(1))
@@ -41,8 +73,8 @@ class Waiting(PtrunTestCase):
 
     def test_off_a_terminal_waiting_is_said_once_a_minute(self):
         start = time.monotonic()
-        res = run_ptrun(["--nnodes", "2", "--master-port", str(free_port()), "--rdzv-conf", "join_timeout=12",
-                         *self.worker()], timeout=60)
+        res = run_hosting(["--nnodes", "2", "--master-port", "{port}", "--rdzv-conf", "join_timeout=12",
+                           *self.worker()], timeout=60)
         self.assertGreaterEqual(time.monotonic() - start, 12)
         self.assertNotEqual(res.returncode, 0)
         self.assertIn("timed out", res.stderr)
@@ -50,8 +82,8 @@ class Waiting(PtrunTestCase):
         self.assertIn("12 s (join_timeout)", res.stderr)
 
     def test_the_last_call_says_minimum_reached_and_a_one_node_round_waits_on_nobody(self):
-        res = run_ptrun(["--nnodes", "1:2", "--rdzv-endpoint", f"127.0.0.1:{free_port()}",
-                         "--rdzv-conf", "last_call_timeout=3", *self.worker("--dump", self.dir)], timeout=60)
+        res = run_hosting(["--nnodes", "1:2", "--rdzv-endpoint", "127.0.0.1:{port}",
+                           "--rdzv-conf", "last_call_timeout=3", *self.worker("--dump", self.dir)], timeout=60)
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertRegex(res.stderr, r"minimum reached: 1 of 2 nodes joined; admitting more nodes for [123] s")
         self.assertNotIn(" s of 600 s", res.stderr)
