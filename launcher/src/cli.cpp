@@ -38,10 +38,13 @@ constexpr std::array<OptionSpec, 26> kOptions{{
     {"module", "-m", "", true, "Run the program as a Python module (python3 -u -m PROGRAM)"},
     {"no-python", "", "", true, "Execute the program directly, not through python3"},
     {"run-path", "", "", true, "Accepted for compatibility; the script runs as python3 -u SCRIPT"},
-    {"log-dir", "", "", false, "Directory for per-worker logs and error files"},
+    {"log-dir", "", "", false,
+     "Directory for per-worker logs and error files, a directory per run: "
+     "RUN-ID_HOST_TIME_RANDOM/attempt_N/LOCAL_RANK/; DIR/latest links to the newest"},
     {"redirects", "-r", "0", false, "Streams sent to log files: 0-3 or LOCAL_RANK:0-3,..."},
     {"tee", "-t", "0", false, "Streams sent to log files and the console: 0-3 or LOCAL_RANK:0-3,..."},
-    {"local-ranks-filter", "", "", false, "Show console output of these local ranks only: 0,1,..."},
+    {"local-ranks-filter", "", "", false,
+     "Show console output of these local ranks only: 0,1,... (each must run on this node)"},
     {"shutdown-timeout", "", "30", false, "Seconds between SIGTERM and SIGKILL when stopping workers"},
     {"signals-to-handle", "", "SIGINT,SIGTERM,SIGHUP,SIGUSR1,SIGUSR2", false,
      "Signals forwarded to every worker group"},
@@ -98,9 +101,10 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
     app.prefix_command();
     app.formatter(std::make_shared<UsageFormatter>());
     app.footer(
-        "Everything after PROGRAM goes to the workers untouched. A .py PROGRAM runs as "
-        "python3 -u PROGRAM unless --no-python.\nSee man ptrun for the worker environment, "
-        "exit codes and logs.");
+        "Everything after PROGRAM goes to the workers untouched; `--` may end ptrun's options. A flag "
+        "given twice takes its last value. A .py PROGRAM runs as python3 -u PROGRAM ($PYTHON_EXEC "
+        "chooses the interpreter) unless --no-python. A worker reading the terminal (pdb, input()) "
+        "is lent it.\nSee man ptrun for the worker environment, exit codes, logs and debuggers.");
     bool want_version = false;
     app.add_flag("--version", want_version, "Print the version and exit");
 
