@@ -95,6 +95,9 @@ LogLayout::~LogLayout() {
 std::string LogLayout::prepare() {
     if (requested_.empty() || !logs_.run.empty()) return "";
     std::error_code ec;
+    auto absolute = std::filesystem::absolute(requested_, ec);  // reports name it wherever they are read
+    if (!ec) requested_ = absolute.lexically_normal().string();
+    if (requested_.size() > 1 && requested_.back() == '/') requested_.pop_back();
     std::filesystem::create_directories(requested_, ec);
     if (ec) throw UsageError("--log-dir '" + requested_ + "': cannot create it: " + ec.message());
     logs_.path = requested_;
