@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <ctime>
+#include <chrono>
 #include <filesystem>
 #include <system_error>
 
@@ -29,11 +30,17 @@ std::string name_part(std::string text) {
 
 /// <run-id>_<host>_<UTC time>_XXXXXX, for mkdtemp.
 std::string run_dir_pattern(const std::string& run_id, const std::string& host) {
-    std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    ::gmtime_r(&now, &tm);
-    char stamp[24];
-    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    // By hand from the calendar: gmtime_r and strftime load the time zone (/etc/localtime).
+    using namespace std::chrono;
+    const auto now = floor<seconds>(system_clock::now());
+    const auto day = floor<days>(now);
+    const year_month_day ymd{day};
+    const hh_mm_ss hms{now - day};
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "%04d%02u%02uT%02d%02d%02dZ", static_cast<int>(ymd.year()),
+                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                  static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                  static_cast<int>(hms.seconds().count()));
     return name_part(run_id) + "_" + name_part(host.substr(0, host.find('.'))) + "_" + stamp + "_XXXXXX";
 }
 
@@ -170,12 +177,21 @@ void LogLayout::open_temp_log_root() {
 
 std::string LogLayout::worker_dir(Root& root, int local_rank) {
     std::string failed;
+    int err = 0;
+    if (root.attempt != attempt_) {  // the attempt's directory once, then one mkdir per worker
+        err = make_dirs(root.run, attempt_, failed);
+        if (err == 0) root.attempt = attempt_;
+    }
     const std::string rest = attempt_ + "/" + std::to_string(local_rank);
-    int err = make_dirs(root.run, rest, failed);
+    if (err == 0 && ::mkdir((root.run + "/" + rest).c_str(), 0755) != 0 && errno != EEXIST) {
+        err = errno;
+        failed = root.run + "/" + rest;
+    }
     if (err == 0) return root.run + "/" + rest;
     if (root.tmpfs && is_out_of_space(err)) {
         // /dev/shm filled up while running: the rest of the run's error files go to disk.
         root.tmpfs = false;
+        root.attempt.clear();
         root.path = make_temp("/tmp/ptrun-XXXXXX");
         if (root.path.empty()) throw EnvironmentError(errno_message("cannot create a directory in /tmp", errno));
         temp_roots_.push_back(root.path);

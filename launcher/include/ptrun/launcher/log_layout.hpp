@@ -53,6 +53,7 @@ private:
         std::string run;         ///< this run's directory, "" until created
         bool temporary = false;  ///< removed at exit
         bool tmpfs = false;      ///< on /dev/shm: falls back to disk when full
+        std::string attempt;     ///< the attempt whose directory exists in `run`
     };
     void open_error_root();
     void open_temp_log_root();
