@@ -23,14 +23,15 @@ int Agent::Impl::run() {
     if (auto warning = logs.prepare(); !warning.empty()) log->warn("{}", warning);
     if (!config.log_dir.empty()) log->info("worker logs and error files: {}", logs.run_log_dir());
     if (env::sets_omp_num_threads(parent_env, config.nproc_per_node)) {
-        log->info("setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
-                  "set it yourself to tune performance");
+        log->info(
+            "setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
+            "set it yourself to tune performance");
     }
     // Also makes ptrun a subreaper and cleans what SIGKILLed ptruns left.
     containment =
         std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
     signals.add(SIGCHLD);
-    signals.add(SIGCONT);  // `fg` after ptrun ran in the background: a worker may now have the terminal
+    signals.add(SIGCONT);  // `fg` of ptrun: a worker waiting for the terminal may have it now
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
     if (membership) {
@@ -61,10 +62,12 @@ std::string Agent::Impl::signal_notice(int signo) const {
     const std::string got = "received " + signal_name(signo);
     if (!stops_job(signo)) return got + ": forwarding it to the workers";
     if (state.alive == 0) return got + ": stopping";
-    if (signo == SIGINT && state.interrupts >= 1) return got + " again: killing the workers now (SIGKILL)";
+    if (signo == SIGINT && state.interrupts >= 1)
+        return got + " again: killing the workers now (SIGKILL)";
     if (state.stopping) return got + ": forwarding it to the workers, which are already stopping";
-    std::string text = got + ": stopping the workers: they get " + signal_name(signo) + ", then SIGKILL after " +
-                       seconds_text(config.shutdown_timeout) + " (--shutdown-timeout)";
+    std::string text = got + ": stopping the workers: they get " + signal_name(signo) +
+                       ", then SIGKILL after " + seconds_text(config.shutdown_timeout) +
+                       " (--shutdown-timeout)";
     if (signo == SIGINT) text += "; press Ctrl-C again to kill them at once";
     return text;
 }
@@ -89,7 +92,8 @@ void Agent::Impl::reap() {
             if (held_terminal && (w.end.exit.signal == SIGINT || w.end.exit.code == 128 + SIGINT)) {
                 // Ctrl-C reached the worker holding the terminal, not ptrun: stop the job as
                 // ptrun's own Ctrl-C would (not a failure to restart from).
-                log->info("{}, which had the terminal, was interrupted (Ctrl-C): stopping the job", who(w));
+                log->info("{}, which had the terminal, was interrupted (Ctrl-C): stopping the job",
+                          who(w));
                 apply(SignalReceived{SIGINT, true});
             }
             apply(WorkerExited{w.end.local_rank, w.end.exit});
@@ -128,8 +132,10 @@ void Agent::Impl::act(const Action& a) {
             grace.expires_after(config.shutdown_timeout);
             grace.async_wait([this](boost::system::error_code ec) {
                 if (ec || finished) return;
-                log->warn("workers still running {} after the stop signal (--shutdown-timeout); "
-                          "sending SIGKILL", seconds_text(config.shutdown_timeout));
+                log->warn(
+                    "workers still running {} after the stop signal (--shutdown-timeout); "
+                    "sending SIGKILL",
+                    seconds_text(config.shutdown_timeout));
                 apply(GraceExpired{});
             });
             return;
@@ -146,7 +152,8 @@ void Agent::Impl::act(const Action& a) {
             finish(a.exit_code);
             return;
         case ActionKind::ReportSuccess:
-            if (placement.nodes > 1) log->info("every local worker succeeded; waiting for the other nodes");
+            if (placement.nodes > 1)
+                log->info("every local worker succeeded; waiting for the other nodes");
             membership->session->report_success(placement.round);
             return;
         case ActionKind::Rejoin:
@@ -175,8 +182,8 @@ void Agent::Impl::announce_restart() {
     std::string cause = "a worker failed";  // decide() always names the failure; never stay silent
     if (root_cause) {
         cause = "worker rank " + std::to_string(root_cause->rank) + " (local rank " +
-                std::to_string(root_cause->local_rank) + ", pid " + std::to_string(root_cause->pid) +
-                ") failed: " + describe(root_cause->exit);
+                std::to_string(root_cause->local_rank) + ", pid " +
+                std::to_string(root_cause->pid) + ") failed: " + describe(root_cause->exit);
     }
     log->warn("{}; restarting the worker group (restart {} of {})", cause, state.restart_count,
               policy.max_restarts);
@@ -184,7 +191,9 @@ void Agent::Impl::announce_restart() {
 }
 
 void Agent::Impl::watch_stragglers() {
-    if (state.stopping || state.alive == 0 || first_success != std::chrono::steady_clock::time_point{}) return;
+    if (state.stopping || state.alive == 0 ||
+        first_success != std::chrono::steady_clock::time_point{})
+        return;
     first_success = std::chrono::steady_clock::now();
     const auto every = config.straggler_notice;
     straggler.expires_after(every);
@@ -204,14 +213,15 @@ void Agent::Impl::announce_stragglers(std::chrono::seconds next) {
             continue;
         }
         if (listed++ < 3) {
-            running += (running.empty() ? "" : ", ") + std::string("rank ") + std::to_string(w.end.rank) + " (pid " +
-                       std::to_string(w.end.pid) + ")";
+            running += (running.empty() ? "" : ", ") + std::string("rank ") +
+                       std::to_string(w.end.rank) + " (pid " + std::to_string(w.end.pid) + ")";
         }
     }
     if (listed > 3) running += " and " + std::to_string(listed - 3) + " more";
-    auto waited = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - first_success);
-    log->warn("{}/{} workers exited 0; still waiting on {} for {}", succeeded, workers.size(), running,
-              elapsed_text(waited));
+    auto waited = std::chrono::duration_cast<std::chrono::seconds>(
+        std::chrono::steady_clock::now() - first_success);
+    log->warn("{}/{} workers exited 0; still waiting on {} for {}", succeeded, workers.size(),
+              running, elapsed_text(waited));
     straggler.expires_after(next);
     straggler.async_wait([this, next](boost::system::error_code ec) {
         if (!ec && !finished) announce_stragglers(next * 2);

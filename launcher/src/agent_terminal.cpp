@@ -5,8 +5,8 @@
 namespace ptrun::launcher {
 
 std::string Agent::Impl::who(const Worker& w) {
-    return "worker rank " + std::to_string(w.end.rank) + " (local rank " + std::to_string(w.end.local_rank) +
-           ", pid " + std::to_string(w.end.pid) + ")";
+    return "worker rank " + std::to_string(w.end.rank) + " (local rank " +
+           std::to_string(w.end.local_rank) + ", pid " + std::to_string(w.end.pid) + ")";
 }
 
 void Agent::Impl::on_stopped(Worker& w, int signo) {
@@ -17,13 +17,14 @@ void Agent::Impl::on_stopped(Worker& w, int signo) {
         terminal.reclaim(w.end.pid);
         w.stopped = false;
         signal_group(w.end.pid, SIGCONT);
-        log->info("Ctrl-Z: ptrun took the terminal back from {}, which goes on in the background", who(w));
+        log->info("Ctrl-Z: ptrun took the terminal back from {}, which goes on in the background",
+                  who(w));
         lend_terminal();
         return;
     }
     if (signo != SIGTTIN && signo != SIGTTOU) {
-        log->warn("{} is stopped by {}; ptrun waits for it (kill -CONT {} resumes it)", who(w), signal_name(signo),
-                  w.end.pid);
+        log->warn("{} is stopped by {}; ptrun waits for it (kill -CONT {} resumes it)", who(w),
+                  signal_name(signo), w.end.pid);
         return;
     }
     for (int queued : terminal_queue) {
@@ -31,15 +32,17 @@ void Agent::Impl::on_stopped(Worker& w, int signo) {
     }
     terminal_queue.push_back(w.end.local_rank);
     if (terminal.holder() != 0) {
-        log->info("{} wants the terminal ({}); it gets it when the worker holding it exits, or on Ctrl-Z", who(w),
-                  signal_name(signo));
+        log->info(
+            "{} wants the terminal ({}); it gets it when the worker holding it exits, or on Ctrl-Z",
+            who(w), signal_name(signo));
         return;
     }
     lend_terminal();
     if (w.stopped) {
-        log->warn("{} is stopped: it wants the terminal ({}), which ptrun does not hold (it runs in the "
-                  "background?); `fg` ptrun to let the worker have it",
-                  who(w), signal_name(signo));
+        log->warn(
+            "{} is stopped: it wants the terminal ({}), which ptrun does not hold (it runs in the "
+            "background?); `fg` ptrun to let the worker have it",
+            who(w), signal_name(signo));
     }
 }
 
@@ -53,9 +56,10 @@ void Agent::Impl::lend_terminal() {
         if (terminal.lend(w.end.pid) != TerminalLender::Outcome::Lent) return;
         terminal_queue.pop_front();
         w.stopped = false;
-        log->info("{} reads the terminal: it has it now (Ctrl-C goes to it; Ctrl-Z gives the terminal back to "
-                  "ptrun)",
-                  who(w));
+        log->info(
+            "{} reads the terminal: it has it now (Ctrl-C goes to it; Ctrl-Z gives the terminal "
+            "back to ptrun)",
+            who(w));
     }
 }
 

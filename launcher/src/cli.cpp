@@ -32,7 +32,8 @@ constexpr std::array<OptionSpec, 26> kOptions{{
     {"master-port", "", "", false, "Port of the store (default: a free port held by ptrun)"},
     {"local-addr", "", "", false, "Address this node advertises"},
     {"max-restarts", "", "0", false, "Restarts of the worker group before giving up"},
-    {"monitor-interval", "", "0.1", false, "Accepted for compatibility; supervision is event-driven"},
+    {"monitor-interval", "", "0.1", false,
+     "Accepted for compatibility; supervision is event-driven"},
     {"start-method", "", "spawn", false, "Accepted for compatibility: spawn, fork or forkserver"},
     {"role", "", "default", false, "Worker role name (ROLE_NAME)"},
     {"module", "-m", "", true, "Run the program as a Python module (python3 -u -m PROGRAM)"},
@@ -42,16 +43,19 @@ constexpr std::array<OptionSpec, 26> kOptions{{
      "Directory for per-worker logs and error files, a directory per run: "
      "RUN-ID_HOST_TIME_RANDOM/attempt_N/LOCAL_RANK/; DIR/latest links to the newest"},
     {"redirects", "-r", "0", false, "Streams sent to log files: 0-3 or LOCAL_RANK:0-3,..."},
-    {"tee", "-t", "0", false, "Streams sent to log files and the console: 0-3 or LOCAL_RANK:0-3,..."},
+    {"tee", "-t", "0", false,
+     "Streams sent to log files and the console: 0-3 or LOCAL_RANK:0-3,..."},
     {"local-ranks-filter", "", "", false,
      "Show console output of these local ranks only: 0,1,... (each must run on this node)"},
-    {"shutdown-timeout", "", "30", false, "Seconds between SIGTERM and SIGKILL when stopping workers"},
+    {"shutdown-timeout", "", "30", false,
+     "Seconds between SIGTERM and SIGKILL when stopping workers"},
     {"signals-to-handle", "", "SIGINT,SIGTERM,SIGHUP,SIGUSR1,SIGUSR2", false,
      "Signals forwarded to every worker group"},
     {"slurm-mode", "", "auto", false,
-     "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM started "
-     "one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},
-    {"explain", "", "", true, "Print the resolved topology and where each value came from; launch nothing"},
+     "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM "
+     "started one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},
+    {"explain", "", "", true,
+     "Print the resolved topology and where each value came from; launch nothing"},
 }};
 
 std::string underscored(std::string name) {
@@ -101,10 +105,11 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
     app.prefix_command();
     app.formatter(std::make_shared<UsageFormatter>());
     app.footer(
-        "Everything after PROGRAM goes to the workers untouched; `--` may end ptrun's options. A flag "
-        "given twice takes its last value. A .py PROGRAM runs as python3 -u PROGRAM ($PYTHON_EXEC "
-        "chooses the interpreter) unless --no-python. A worker reading the terminal (pdb, input()) "
-        "is lent it.\nSee man ptrun for the worker environment, exit codes, logs and debuggers.");
+        "Everything after PROGRAM goes to the workers untouched; `--` may end ptrun's options. "
+        "A flag given twice takes its last value. A .py PROGRAM runs as python3 -u PROGRAM "
+        "($PYTHON_EXEC chooses the interpreter) unless --no-python. A worker reading the terminal "
+        "(pdb, input()) is lent it.\nSee man ptrun for the worker environment, exit codes, logs "
+        "and debuggers.");
     bool want_version = false;
     app.add_flag("--version", want_version, "Print the version and exit");
 
@@ -142,7 +147,8 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
         out.values.emplace(spec.name, std::move(raw));
     }
     auto rest = app.remaining();
-    if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());  // ptrun [OPTIONS] -- PROGRAM
+    if (!rest.empty() && rest.front() == "--")
+        rest.erase(rest.begin());  // ptrun [OPTIONS] -- PROGRAM
     if (rest.empty()) {
         if (out.flag("explain")) return out;
         throw UsageError("missing PROGRAM: expected ptrun [OPTIONS] PROGRAM [ARGS...] (see ptrun --help)");

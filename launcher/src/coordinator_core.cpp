@@ -163,9 +163,10 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(const std::map<std::st
             changed = now;
         } else if (now - changed > policy_.lost_after && !succeeded_.count(m.id)) {
             auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - changed);
-            end_round(RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
-                               "node " + m.hostname + " sent no heartbeat for " + seconds_text(silent)},
-                      out, m.id);
+            end_round(
+                RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
+                         "node " + m.hostname + " sent no heartbeat for " + seconds_text(silent)},
+                out, m.id);
             return out;
         }
     }

@@ -6,7 +6,8 @@ std::string seconds_text(std::chrono::milliseconds d) {
     const auto centis = (d.count() + 5) / 10;
     std::string text = std::to_string(centis / 100);
     if (auto frac = centis % 100; frac != 0) {
-        text += frac % 10 == 0 ? "." + std::to_string(frac / 10) : (frac < 10 ? ".0" : ".") + std::to_string(frac);
+        text += frac % 10 == 0 ? "." + std::to_string(frac / 10)
+                               : (frac < 10 ? ".0" : ".") + std::to_string(frac);
     }
     return text + " s";
 }

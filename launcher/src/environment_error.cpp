@@ -16,7 +16,8 @@ bool is_out_of_space(int err) { return err == ENOSPC || err == EDQUOT; }
 std::string errno_message(const std::string& what, int err, int fds_needed) {
     switch (err) {
         case ENOSPC:
-            return what + ": no space or no inodes left on its file system (free some, or use another directory)";
+            return what + ": no space or no inodes left on its file system (free some, or use "
+                          "another directory)";
         case EDQUOT:
             return what + ": disk quota exceeded (free some space, or use another directory)";
         case EMFILE: {
@@ -56,14 +57,17 @@ void rethrow_as_environment_error(int fds_needed) {
     } catch (const boost::system::system_error& e) {
         const auto& code = e.code();
         if (code.category() == boost::system::system_category() && environmental(code.value())) {
-            throw EnvironmentError(errno_message(std::string("ptrun (") + e.what() + ")", code.value(), fds_needed));
+            throw EnvironmentError(
+                errno_message(std::string("ptrun (") + e.what() + ")", code.value(), fds_needed));
         }
         throw;
     } catch (const std::system_error& e) {
         const auto& code = e.code();
-        if ((code.category() == std::system_category() || code.category() == std::generic_category()) &&
+        if ((code.category() == std::system_category() ||
+             code.category() == std::generic_category()) &&
             environmental(code.value())) {
-            throw EnvironmentError(errno_message(std::string("ptrun (") + e.what() + ")", code.value(), fds_needed));
+            throw EnvironmentError(
+                errno_message(std::string("ptrun (") + e.what() + ")", code.value(), fds_needed));
         }
         throw;
     }

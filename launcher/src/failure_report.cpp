@@ -80,8 +80,10 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
     }
     std::string seen;  // what the worker said, to look for a missing module in
     if (auto report = read_error_file(root.error_file)) {
-        field(out, "error file", context.error_files_kept ? root.error_file
-                                                          : "(temporary, removed when ptrun exits; --log-dir keeps it)");
+        field(out, "error file",
+              context.error_files_kept
+                  ? root.error_file
+                  : "(temporary, removed when ptrun exits; --log-dir keeps it)");
         field(out, "message", report->message);
         if (!report->traceback.empty()) out += "  traceback   :\n" + indent(report->traceback, "    ");
         seen = report->message + "\n" + report->traceback;
@@ -97,8 +99,9 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
         out += "  stderr      : went to the terminal above (use --redirects 2 or --tee 2 to keep it)\n";
     }
     if (auto module = missing_module(seen); !module.empty() && !context.interpreter.empty()) {
-        field(out, "hint", context.interpreter + " cannot import '" + module +
-                               "': set PYTHON_EXEC to an interpreter that has it");
+        field(out, "hint",
+              context.interpreter + " cannot import '" + module +
+                  "': set PYTHON_EXEC to an interpreter that has it");
     }
     bool header = false;
     for (const auto& w : others) {

@@ -61,8 +61,8 @@ std::vector<int> signal_list(const LaunchOptions& o) {
         std::string name(rest.substr(0, comma));
         int signo = signal_number(name);
         // Job control's own signals are ptrun's to handle (terminal.hpp), never the job's.
-        if (signo == 0 || signo == SIGKILL || signo == SIGSTOP || signo == SIGCHLD || signo == SIGCONT ||
-            signo == SIGTTIN || signo == SIGTTOU) {
+        if (signo == 0 || signo == SIGKILL || signo == SIGSTOP || signo == SIGCHLD ||
+            signo == SIGCONT || signo == SIGTTIN || signo == SIGTTOU) {
             throw UsageError(quoted("signals-to-handle", raw) + ": '" + name +
                              "' is not a signal ptrun can forward (e.g. SIGTERM,SIGUSR1)");
         }
@@ -85,8 +85,9 @@ std::set<int> rank_filter(const RawValue& raw, int nproc) {
             throw UsageError(quoted("local-ranks-filter", raw) + ": expected local ranks like 0,1,3");
         }
         if (*v >= nproc) {
-            throw UsageError(quoted("local-ranks-filter", raw) + ": local rank " + std::to_string(*v) +
-                             " does not exist: this node runs " + std::to_string(nproc) + " worker(s), local ranks " +
+            throw UsageError(quoted("local-ranks-filter", raw) + ": local rank " +
+                             std::to_string(*v) + " does not exist: this node runs " +
+                             std::to_string(nproc) + " worker(s), local ranks " +
                              (nproc == 1 ? std::string("0") : "0-" + std::to_string(nproc - 1)));
         }
         out.insert(static_cast<int>(*v));

@@ -41,11 +41,14 @@ std::string run_dir_pattern(const std::string& run_id, const std::string& host) 
                   static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
                   static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
                   static_cast<int>(hms.seconds().count()));
-    return name_part(run_id) + "_" + name_part(host.substr(0, host.find('.'))) + "_" + stamp + "_XXXXXX";
+    return name_part(run_id) + "_" + name_part(host.substr(0, host.find('.'))) + "_" + stamp +
+           "_XXXXXX";
 }
 
 /// mkdtemp(`pattern`): the directory made, or "" with errno set.
-std::string make_temp(std::string pattern) { return ::mkdtemp(pattern.data()) ? pattern : std::string(); }
+std::string make_temp(std::string pattern) {
+    return ::mkdtemp(pattern.data()) ? pattern : std::string();
+}
 
 /// A run directory: made by mkdtemp (0700), then opened up as mkdir(0755) would under the umask.
 std::string make_run_temp(std::string pattern) {
@@ -63,9 +66,11 @@ bool tmpfs_has_room(const char* path, int nproc) {
     struct statvfs fs {};
     if (::statvfs(path, &fs) != 0) return false;
     const auto need_inodes = static_cast<fsfilcnt_t>(16 + 2 * nproc);
-    const auto need_bytes = static_cast<unsigned long long>(1 << 20) + 16384ULL * static_cast<unsigned>(nproc);
+    const auto need_bytes =
+        static_cast<unsigned long long>(1 << 20) + 16384ULL * static_cast<unsigned>(nproc);
     const bool inodes_ok = fs.f_files == 0 || fs.f_favail >= need_inodes;
-    const bool space_ok = fs.f_blocks == 0 || static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize >= need_bytes;
+    const bool space_ok = fs.f_blocks == 0 ||
+                          static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize >= need_bytes;
     return inodes_ok && space_ok;
 }
 
@@ -88,9 +93,13 @@ int make_dirs(const std::string& base, const std::string& rest, std::string& fai
 
 }  // namespace
 
-LogLayout::LogLayout(std::string log_dir, std::string run_id, std::string host, std::string tmpdir, int nproc)
-    : requested_(std::move(log_dir)), run_id_(std::move(run_id)), host_(std::move(host)),
-      tmpdir_(std::move(tmpdir)), nproc_(nproc) {}
+LogLayout::LogLayout(std::string log_dir, std::string run_id, std::string host, std::string tmpdir,
+                     int nproc)
+    : requested_(std::move(log_dir)),
+      run_id_(std::move(run_id)),
+      host_(std::move(host)),
+      tmpdir_(std::move(tmpdir)),
+      nproc_(nproc) {}
 
 LogLayout::~LogLayout() {
     for (const auto& root : temp_roots_) {
@@ -102,7 +111,8 @@ LogLayout::~LogLayout() {
 std::string LogLayout::prepare() {
     if (requested_.empty() || !logs_.run.empty()) return "";
     std::error_code ec;
-    auto absolute = std::filesystem::absolute(requested_, ec);  // reports name it wherever they are read
+    auto absolute =
+        std::filesystem::absolute(requested_, ec);  // reports name it wherever they are read
     if (!ec) requested_ = absolute.lexically_normal().string();
     if (requested_.size() > 1 && requested_.back() == '/') requested_.pop_back();
     std::filesystem::create_directories(requested_, ec);
@@ -112,8 +122,10 @@ std::string LogLayout::prepare() {
     logs_.run = make_run_temp(requested_ + "/" + name);
     if (logs_.run.empty()) {
         int err = errno;
-        if (is_out_of_space(err)) throw EnvironmentError(errno_message("--log-dir '" + requested_ + "'", err));
-        throw UsageError("--log-dir '" + requested_ + "': cannot write there: " + std::strerror(err));
+        if (is_out_of_space(err))
+            throw EnvironmentError(errno_message("--log-dir '" + requested_ + "'", err));
+        throw UsageError("--log-dir '" + requested_ +
+                         "': cannot write there: " + std::strerror(err));
     }
     errors_ = logs_;
     // <log-dir>/latest -> this run, replaced atomically (a symlink renamed over the old one).
@@ -123,7 +135,8 @@ std::string LogLayout::prepare() {
     if (::symlink(name.c_str(), tmp.c_str()) != 0 || ::rename(tmp.c_str(), link.c_str()) != 0) {
         std::string why = std::strerror(errno);
         ::unlink(tmp.c_str());
-        return "could not point " + link + " at this run (" + why + "); its files are in " + logs_.run;
+        return "could not point " + link + " at this run (" + why + "); its files are in " +
+               logs_.run;
     }
     return "";
 }
@@ -133,16 +146,18 @@ void LogLayout::begin_attempt(int restart_count, int round) {
     if (attempts_used_.insert(attempt_).second) return;
     attempt_ += "_round_" + std::to_string(round);
     for (int k = 2; !attempts_used_.insert(attempt_).second; ++k) {
-        attempt_ = "attempt_" + std::to_string(restart_count) + "_round_" + std::to_string(round) + "." +
-                   std::to_string(k);
+        attempt_ = "attempt_" + std::to_string(restart_count) + "_round_" + std::to_string(round) +
+                   "." + std::to_string(k);
     }
 }
 
 void LogLayout::make_run_dir(Root& root) {
-    // A temporary root is private (0700) and removed at exit: its run directory needs no opening up.
+    // A temporary root is private (0700) and removed at exit: its run directory needs no opening
+    // up.
     auto pattern = root.path + "/" + run_dir_pattern(run_id_, host_);
     root.run = root.temporary ? make_temp(pattern) : make_run_temp(pattern);
-    if (root.run.empty()) throw EnvironmentError(errno_message("cannot create a directory in " + root.path, errno));
+    if (root.run.empty())
+        throw EnvironmentError(errno_message("cannot create a directory in " + root.path, errno));
 }
 
 void LogLayout::open_error_root() {
@@ -150,7 +165,8 @@ void LogLayout::open_error_root() {
     std::string base = !tmpdir_.empty() ? tmpdir_ : "/tmp";
     if (try_tmpfs) {
         errors_.path = make_temp(std::string(kTmpfs) + "/ptrun-XXXXXX");
-        if (!errors_.path.empty()) errors_.run = make_temp(errors_.path + "/" + run_dir_pattern(run_id_, host_));
+        if (!errors_.path.empty())
+            errors_.run = make_temp(errors_.path + "/" + run_dir_pattern(run_id_, host_));
         if (!errors_.path.empty()) temp_roots_.push_back(errors_.path);
         errors_.tmpfs = !errors_.run.empty();
         errors_.temporary = true;
@@ -158,7 +174,8 @@ void LogLayout::open_error_root() {
     }
     errors_.path = make_temp(base + "/ptrun-XXXXXX");
     if (errors_.path.empty()) {
-        throw EnvironmentError(errno_message("cannot create a temporary directory in " + base, errno));
+        throw EnvironmentError(
+            errno_message("cannot create a temporary directory in " + base, errno));
     }
     temp_roots_.push_back(errors_.path);
     errors_.temporary = true;
@@ -170,7 +187,8 @@ void LogLayout::open_temp_log_root() {
     std::string base = !tmpdir_.empty() ? tmpdir_ : "/tmp";
     logs_.path = make_temp(base + "/ptrun-XXXXXX");
     if (logs_.path.empty()) {
-        throw EnvironmentError(errno_message("cannot create a directory for log files in " + base, errno));
+        throw EnvironmentError(
+            errno_message("cannot create a directory for log files in " + base, errno));
     }
     make_run_dir(logs_);
 }
@@ -193,7 +211,8 @@ std::string LogLayout::worker_dir(Root& root, int local_rank) {
         root.tmpfs = false;
         root.attempt.clear();
         root.path = make_temp("/tmp/ptrun-XXXXXX");
-        if (root.path.empty()) throw EnvironmentError(errno_message("cannot create a directory in /tmp", errno));
+        if (root.path.empty())
+            throw EnvironmentError(errno_message("cannot create a directory in /tmp", errno));
         temp_roots_.push_back(root.path);
         make_run_dir(root);
         return worker_dir(root, local_rank);

@@ -174,10 +174,13 @@ struct RdzvSession::Impl {
                 }
                 waited = true;
                 if (o.on_waiting) {
-                    o.on_waiting(JoinProgress{false, joined_count(), std::chrono::seconds(seconds_since(start))});
+                    o.on_waiting(JoinProgress{false, joined_count(),
+                                              std::chrono::seconds(seconds_since(start))});
                 } else {
-                    o.logger->info("waiting for nodes: {}, {} s of {} s", joined_text(), seconds_since(start),
-                                   std::chrono::duration_cast<std::chrono::seconds>(o.settings.join_timeout).count());
+                    o.logger->info(
+                        "waiting for nodes: {}, {} s of {} s", joined_text(), seconds_since(start),
+                        std::chrono::duration_cast<std::chrono::seconds>(o.settings.join_timeout)
+                            .count());
                 }
             }
         }
@@ -204,8 +207,8 @@ struct RdzvSession::Impl {
 
     std::string joined_text() {
         int n = joined_count();
-        return (n < 0 ? "?" : std::to_string(n)) + " joined (min " + std::to_string(o.nnodes.min) + ", max " +
-               std::to_string(o.nnodes.max) + ")";
+        return (n < 0 ? "?" : std::to_string(n)) + " joined (min " + std::to_string(o.nnodes.min) +
+               ", max " + std::to_string(o.nnodes.max) + ")";
     }
 
     /// `stored` opened with the job's key, or nullopt (logged) when it is not authentic.

@@ -18,8 +18,8 @@ namespace {
 std::string shell_quoted(const std::string& word) {
     bool plain = !word.empty();
     for (char c : word) {
-        const bool ok = std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_").find(c) !=
-                                                                              std::string_view::npos;
+        const bool ok = std::isalnum(static_cast<unsigned char>(c)) ||
+                        std::string_view("@%+=:,./-_").find(c) != std::string_view::npos;
         plain = plain && ok;
     }
     if (plain) return word;
@@ -33,7 +33,8 @@ bool is_loopback(const std::string& host) {
 }
 
 std::string nodes_text(const NodeRange& n) {
-    return n.min == n.max ? std::to_string(n.min) : std::to_string(n.min) + ":" + std::to_string(n.max);
+    return n.min == n.max ? std::to_string(n.min)
+                          : std::to_string(n.min) + ":" + std::to_string(n.max);
 }
 
 /// The ConsoleLogSink among `logger`'s sinks, or null (a logger made elsewhere, e.g. in tests).
@@ -55,7 +56,8 @@ std::string reachable_address(const LaunchConfig& c) {
         if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
         if ((a->ifa_flags & IFF_UP) == 0 || (a->ifa_flags & IFF_LOOPBACK) != 0) continue;
         char text[NI_MAXHOST];
-        if (::getnameinfo(a->ifa_addr, sizeof(sockaddr_in), text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) {
+        if (::getnameinfo(a->ifa_addr, sizeof(sockaddr_in), text, sizeof text, nullptr, 0,
+                          NI_NUMERICHOST) == 0) {
             found = text;
         }
     }
@@ -67,7 +69,8 @@ std::string join_command(const LaunchConfig& c) {
     std::string cmd = "ptrun --nnodes " + nodes_text(c.nnodes) + " --nproc-per-node " +
                       std::to_string(c.nproc_per_node);
     if (c.max_restarts > 0) cmd += " --max-restarts " + std::to_string(c.max_restarts);
-    cmd += " --rdzv-endpoint " + shell_quoted(format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port));
+    cmd += " --rdzv-endpoint " +
+           shell_quoted(format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port));
     cmd += " --rdzv-id " + shell_quoted(c.run_id);
     if (c.module) cmd += " -m";
     if (c.no_python) cmd += " --no-python";
@@ -90,10 +93,12 @@ std::string WaitProgress::waiting_text(const JoinProgress& p) {
     const std::string joined = p.joined < 0 ? "?" : std::to_string(p.joined);
     if (p.joined >= n.min && n.max > n.min) {
         if (last_call_since_.count() < 0) last_call_since_ = p.elapsed;
-        auto window = std::chrono::duration_cast<std::chrono::seconds>(config_.rdzv.last_call_timeout);
+        auto window =
+            std::chrono::duration_cast<std::chrono::seconds>(config_.rdzv.last_call_timeout);
         auto left = std::max(std::chrono::seconds(0), window - (p.elapsed - last_call_since_));
         return "minimum reached: " + joined + " of " + std::to_string(n.max) +
-               " nodes joined; admitting more nodes for " + std::to_string(left.count()) + " s (last_call_timeout)";
+               " nodes joined; admitting more nodes for " + std::to_string(left.count()) +
+               " s (last_call_timeout)";
     }
     return "waiting for nodes: " + joined + " joined (min " + std::to_string(n.min) + ", max " +
            std::to_string(n.max) + "), " + elapsed_text(p.elapsed) + " of " +
@@ -109,7 +114,8 @@ void WaitProgress::update(const JoinProgress& p) {
         last_call_since_ = std::chrono::seconds(-1);
         return;
     }
-    const bool in_last_call = p.joined >= config_.nnodes.min && config_.nnodes.max > config_.nnodes.min;
+    const bool in_last_call =
+        p.joined >= config_.nnodes.min && config_.nnodes.max > config_.nnodes.min;
     const std::string text = waiting_text(p);
     if (first_) {
         first_ = false;
@@ -120,9 +126,12 @@ void WaitProgress::update(const JoinProgress& p) {
         const auto& host = config_.rendezvous_store.host;
         if (is_loopback(host)) {
             auto addr = reachable_address(config_);
-            log_->info("  ({} is this machine only: for nodes elsewhere, start every node with --rdzv-endpoint {})",
-                       host, format_endpoint(addr.empty() ? "<this host's address>" : addr,
-                                             config_.rendezvous_store.port));
+            log_->info(
+                "  ({} is this machine only: for nodes elsewhere, start every node with "
+                "--rdzv-endpoint {})",
+                host,
+                format_endpoint(addr.empty() ? "<this host's address>" : addr,
+                                config_.rendezvous_store.port));
         }
     } else if (in_last_call && !last_call_said_) {
         last_call_said_ = true;

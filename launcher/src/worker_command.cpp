@@ -73,7 +73,8 @@ std::optional<Interpreter> find_interpreter(const LaunchConfig& c, const env::En
     if (!runs_python(c)) return std::nullopt;
     bool not_executable = false;
     std::string python = env::lookup(env, "PYTHON_EXEC").value_or("python3");
-    auto path = find_executable(python, env::lookup(env, "PATH").value_or("/usr/bin:/bin"), not_executable);
+    auto path =
+        find_executable(python, env::lookup(env, "PATH").value_or("/usr/bin:/bin"), not_executable);
     return Interpreter{path.empty() ? "" : absolute(path), interpreter_origin(env)};
 }
 

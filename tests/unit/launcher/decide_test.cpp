@@ -112,8 +112,8 @@ TEST_CASE("decide: the first failure is remembered, later ones are not", "[launc
 
 TEST_CASE("decide: a failure that is the group's last exit is still named as the first failure",
           "[launcher][decide]") {
-    // A peer exited 0 earlier: the failing worker is the last one alive, so the decision restarts at
-    // once and its next state no longer holds the failure; the agent must still learn its cause.
+    // A peer exited 0 earlier: the failing worker is the last one alive, so the decision restarts
+    // at once and its next state no longer holds the failure; the agent must still learn its cause.
     auto peer_done = decide(running(2), RestartPolicy{3}, WorkerExited{0, kOk});
     auto d = decide(peer_done.next, RestartPolicy{3}, WorkerExited{1, kCode3});
     REQUIRE(d.action.kind == ActionKind::RestartGroup);

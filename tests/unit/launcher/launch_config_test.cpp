@@ -92,8 +92,9 @@ TEST_CASE("resolve: signals, timeouts and filters", "[launcher][config]") {
     CHECK(*c.local_ranks_filter == std::set<int>{0, 3});
     CHECK_THROWS_WITH(config_for({"--signals-to-handle", "SIGKILL"}), Catch::Contains("SIGKILL"));
     CHECK_THROWS_WITH(config_for({"--local-ranks-filter", "a"}), Catch::Contains("'a'"));
-    CHECK_THROWS_WITH(config_for({"--local-ranks-filter", "5", "--nproc-per-node", "2"}),
-                      Catch::Contains("local rank 5 does not exist") && Catch::Contains("local ranks 0-1"));
+    CHECK_THROWS_WITH(
+        config_for({"--local-ranks-filter", "5", "--nproc-per-node", "2"}),
+        Catch::Contains("local rank 5 does not exist") && Catch::Contains("local ranks 0-1"));
     CHECK_THROWS_WITH(config_for({"--monitor-interval", "0"}), Catch::Contains("positive"));
     CHECK_THROWS_WITH(config_for({"--start-method", "x"}), Catch::Contains("spawn, fork or forkserver"));
 }

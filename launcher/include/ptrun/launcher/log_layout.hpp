@@ -23,7 +23,8 @@ public:
     /// `log_dir`: --log-dir, "" for temporary directories; `host`: this node's name (its first
     /// label goes into the run directory's name); `tmpdir`: $TMPDIR, "" when unset; `nproc`: the
     /// workers per attempt (how much room the tmpfs must have).
-    LogLayout(std::string log_dir, std::string run_id, std::string host, std::string tmpdir, int nproc);
+    LogLayout(std::string log_dir, std::string run_id, std::string host, std::string tmpdir,
+              int nproc);
     /// Removes the temporary error-file directories.
     ~LogLayout();
     LogLayout(const LogLayout&) = delete;
