@@ -4,8 +4,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <chrono>
 #include <filesystem>
@@ -36,13 +36,20 @@ std::string run_dir_pattern(const std::string& run_id, const std::string& host) 
     const auto day = floor<days>(now);
     const year_month_day ymd{day};
     const hh_mm_ss hms{now - day};
-    char stamp[64];
-    std::snprintf(stamp, sizeof stamp, "%04d%02u%02uT%02d%02d%02dZ", static_cast<int>(ymd.year()),
-                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                  static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                  static_cast<int>(hms.seconds().count()));
+    std::string stamp;  // YYYYMMDDTHHMMSSZ; digits by hand, as printf's code is not loaded yet
+    auto digits = [&stamp](long value, std::size_t width) {
+        std::string d = std::to_string(value);
+        stamp += std::string(d.size() < width ? width - d.size() : 0, '0') + d;
+    };
+    digits(static_cast<int>(ymd.year()), 4);
+    digits(static_cast<unsigned>(ymd.month()), 2);
+    digits(static_cast<unsigned>(ymd.day()), 2);
+    stamp += 'T';
+    digits(hms.hours().count(), 2);
+    digits(hms.minutes().count(), 2);
+    digits(hms.seconds().count(), 2);
     return name_part(run_id) + "_" + name_part(host.substr(0, host.find('.'))) + "_" + stamp +
-           "_XXXXXX";
+           "Z_XXXXXX";
 }
 
 /// mkdtemp(`pattern`): the directory made, or "" with errno set.
@@ -142,10 +149,17 @@ std::string LogLayout::prepare() {
 }
 
 void LogLayout::begin_attempt(int restart_count, int round) {
+    auto used = [this](const std::string& name) {
+        if (std::find(attempts_used_.begin(), attempts_used_.end(), name) != attempts_used_.end()) {
+            return true;
+        }
+        attempts_used_.push_back(name);
+        return false;
+    };
     attempt_ = "attempt_" + std::to_string(restart_count);
-    if (attempts_used_.insert(attempt_).second) return;
+    if (!used(attempt_)) return;
     attempt_ += "_round_" + std::to_string(round);
-    for (int k = 2; !attempts_used_.insert(attempt_).second; ++k) {
+    for (int k = 2; used(attempt_); ++k) {
         attempt_ = "attempt_" + std::to_string(restart_count) + "_round_" + std::to_string(round) +
                    "." + std::to_string(k);
     }

@@ -12,7 +12,6 @@
 /// that is kept and announced. A multi-node round that reuses a restart count (a node joined,
 /// not a restart) gets attempt_<n>_round_<r>.
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -69,7 +68,7 @@ private:
     Root errors_;
     Root logs_;
     std::string attempt_ = "attempt_0";
-    std::set<std::string> attempts_used_;
+    std::vector<std::string> attempts_used_;
     std::vector<std::string> temp_roots_;  ///< removed at exit
 };
 
