@@ -46,11 +46,19 @@ struct Agent::Impl {
         bool direct = false;  ///< the worker writes log_path itself
     };
 
-    Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s, std::shared_ptr<spdlog::logger> l,
-         std::optional<Membership> m)
-        : config(c), command(std::move(cmd)), parent_env(std::move(e)), store(std::move(s)), log(std::move(l)),
-          membership(std::move(m)), signals(io), grace(io), straggler(io),
-          logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""), c.nproc_per_node),
+    Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s,
+         std::shared_ptr<spdlog::logger> l, std::optional<Membership> m)
+        : config(c),
+          command(std::move(cmd)),
+          parent_env(std::move(e)),
+          store(std::move(s)),
+          log(std::move(l)),
+          membership(std::move(m)),
+          signals(io),
+          grace(io),
+          straggler(io),
+          logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""),
+               c.nproc_per_node),
           log_health(log) {
         policy.max_restarts = c.max_restarts;
         state.distributed = membership.has_value();
@@ -74,8 +82,10 @@ struct Agent::Impl {
     boost::asio::io_context io{1};
     boost::asio::signal_set signals;
     boost::asio::steady_timer grace;
-    boost::asio::steady_timer straggler;  ///< says which workers a half-finished group still waits on
-    std::chrono::steady_clock::time_point first_success;  ///< when a worker of this attempt first exited 0
+    /// Says which workers a half-finished group still waits on.
+    boost::asio::steady_timer straggler;
+    /// When a worker of this attempt first exited 0.
+    std::chrono::steady_clock::time_point first_success;
     std::unique_ptr<Containment> containment;  ///< created in run(); destroyed after `logs`
     LogLayout logs;
     LogHealth log_health;

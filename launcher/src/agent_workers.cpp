@@ -23,7 +23,8 @@ namespace {
 int open_log(const std::string& path, const LaunchConfig& c) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        throw EnvironmentError(errno_message("cannot open log file '" + path + "'", errno, open_files_needed(c)));
+        throw EnvironmentError(
+            errno_message("cannot open log file '" + path + "'", errno, open_files_needed(c)));
     }
     return fd;
 }
@@ -77,7 +78,8 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
         id.error_file = w.end.error_file;
         if (config.fixed_placement) apply_placement(*config.fixed_placement, id);  // SLURM per-rank
         w.end.rank = id.rank;
-        requests.push_back(SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
+        requests.push_back(
+            SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
         requests.back().env[kJobTagVariable] = tag;
     }
     return requests;
@@ -117,13 +119,15 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     }
 }
 
-Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, int rank, int console_fd) {
+Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, int rank,
+                                               int console_fd) {
     bool filtered_out = config.local_ranks_filter && !config.local_ranks_filter->count(local_rank);
     bool tee = has(config.tee.for_rank(local_rank), stream) && !filtered_out;
     bool to_file = tee || filtered_out || has(config.redirects.for_rank(local_rank), stream);
     if (!to_file) return {};
     StreamPlumbing p;
-    p.log_path = logs.log_dir(local_rank) + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
+    p.log_path =
+        logs.log_dir(local_rank) + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
     int log_fd = open_log(p.log_path, config);
     announce_logs();
     if (!tee) {
@@ -135,7 +139,8 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, i
     if (::pipe2(fds, O_CLOEXEC) != 0) {
         int err = errno;
         ::close(log_fd);
-        throw EnvironmentError(errno_message("cannot make a pipe for --tee", err, open_files_needed(config)));
+        throw EnvironmentError(
+            errno_message("cannot make a pipe for --tee", err, open_files_needed(config)));
     }
     std::string prefix = "[" + config.hostname + ":" + std::to_string(rank) + "] ";
     RelayTarget target;

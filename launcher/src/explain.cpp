@@ -72,7 +72,8 @@ void explain_placement(Table& out, const FixedPlacement& p) {
 
 }  // namespace
 
-std::string explain(const LaunchConfig& c, const LaunchOptions& o, const std::optional<Interpreter>& interpreter,
+std::string explain(const LaunchConfig& c, const LaunchOptions& o,
+                    const std::optional<Interpreter>& interpreter,
                     const std::vector<ExplainRow>& extra) {
     Table out;
     const auto* fixed = c.fixed_placement ? &*c.fixed_placement : nullptr;
@@ -98,8 +99,9 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o, const std::op
                          : source_of(o, "rdzv-backend"));
     row(out, "rdzv endpoint", fixed ? "(none)" : c.rdzv_endpoint.empty() ? "(local)" : c.rdzv_endpoint,
         source_of(o, "rdzv-endpoint"));
-    row(out, "run id", c.run_id, c.standalone && o.at("rdzv-id").source == Source::Default ? "random, --standalone"
-                                                                                          : source_of(o, "rdzv-id"));
+    row(out, "run id", c.run_id,
+        c.standalone && o.at("rdzv-id").source == Source::Default ? "random, --standalone"
+                                                                  : source_of(o, "rdzv-id"));
     std::string store = c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>");
     if (fixed) store += fixed->hosts_store ? " (hosted here)" : " (hosted by node 0's first task)";
     if (!fixed && c.multi_node()) {
@@ -118,7 +120,8 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o, const std::op
     row(out, "max restarts", std::to_string(c.max_restarts), source_of(o, "max-restarts"));
     row(out, "program", c.program.empty() ? "(none)" : c.program, "command line");
     if (interpreter) {
-        row(out, "interpreter", interpreter->path.empty() ? "(not found)" : interpreter->path, interpreter->origin);
+        row(out, "interpreter", interpreter->path.empty() ? "(not found)" : interpreter->path,
+            interpreter->origin);
     }
     for (const auto& r : extra) row(out, r.what, r.value, r.from);
     return layout(out);

@@ -67,7 +67,7 @@ class Console(PtrunTestCase):
         self.assertEqual([len(x) - len(p) for x in pieces[:4]], [65536, 65536, 65536, 200000 - 3 * 65536])
         self.assertTrue(all(x.startswith(p) for x in pieces[:4]))
         self.assertEqual(pieces[4], p + b"end\r")  # "\r\n" passes as one line end
-        with open(os.path.join(self.dir, "none/attempt_0/0/stdout.log"), "rb") as f:
+        with open(os.path.join(self.dir, "latest/attempt_0/0/stdout.log"), "rb") as f:
             self.assertEqual(f.read(), b"a\rb\rc\n" + b"x" * 200000 + b"\nend\r\n")  # the log is raw
 
     def test_tee_memory_stays_bounded_without_newlines(self):
