@@ -97,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& r : whole) {
         out.clear();
         try {
-            state.handle(from, r, out);
+            state.handle(from, Request(r), out);
         } catch (const ProtocolError&) {
             break;  // the server would close this connection
         }

@@ -43,16 +43,23 @@ void EpollSet::watch_output(int fd, std::uint64_t id, bool on) noexcept {
 void EpollSet::start() { wait(); }
 
 void EpollSet::cancel() noexcept {
+    cancelled_ = true;
     boost::system::error_code ignored;
     descriptor_.cancel(ignored);
+}
+
+void EpollSet::rearm() {
+    if (!pending_ && !cancelled_) wait();
 }
 
 void EpollSet::wait() {
     descriptor_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
                            [this](const boost::system::error_code& ec) {
+                               pending_ = false;
                                if (ec == boost::asio::error::operation_aborted) return;
                                dispatch_and_continue();
                            });
+    pending_ = true;
 }
 
 void EpollSet::dispatch_and_continue() {
@@ -65,7 +72,11 @@ void EpollSet::dispatch_and_continue() {
             return;
         }
     }
-    boost::asio::post(descriptor_.get_executor(), [this] { dispatch_and_continue(); });
+    boost::asio::post(descriptor_.get_executor(), [this] {
+        pending_ = false;
+        if (!cancelled_) dispatch_and_continue();
+    });
+    pending_ = true;
 }
 
 int EpollSet::dispatch() {

@@ -19,7 +19,8 @@ namespace ptrun::rdzv::detail {
 /// finds more, and re-arming the wait only when a look finds nothing. Server thread only.
 class EpollSet {
 public:
-    /// Called with the id given to add() and the epoll event bits.
+    /// Called with the id given to add() and the epoll event bits. Should not throw; if it does,
+    /// the exception reaches io_context::run() and rearm() resumes the waiting.
     using ReadyHandler = std::function<void(std::uint64_t id, std::uint32_t events)>;
 
     /// Creates the set on `io`. Throws StoreError if epoll_create1 fails.
@@ -33,6 +34,9 @@ public:
     void start();
     /// Stops waiting (pending wait completes as aborted). Never throws.
     void cancel() noexcept;
+    /// Waits again if an exception left the set with neither a wait nor a look pending (call
+    /// after io_context::run() threw). Does nothing otherwise or after cancel().
+    void rearm();
 
 private:
     void wait();
@@ -44,6 +48,8 @@ private:
     boost::asio::posix::stream_descriptor descriptor_;  ///< owns the epoll fd
     ReadyHandler on_ready_;
     std::array<epoll_event, 256> events_{};
+    bool pending_ = false;   ///< a wait or a posted look will call back
+    bool cancelled_ = false;
 };
 
 }  // namespace ptrun::rdzv::detail

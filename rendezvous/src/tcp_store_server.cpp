@@ -11,6 +11,7 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -19,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "asio.hpp"
+#include "buffer_budget.hpp"
 #include "epoll_set.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "server_connection.hpp"
@@ -32,6 +34,8 @@ using detail::Connection;
 
 namespace {
 constexpr int kMaxAcceptsPerWakeup = 256;  ///< then let other handlers run
+constexpr std::size_t kReadBufferBytes = 64 * 1024;  ///< one recv, shared by every connection
+constexpr int kKeepaliveProbes = 6;
 
 /// "10.0.0.2:4242" / "[::1]:4242" for log lines, from the address accept4 filled in.
 std::string describe_peer(const sockaddr_storage& address) {
@@ -61,28 +65,40 @@ public:
     }
 
     std::uint16_t port() const noexcept { return port_; }
-    void clear() { on_state([](detail::StoreState& s) { s.clear(); }); }
+    void clear() {
+        on_server([this] { state_.clear(); });
+    }
     void clear_except(const std::string& prefix) {
-        on_state([&](detail::StoreState& s) { s.clear_except(prefix); });
+        on_server([&] { state_.clear_except(prefix); });
+    }
+    TcpStoreStats stats() {
+        return on_server([this] {
+            return TcpStoreStats{connections_.size(), budget_.used(), state_.stored_bytes()};
+        });
     }
     void stop();
 
     void on_request(Connection& conn, detail::Request&& request) override;
-    void on_closed(Connection& conn) override;
+    void on_closed(Connection& conn) noexcept override;
+    bool make_room(Connection& conn, std::size_t more, const char* what) noexcept override;
     /// A connection in the EpollSet is ready.
     void on_ready(ConnId id, std::uint32_t events);
 
 private:
-    /// Runs `change` on the store state on the server thread and waits for it.
-    template <typename Change>
-    void on_state(Change&& change);
+    /// Runs `task` on the server thread (here, if it is not running) and returns its result or
+    /// rethrows its exception.
+    template <typename Task>
+    auto on_server(Task&& task) -> decltype(task());
     void listen();
     bool try_bind(const tcp::endpoint& endpoint, std::string& error);
     void adopt(int fd);
     void accept();
     /// Accepts what the backlog holds; false on an error other than "nothing left".
     bool accept_ready();
-    void admit(int fd, const sockaddr_storage& address);
+    void admit(int fd, const sockaddr_storage& address) noexcept;
+    void set_keepalive(int fd) const noexcept;
+    /// After an exception escaped a handler: waits again for whatever it left unwatched.
+    void recover() noexcept;
     void run() noexcept;
 
     boost::asio::io_context io_{1};  // first: destroyed after everything that uses it
@@ -94,7 +110,10 @@ private:
                                           on_ready(id, events);
                                       }};
     detail::StoreState state_;
+    detail::BufferBudget budget_;  // before connections_: they release into it when destroyed
+    std::unique_ptr<char[]> read_buffer_;
     std::unordered_map<ConnId, std::shared_ptr<Connection>> connections_;
+    bool accepting_ = false;  ///< an accept wait or its retry timer is pending
     ConnId next_id_ = 1;
     std::uint16_t port_ = 0;
     std::mutex lifecycle_mu_;  ///< clear() and stop() do not interleave
@@ -107,7 +126,10 @@ TcpStoreServer::Impl::Impl(TcpStoreServerOptions options)
     : options_(std::move(options)),
       log_(options_.logger ? options_.logger
                            : std::make_shared<spdlog::logger>(
-                                 "ptrun.rdzv", std::make_shared<spdlog::sinks::null_sink_mt>())) {
+                                 "ptrun.rdzv", std::make_shared<spdlog::sinks::null_sink_mt>())),
+      state_(options_.limits),
+      budget_(options_.limits.max_buffered_bytes),
+      read_buffer_(new char[kReadBufferBytes]) {
     if (options_.adopt_fd >= 0) {
         adopt(options_.adopt_fd);
     } else {
@@ -192,6 +214,7 @@ void TcpStoreServer::Impl::adopt(int fd) {
 
 void TcpStoreServer::Impl::accept() {
     acceptor_.async_wait(tcp::acceptor::wait_read, [this](const boost::system::error_code& ec) {
+        accepting_ = false;
         if (ec == boost::asio::error::operation_aborted) return;
         if (!ec && accept_ready()) {
             accept();
@@ -202,9 +225,12 @@ void TcpStoreServer::Impl::accept() {
                    ec ? ec.message() : std::string(std::strerror(errno)));
         accept_retry_.expires_after(std::chrono::milliseconds(100));
         accept_retry_.async_wait([this](const boost::system::error_code& timer_ec) {
+            accepting_ = false;
             if (!timer_ec) accept();
         });
+        accepting_ = true;
     });
+    accepting_ = true;
 }
 
 bool TcpStoreServer::Impl::accept_ready() {
@@ -225,25 +251,49 @@ bool TcpStoreServer::Impl::accept_ready() {
     return true;
 }
 
-void TcpStoreServer::Impl::admit(int fd, const sockaddr_storage& address) {
-    if (connections_.size() >= options_.limits.max_connections) {
-        log_->warn("rdzv store: refusing connection from {}: {} connections open (max_connections)",
-                   describe_peer(address), connections_.size());
-        ::close(fd);
-        return;
-    }
-    const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    const ConnId id = next_id_++;
+void TcpStoreServer::Impl::admit(int fd, const sockaddr_storage& address) noexcept {
+    std::shared_ptr<Connection> conn;
     try {
-        auto conn = std::make_shared<Connection>(*this, connection_set_, fd, id,
-                                                 describe_peer(address), options_.limits, *log_);
+        if (connections_.size() >= options_.limits.max_connections) {
+            ::close(fd);
+            log_->warn("rdzv store: refusing connection from {}: {} connections open "
+                       "(max_connections)",
+                       describe_peer(address), connections_.size());
+            return;
+        }
+        const int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        set_keepalive(fd);
+        const ConnId id = next_id_++;
+        try {
+            conn = std::make_shared<Connection>(
+                *this, connection_set_, fd, id, describe_peer(address), options_.limits, budget_,
+                std::span<char>(read_buffer_.get(), kReadBufferBytes), *log_);
+        } catch (...) {
+            ::close(fd);  // not yet owned by a Connection
+            throw;
+        }
         connections_.emplace(id, conn);
         log_->debug("rdzv store: connection #{} from {}", id, conn->peer());
-    } catch (const std::exception& e) {  // the fd is closed; the server goes on
-        log_->warn("rdzv store: cannot serve connection from {}: {}", describe_peer(address),
-                   e.what());
+    } catch (const std::exception& e) {  // the fd is closed (by conn, if it was made)
+        if (conn) conn->abort();
+        try {
+            log_->warn("rdzv store: cannot serve a connection: {}", e.what());
+        } catch (...) {
+        }
     }
+}
+
+void TcpStoreServer::Impl::set_keepalive(int fd) const noexcept {
+    const auto idle = options_.keepalive.count();
+    if (idle <= 0) return;
+    const int on = 1;
+    const int idle_s = static_cast<int>(std::min<long long>(idle, 32767));
+    const int interval_s = std::max(1, idle_s / kKeepaliveProbes);
+    ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kKeepaliveProbes, sizeof kKeepaliveProbes);
 }
 
 void TcpStoreServer::Impl::on_ready(ConnId id, std::uint32_t events) {
@@ -256,18 +306,64 @@ void TcpStoreServer::Impl::on_ready(ConnId id, std::uint32_t events) {
 
 void TcpStoreServer::Impl::on_request(Connection& conn, detail::Request&& request) {
     std::vector<detail::Outgoing> out;
-    state_.handle(conn.id(), request, out);
-    for (auto& message : out) {
-        auto it = connections_.find(message.to);
-        if (it == connections_.end()) continue;
-        auto target = it->second;  // send() may close it and drop the table's reference
-        target->send(std::move(message.bytes));
+    auto deliver = [&]() noexcept {
+        for (auto& message : out) {
+            auto it = connections_.find(message.to);
+            if (it == connections_.end()) continue;
+            auto target = it->second;  // send() may close it and drop the table's reference
+            target->send(std::move(message));
+        }
+    };
+    try {
+        // A reply that has to be copied may take what the budget has left, no more.
+        state_.handle(conn.id(), std::move(request), out, budget_.free());
+    } catch (...) {
+        deliver();  // wake-ups already taken out of the wait registry must not be lost
+        throw;
     }
+    deliver();
 }
 
-void TcpStoreServer::Impl::on_closed(Connection& conn) {
+void TcpStoreServer::Impl::on_closed(Connection& conn) noexcept {
     state_.disconnect(conn.id());
     connections_.erase(conn.id());
+}
+
+bool TcpStoreServer::Impl::make_room(Connection& conn, std::size_t more,
+                                     const char* what) noexcept {
+    while (budget_.exceeded_by(more)) {
+        // The connection holding the most goes: the one sending or not reading the most.
+        std::shared_ptr<Connection> largest;
+        std::size_t most = conn.held() + more;
+        for (const auto& entry : connections_) {
+            if (entry.second.get() != &conn && entry.second->held() > most) {
+                largest = entry.second;
+                most = largest->held();
+            }
+        }
+        Connection& victim = largest ? *largest : conn;
+        try {
+            victim.reset("over the server's buffer budget (max_buffered_bytes = " +
+                         std::to_string(budget_.max()) + "; " + std::to_string(budget_.used()) +
+                         " in use, " + std::to_string(more) + " more wanted for " + what +
+                         " by connection #" + std::to_string(conn.id()) +
+                         ") and this connection holds the most: " +
+                         std::to_string(victim.request_bytes()) + " bytes of partial request, " +
+                         std::to_string(victim.reply_bytes()) + " of replies not yet read");
+        } catch (...) {  // no memory for the message
+            victim.reset("over the server's buffer budget (max_buffered_bytes)");
+        }
+        if (!largest) return false;
+    }
+    return true;
+}
+
+void TcpStoreServer::Impl::recover() noexcept {
+    try {
+        if (!accepting_) accept();
+        connection_set_.rearm();
+    } catch (...) {  // still no memory: the next exception comes back here
+    }
 }
 
 void TcpStoreServer::Impl::run() noexcept {
@@ -276,27 +372,24 @@ void TcpStoreServer::Impl::run() noexcept {
             io_.run();
             return;
         } catch (...) {  // handlers catch their own errors; this is a bug: keep serving
-            std::lock_guard lock(error_mu_);
-            if (!error_) error_ = std::current_exception();
+            {
+                std::lock_guard lock(error_mu_);
+                if (!error_) error_ = std::current_exception();
+            }
             log_->error("rdzv store: unexpected exception on the server thread");
+            recover();
         }
     }
 }
 
-template <typename Change>
-void TcpStoreServer::Impl::on_state(Change&& change) {
+template <typename Task>
+auto TcpStoreServer::Impl::on_server(Task&& task) -> decltype(task()) {
     std::lock_guard lifecycle(lifecycle_mu_);
-    if (!thread_.joinable()) {
-        change(state_);
-        return;
-    }
-    std::promise<void> done;
-    auto changed = done.get_future();
-    boost::asio::post(io_, [&] {
-        change(state_);
-        done.set_value();
-    });
-    changed.wait();
+    if (!thread_.joinable()) return task();
+    std::packaged_task<decltype(task())()> job(std::forward<Task>(task));
+    auto result = job.get_future();
+    boost::asio::post(io_, [&job] { job(); });
+    return result.get();
 }
 
 void TcpStoreServer::Impl::stop() {
@@ -327,6 +420,7 @@ TcpStoreServer::~TcpStoreServer() = default;
 std::uint16_t TcpStoreServer::port() const noexcept { return impl_->port(); }
 void TcpStoreServer::clear() { impl_->clear(); }
 void TcpStoreServer::clear_except(std::string keep_prefix) { impl_->clear_except(keep_prefix); }
+TcpStoreStats TcpStoreServer::stats() { return impl_->stats(); }
 void TcpStoreServer::stop() { impl_->stop(); }
 
 }  // namespace ptrun::rdzv

@@ -1,5 +1,7 @@
 #include "raw_connection.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -72,6 +74,15 @@ bool RawConnection::closed_by_server(std::chrono::milliseconds timeout) {
 bool RawConnection::silent_for(std::chrono::milliseconds timeout) {
     pollfd p{fd_.get(), POLLIN, 0};
     return ::poll(&p, 1, static_cast<int>(timeout.count())) == 0;
+}
+
+std::string RawConnection::local_address() const {
+    sockaddr_in address{};
+    socklen_t length = sizeof address;
+    ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length);
+    char host[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &address.sin_addr, host, sizeof host);
+    return std::string(host) + ":" + std::to_string(ntohs(address.sin_port));
 }
 
 }  // namespace ptrun::rdzv::test

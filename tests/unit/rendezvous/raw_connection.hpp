@@ -40,6 +40,8 @@ public:
     bool closed_by_server(std::chrono::milliseconds timeout = 10s);
     /// True if nothing is readable within `timeout` (a bounded negative check).
     bool silent_for(std::chrono::milliseconds timeout);
+    /// "127.0.0.1:PORT" of this end, as the server's log lines name the peer.
+    std::string local_address() const;
     int fd() const noexcept { return fd_.get(); }
 
 private:

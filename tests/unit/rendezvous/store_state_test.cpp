@@ -23,14 +23,14 @@ struct Harness {
 
     std::vector<Outgoing> run(ConnId from, const Request& r) {
         out.clear();
-        state.handle(from, r, out);
+        state.handle(from, Request(r), out);
         return out;
     }
     /// Replies to `from` only, concatenated.
     std::string reply(ConnId from, const Request& r) {
         std::string s;
         for (auto& o : run(from, r)) {
-            if (o.to == from) s += o.bytes;
+            if (o.to == from) s += o.flatten();
         }
         return s;
     }
@@ -76,7 +76,7 @@ TEST_CASE("a wait is answered when its last missing key is created by any writer
         if (writer == Op::CompareSet) w.values = {"", "v"};
         std::vector<std::string> to_waiter;
         for (auto& o : h.run(1, w)) {
-            if (o.to == 2) to_waiter.push_back(o.bytes);
+            if (o.to == 2) to_waiter.push_back(o.flatten());
         }
         CHECK(to_waiter == std::vector<std::string>{kStop});
         CHECK_FALSE(h.state.waiting(2));
@@ -144,7 +144,7 @@ TEST_CASE("watch_key acknowledges and reports create, update and delete", "[rdzv
     auto notes = [&](const Request& r) {
         std::string s;
         for (auto& o : h.run(1, r)) {
-            if (o.to == 9) s += o.bytes;
+            if (o.to == 9) s += o.flatten();
         }
         return s;
     };

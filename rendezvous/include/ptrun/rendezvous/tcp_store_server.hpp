@@ -2,6 +2,7 @@
 /// TcpStoreServer: a c10d TCPStore-wire-compatible store server that PyTorch 1.13 and 2.x
 /// workers can use as their store (TORCHELASTIC_USE_AGENT_STORE=True, MASTER_ADDR/MASTER_PORT).
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -16,15 +17,27 @@ namespace ptrun::rdzv {
 /// Caps on untrusted input. Sizes are checked before anything is allocated; a connection that
 /// exceeds one is closed (one log line) and the server goes on. Defaults follow torch's libuv
 /// server where it has one.
+///
+/// Memory bound: whatever clients send, the server holds at most max_stored_bytes (keys, values,
+/// queues) + max_buffered_bytes (partial requests, queued replies and the values they reference)
+/// + max_request_bytes (the one request being applied) + about 1 KiB per open connection.
 struct TcpStoreLimits {
     std::size_t max_key_bytes = 8 * 1024;              ///< per key (libuv: 8 KiB)
     std::size_t max_value_bytes = 8 * 1024 * 1024;     ///< per value (libuv: 8 MiB)
     std::size_t max_keys_per_request = 128 * 1024;     ///< CHECK/WAIT/MULTI_* count (libuv: 128 Ki)
     std::size_t max_request_bytes = 64 * 1024 * 1024;  ///< one whole request
     /// Replies queued for a client that does not read them; beyond this it is disconnected so
-    /// that it cannot make the server hold unbounded memory.
+    /// that it cannot make the server hold unbounded memory. A single reply to a client with
+    /// nothing queued may be larger (a GET of a big value): only the buffer budget bounds it.
     std::size_t max_queued_bytes_per_connection = 64 * 1024 * 1024;
     std::size_t max_connections = 65536;  ///< further connections are accepted and closed
+    /// Server-wide: partial requests plus queued replies at their real cost (a referenced stored
+    /// value counts once). When exceeded, the connection holding the most is closed (logged); a
+    /// reply that alone would exceed what is left is refused the same way before it is built.
+    std::size_t max_buffered_bytes = 256 * 1024 * 1024;
+    /// Keys, values and queues held by the store (with their bookkeeping); a write beyond it
+    /// closes the writer's connection (logged) and leaves the store unchanged.
+    std::size_t max_stored_bytes = 1024 * 1024 * 1024;
 };
 
 struct TcpStoreServerOptions {
@@ -38,6 +51,17 @@ struct TcpStoreServerOptions {
     TcpStoreLimits limits{};
     /// Where connection errors and lifecycle lines go; null = nowhere.
     std::shared_ptr<spdlog::logger> logger{};
+    /// TCP keepalive on accepted connections, so that a client whose host vanished (no FIN, no
+    /// reset) is dropped: the first probe after this much silence, 6 more `keepalive / 6` (at
+    /// least 1 s) apart. Idle clients that are alive answer the probes and stay. 0 = off.
+    std::chrono::seconds keepalive{60};
+};
+
+/// What the server holds right now (tests, diagnostics).
+struct TcpStoreStats {
+    std::size_t connections = 0;
+    std::size_t buffered_bytes = 0;  ///< as counted against max_buffered_bytes
+    std::size_t stored_bytes = 0;    ///< as counted against max_stored_bytes
 };
 
 /// Serves both wire dialects on one port, detected per connection (spec §3.3): PyTorch 1.13/2.0
@@ -72,6 +96,8 @@ public:
     /// Like clear(), but keys and queues starting with `keep_prefix` survive (a launcher keeps its
     /// own rendezvous state while wiping its workers' keys).
     void clear_except(std::string keep_prefix);
+    /// A snapshot of the counts; blocks until the server thread has taken it.
+    TcpStoreStats stats();
     /// Closes the listener and every connection and joins the thread. Idempotent. Rethrows
     /// (once) an unexpected exception that escaped a handler on the server thread.
     void stop();
