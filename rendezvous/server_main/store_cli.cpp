@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <string_view>
 
 namespace ptrun::rdzv::cli {
@@ -23,6 +24,12 @@ const CLI::Validator kPositive(
         return all_digits(v) && std::stoull(v) > 0 ? "" : "'" + v + "' is not a positive integer";
     },
     "N>0");
+const CLI::Validator kSeconds(
+    [](std::string& v) -> std::string {
+        return all_digits(v) && std::stoull(v) <= 32767 ? ""
+                                                       : "'" + v + "' is not 0-32767 seconds";
+    },
+    "0-32767");
 const CLI::Validator kPort(
     [](std::string& v) -> std::string {
         return all_digits(v) && std::stoull(v) <= 65535 ? "" : "'" + v + "' is not a port (0-65535)";
@@ -37,10 +44,15 @@ std::variant<StoreCommandLine, InfoText> parse_store_command_line(std::vector<st
     auto& limits = opts.limits;
     CLI::App app{
         "ptrun-store: a standalone c10d TCPStore-compatible store server (PyTorch 1.13 and 2.x "
-        "clients).\nPrints 'port=N' on stdout once listening; SIGINT/SIGTERM stop it (exit 0).",
+        "clients).\nPrints 'port=N' on stdout once listening; SIGINT/SIGTERM stop it (exit 0).\n"
+        "The TCPStore protocol has no authentication: anyone who reaches the port can read and "
+        "change every key.\nBy default it listens on every interface (0.0.0.0); give --host "
+        "127.0.0.1 or the address of a trusted network where you can.",
         "ptrun-store"};
     app.set_version_flag("--version", version_text());
-    app.add_option("--host", opts.host, "Address to listen on: 0.0.0.0, ::, 127.0.0.1, a name")
+    app.add_option("--host", opts.host,
+                   "Address to listen on: 0.0.0.0 (every interface; no authentication), ::, "
+                   "127.0.0.1, a name")
         ->capture_default_str();
     app.add_option("--port", opts.port, "Port to listen on; 0 = any free port")
         ->check(kPort)
@@ -66,6 +78,21 @@ std::variant<StoreCommandLine, InfoText> parse_store_command_line(std::vector<st
                    "Open connections; more are accepted and closed")
         ->check(kPositive)
         ->capture_default_str();
+    app.add_option("--max-buffered-bytes", limits.max_buffered_bytes,
+                   "All connections' partial requests and unread replies; over it, the "
+                   "connection holding the most is closed")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--max-stored-bytes", limits.max_stored_bytes,
+                   "Keys, values and queues held; a write past it closes the writer's connection")
+        ->check(kPositive)
+        ->capture_default_str();
+    auto keepalive_seconds = static_cast<long long>(opts.keepalive.count());
+    app.add_option("--keepalive", keepalive_seconds,
+                   "Seconds of silence before TCP keepalive probes a client (6 more, this/6 "
+                   "apart); a client whose host vanished is then dropped. 0 = off")
+        ->check(kSeconds)
+        ->capture_default_str();
     app.add_option("--log-level", cmd.log_level,
                    "trace, debug, info, warn, error, critical or off (logs go to stderr)")
         ->check(CLI::IsMember(std::vector<std::string>(kLevels.begin(), kLevels.end())))
@@ -80,6 +107,7 @@ std::variant<StoreCommandLine, InfoText> parse_store_command_line(std::vector<st
     } catch (const CLI::ParseError& e) {
         throw UsageError(e.what());
     }
+    opts.keepalive = std::chrono::seconds(keepalive_seconds);
     return cmd;
 }
 

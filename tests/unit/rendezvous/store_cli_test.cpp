@@ -18,6 +18,8 @@ TEST_CASE("ptrun-store defaults: all interfaces, any free port, the library's li
     CHECK(cmd.server.host == "0.0.0.0");
     CHECK(cmd.server.port == 0);
     CHECK(cmd.server.limits.max_connections == ptrun::rdzv::TcpStoreLimits{}.max_connections);
+    CHECK(cmd.server.limits.max_buffered_bytes == ptrun::rdzv::TcpStoreLimits{}.max_buffered_bytes);
+    CHECK(cmd.server.keepalive == std::chrono::seconds(60));
     CHECK(cmd.log_level == "info");
 }
 
@@ -25,7 +27,9 @@ TEST_CASE("ptrun-store flags reach the server options", "[rdzv][store_cli]") {
     const auto cmd = parsed({"--host", "127.0.0.1", "--port=29500", "--max-key-bytes", "64",
                              "--max-value-bytes", "1024", "--max-keys-per-request", "8",
                              "--max-request-bytes", "4096", "--max-queued-bytes", "2048",
-                             "--max-connections", "10", "--log-level", "debug"});
+                             "--max-connections", "10", "--max-buffered-bytes", "4096",
+                             "--max-stored-bytes", "8192", "--keepalive", "5", "--log-level",
+                             "debug"});
     CHECK(cmd.server.host == "127.0.0.1");
     CHECK(cmd.server.port == 29500);
     CHECK(cmd.server.limits.max_key_bytes == 64);
@@ -34,6 +38,9 @@ TEST_CASE("ptrun-store flags reach the server options", "[rdzv][store_cli]") {
     CHECK(cmd.server.limits.max_request_bytes == 4096);
     CHECK(cmd.server.limits.max_queued_bytes_per_connection == 2048);
     CHECK(cmd.server.limits.max_connections == 10);
+    CHECK(cmd.server.limits.max_buffered_bytes == 4096);
+    CHECK(cmd.server.limits.max_stored_bytes == 8192);
+    CHECK(cmd.server.keepalive == std::chrono::seconds(5));
     CHECK(cmd.log_level == "debug");
 }
 
@@ -41,6 +48,9 @@ TEST_CASE("ptrun-store --help and --version are text, not a run", "[rdzv][store_
     auto help = parse_store_command_line({"--help"});
     REQUIRE(std::holds_alternative<InfoText>(help));
     CHECK_THAT(std::get<InfoText>(help).text, Catch::Contains("--max-queued-bytes"));
+    // The default listens everywhere: --help says so next to the missing authentication.
+    CHECK_THAT(std::get<InfoText>(help).text,
+               Catch::Contains("no authentication") && Catch::Contains("0.0.0.0"));
     auto version = parse_store_command_line({"--version"});
     REQUIRE(std::holds_alternative<InfoText>(version));
     CHECK_THAT(std::get<InfoText>(version).text, Catch::StartsWith("ptrun-store "));
@@ -51,6 +61,7 @@ TEST_CASE("ptrun-store refuses bad values naming the flag and the value", "[rdzv
         {{"--port", "65536"}, "65536"},          {{"--port", "-1"}, "-1"},
         {{"--max-connections", "0"}, "0"},       {{"--max-value-bytes", "1e3"}, "1e3"},
         {{"--log-level", "verbose"}, "verbose"}, {{"--frobnicate"}, "--frobnicate"},
+        {{"--keepalive", "-1"}, "-1"},           {{"--max-buffered-bytes", "0"}, "0"},
         {{"stray"}, "stray"},
     };
     for (const auto& [args, needle] : cases) {
