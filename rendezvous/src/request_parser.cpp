@@ -14,6 +14,8 @@ public:
     Cursor(std::string_view bytes, const TcpStoreLimits& limits) : bytes_(bytes), limits_(limits) {}
 
     bool ok() const noexcept { return state_ == State::Ok; }
+    /// Continues at `pos` (a position an earlier walk of the same bytes reached).
+    void seek(std::size_t pos) noexcept { pos_ = pos; }
     State state() const noexcept { return state_; }
     std::size_t pos() const noexcept { return pos_; }
     std::size_t need() const noexcept { return need_; }
@@ -87,8 +89,9 @@ private:
 };
 
 /// Walks one request. With `out == nullptr` it only validates and measures (no allocation
-/// proportional to the input); with `out` it also copies the fields.
-void walk(Cursor& c, Dialect dialect, Request* out) {
+/// proportional to the input), resuming the items of a counted request at `progress` and
+/// recording there how far they are complete; with `out` it also copies the fields.
+void walk(Cursor& c, Dialect dialect, Request* out, ScanProgress* progress = nullptr) {
     const std::uint8_t code = c.u8();
     if (!c.ok()) return;
     const auto op = decode_op(dialect, code);
@@ -135,21 +138,23 @@ void walk(Cursor& c, Dialect dialect, Request* out) {
         }
         case Op::Check:
         case Op::Wait:
-        case Op::MultiGet: {
-            const std::size_t n = c.count();
-            if (out) out->keys.reserve(n);  // the whole request is present: n <= size / 8
-            for (std::size_t i = 0; i < n && c.ok(); ++i) add_key(c.key());
-            break;
-        }
+        case Op::MultiGet:
         case Op::MultiSet: {
             const std::size_t n = c.count();
-            if (out) {
+            const bool pairs = *op == Op::MultiSet;
+            if (out) {  // the whole request is present: n <= size / 8
                 out->keys.reserve(n);
-                out->values.reserve(n);
+                if (pairs) out->values.reserve(n);
             }
-            for (std::size_t i = 0; i < n && c.ok(); ++i) {
+            std::size_t i = 0;
+            if (progress != nullptr && c.ok() && progress->items > 0) {
+                i = progress->items;
+                c.seek(progress->end);
+            }
+            for (; i < n && c.ok(); ++i) {
                 add_key(c.key());
-                add_value(c.value());
+                if (pairs) add_value(c.value());
+                if (progress != nullptr && c.ok()) *progress = ScanProgress{i + 1, c.pos()};
             }
             break;
         }
@@ -164,10 +169,11 @@ constexpr std::array<char, 5> kValidate = {0x00, static_cast<char>(0xCE), static
 
 }  // namespace
 
-ParseResult parse_request(std::string_view bytes, Dialect dialect, const TcpStoreLimits& limits) {
+ParseResult parse_request(std::string_view bytes, Dialect dialect, const TcpStoreLimits& limits,
+                          ScanProgress* progress) {
     ParseResult result;
     Cursor scan(bytes, limits);
-    walk(scan, dialect, nullptr);
+    walk(scan, dialect, nullptr, progress);
     switch (scan.state()) {
         case Cursor::State::NeedMore:
             result.status = ParseResult::Status::NeedMore;

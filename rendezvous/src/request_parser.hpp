@@ -20,10 +20,22 @@ struct ParseResult {
     std::string error;  ///< Invalid only: why, for the log line
 };
 
+/// How far an incomplete request with a count of items (CHECK, WAIT, MULTI_GET, MULTI_SET) has
+/// been checked: its first `items` items, which end at byte `end`. Lets the next parse of the
+/// same bytes plus more go on from there instead of walking every item again.
+struct ScanProgress {
+    std::size_t items = 0;
+    std::size_t end = 0;
+};
+
 /// Parses the request at the front of `bytes` as `dialect`. Never blocks or throws (except
 /// bad_alloc); every length and count is checked against `limits` before anything is
-/// allocated, and the request is only materialised once all of it is present.
-ParseResult parse_request(std::string_view bytes, Dialect dialect, const TcpStoreLimits& limits);
+/// allocated, and the request is only materialised once all of it is present. With `progress`
+/// (zero for a new request, then kept between calls while the same request is NeedMore),
+/// items already checked are not walked again: parsing a request that arrives in k pieces
+/// costs O(its size), not O(k x its size).
+ParseResult parse_request(std::string_view bytes, Dialect dialect, const TcpStoreLimits& limits,
+                          ScanProgress* progress = nullptr);
 
 enum class Detection { NeedMore, Legacy, Modern, Reject };
 

@@ -11,20 +11,34 @@ constexpr std::size_t kCompactAbove = 64 * 1024;
 constexpr std::size_t kKeepCapacity = 64 * 1024;
 }  // namespace
 
-/// The capacity feeding `n` bytes gives: at least twice the current one, so that reserve()
-/// allocates exactly that.
-static std::size_t grown_capacity(const std::string& buffer, std::size_t n) {
-    const std::size_t size = buffer.size() + n;
-    return size <= buffer.capacity() ? buffer.capacity() : std::max(size, 2 * buffer.capacity());
+std::size_t RequestStream::room() const noexcept { return buffer_.capacity() - buffered(); }
+
+std::size_t RequestStream::grown_capacity(std::size_t n) const noexcept {
+    const std::size_t required = buffered() + n;
+    if (required <= buffer_.capacity()) return buffer_.capacity();  // fits, once compacted
+    // At once to the size the pending request is known to need (a big value arrives without
+    // the buffer being copied as it grows), else geometric.
+    return std::max({required, need_, 2 * buffer_.capacity()});
 }
 
 std::size_t RequestStream::growth_for(std::size_t n) const noexcept {
-    const std::size_t grown = grown_capacity(buffer_, n);
+    const std::size_t grown = grown_capacity(n);
     return grown == buffer_.capacity() ? 0 : grown - capacity();
 }
 
 void RequestStream::feed(std::string_view bytes) {
-    buffer_.reserve(grown_capacity(buffer_, bytes.size()));
+    if (buffer_.size() + bytes.size() > buffer_.capacity()) {
+        const std::size_t grown = grown_capacity(bytes.size());
+        if (grown == buffer_.capacity()) {
+            buffer_.erase(0, pos_);  // the consumed prefix makes the room
+        } else {  // only the unconsumed bytes move to the new buffer
+            std::string bigger;
+            bigger.reserve(grown);
+            bigger.append(buffer_, pos_);
+            buffer_.swap(bigger);
+        }
+        pos_ = 0;
+    }
     buffer_.append(bytes);
 }
 
@@ -32,11 +46,13 @@ void RequestStream::reset() noexcept {
     std::string().swap(buffer_);
     pos_ = 0;
     need_ = 1;
+    progress_ = {};
 }
 
 void RequestStream::consume(std::size_t n) {
     pos_ += n;
     need_ = 1;
+    progress_ = {};
     if (pos_ == buffer_.size()) {
         if (buffer_.capacity() > kKeepCapacity) {
             std::string().swap(buffer_);
@@ -65,7 +81,7 @@ std::optional<Request> RequestStream::next() {
                     continue;
             }
         }
-        auto parsed = parse_request(pending, *dialect_, limits_);
+        auto parsed = parse_request(pending, *dialect_, limits_, &progress_);
         switch (parsed.status) {
             case ParseResult::Status::NeedMore: need_ = parsed.size; return std::nullopt;
             case ParseResult::Status::Invalid: throw ProtocolError(parsed.error);

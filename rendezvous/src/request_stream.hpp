@@ -17,11 +17,13 @@ class RequestStream {
 public:
     explicit RequestStream(const TcpStoreLimits& limits) : limits_(limits) {}
 
-    /// Appends received bytes (growing the buffer by exactly growth_for(bytes.size())). Does
-    /// not parse.
+    /// Appends received bytes (growing the buffer by exactly growth_for(bytes.size()): at once
+    /// to what the pending request is known to need, else geometrically). Does not parse.
     void feed(std::string_view bytes);
     /// How much capacity() would grow if `n` more bytes were fed now.
     std::size_t growth_for(std::size_t n) const noexcept;
+    /// Bytes feed() can take without allocating.
+    std::size_t room() const noexcept;
     /// Bytes the buffer has allocated on the heap (what the connection charges to the server's
     /// budget; 0 while the string's inline buffer holds it all).
     std::size_t capacity() const noexcept {
@@ -42,11 +44,14 @@ private:
     static inline const std::size_t kInlineCapacity = std::string().capacity();
 
     void consume(std::size_t n);
+    /// The buffer's capacity after feeding `n` more bytes.
+    std::size_t grown_capacity(std::size_t n) const noexcept;
 
     const TcpStoreLimits& limits_;
     std::string buffer_;
     std::size_t pos_ = 0;   ///< start of the unparsed bytes
     std::size_t need_ = 1;  ///< unparsed bytes required before parsing can progress
+    ScanProgress progress_;  ///< of the pending request, so that each piece is walked once
     std::optional<Dialect> dialect_;
 };
 

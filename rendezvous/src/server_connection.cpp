@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -81,17 +82,24 @@ void Connection::read_and_serve() {
         if (!would_block(error)) close(std::strerror(error), !peer_gone(error));
         return;
     }
-    const auto got = static_cast<std::size_t>(n);
-    if (const std::size_t growth = stream_.growth_for(got); growth > 0) {
-        if (!host_.make_room(*this, growth, "a partial request")) return;
-    }
-    stream_.feed(std::string_view(read_buffer_.data(), got));
-    charge_stream();
-    while (!closed()) {
-        auto request = stream_.next();
+    std::string_view data(read_buffer_.data(), static_cast<std::size_t>(n));
+    while (!data.empty() && !closed()) {
+        // What fits goes first: serving it may drain the buffer (a big request followed by the
+        // start of the next), so that the rest needs no bigger one.
+        const std::size_t room = stream_.room();
+        const std::size_t take = room > 0 ? std::min(data.size(), room) : data.size();
+        if (const std::size_t growth = stream_.growth_for(take); growth > 0) {
+            if (!host_.make_room(*this, growth, "a partial request")) return;
+        }
+        stream_.feed(data.substr(0, take));
+        data.remove_prefix(take);
         charge_stream();
-        if (!request) break;
-        host_.on_request(*this, std::move(*request));
+        while (!closed()) {
+            auto request = stream_.next();
+            charge_stream();
+            if (!request) break;
+            host_.on_request(*this, std::move(*request));
+        }
     }
 }
 

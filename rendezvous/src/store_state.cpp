@@ -81,14 +81,22 @@ void StoreState::watch_notify(WatchResponse what, const std::string& key,
 }
 
 void StoreState::write(const std::string& key, std::string value, std::vector<Outgoing>& out) {
-    auto it = values_.find(key);
-    const bool created = it == values_.end();
-    check_room(created ? 0 : entry_cost(key, it->second->bytes.capacity()),
-               entry_cost(key, value.capacity()), key);
-    const bool watched = watchers_.count(key) != 0;
+    // One hash of the key: a new key's entry is made empty first (and dropped again on failure).
+    auto [it, created] = values_.try_emplace(key);
     if (created) {
-        auto blob = std::make_shared<Blob>(Blob{std::move(value), 0});
-        it = values_.emplace(key, std::move(blob)).first;
+        try {
+            check_room(0, entry_cost(key, value.capacity()), key);
+            it->second = std::make_shared<Blob>(Blob{std::move(value), 0});
+        } catch (...) {
+            values_.erase(it);
+            throw;
+        }
+    } else {
+        check_room(entry_cost(key, it->second->bytes.capacity()), entry_cost(key, value.capacity()),
+                   key);
+    }
+    const bool watched = !watchers_.empty() && watchers_.count(key) != 0;
+    if (created) {
         key_bytes_ += key.size();
         stored_ += entry_cost(key, it->second->bytes.capacity());
         if (watched) watch_notify(WatchResponse::KeyCreated, key, nullptr, it->second, out);

@@ -26,6 +26,7 @@ void WaitRegistry::unlink(ConnId waiter, Wait& wait) {
 
 std::vector<ConnId> WaitRegistry::notify(const std::string& key, bool only_one) {
     std::vector<ConnId> ready;
+    if (by_key_.empty()) return ready;  // nobody waits: no hashing (every write comes here)
     auto q = by_key_.find(key);
     if (q == by_key_.end()) return ready;
     // Consume the entries for `key` in registration order.

@@ -22,10 +22,12 @@ def request(op, *fields):
 
 
 def multi(op, keys, values=None):
-    body = struct.pack("<Q", len(keys))
+    parts = [bytes([op]), struct.pack("<Q", len(keys))]
     for i, key in enumerate(keys):
-        body += field(key) + (field(values[i]) if values is not None else b"")
-    return bytes([op]) + body
+        parts.append(field(key))
+        if values is not None:
+            parts.append(field(values[i]))
+    return b"".join(parts)
 
 
 def connect(port, timeout=30):

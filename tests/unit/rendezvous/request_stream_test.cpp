@@ -84,3 +84,60 @@ TEST_CASE("RequestStream waits for a legacy SET that starts like VALIDATE", "[rd
     CHECK(stream.dialect() == Dialect::Legacy);
     CHECK(got[0].values[0] == "v");
 }
+
+TEST_CASE("a counted request arriving in pieces is checked from where the last piece ended",
+          "[rdzv][stream]") {
+    // MULTI_SET of 1,000 pairs: each parse of the growing buffer goes on from the items already
+    // checked (it walked them all again, O(pieces x size): 55 MB in 64 KiB pieces took seconds).
+    std::string wire = validate() + bytes({0x0B}) + u64(1000);
+    Request expected{Op::MultiSet, {}, {}, 0, 0};
+    for (int i = 0; i < 1000; ++i) {
+        expected.keys.push_back("k" + std::to_string(i));
+        expected.values.push_back(std::string(static_cast<std::size_t>(i % 7), 'v'));
+        wire += field(expected.keys.back()) + field(expected.values.back());
+    }
+    const std::string_view body = std::string_view(wire).substr(5);
+    ScanProgress progress;
+    const auto half = parse_request(body.substr(0, body.size() / 2), Dialect::Modern, kLimits,
+                                    &progress);
+    REQUIRE(half.status == ParseResult::Status::NeedMore);
+    CHECK(progress.items > 400);
+    CHECK(progress.items < 600);
+    CHECK(progress.end <= body.size() / 2);
+    const auto whole = parse_request(body, Dialect::Modern, kLimits, &progress);
+    REQUIRE(whole.status == ParseResult::Status::Complete);
+    CHECK(whole.request == expected);
+    CHECK(whole.size == body.size());
+
+    RequestStream stream(kLimits);  // and through the stream, in 97-byte pieces
+    std::vector<Request> got;
+    for (std::size_t pos = 0; pos < wire.size(); pos += 97) {
+        stream.feed(std::string_view(wire).substr(pos, 97));
+        for (auto& r : drain(stream)) got.push_back(std::move(r));
+    }
+    REQUIRE(got.size() == 1);
+    CHECK(got[0] == expected);
+    CHECK(stream.buffered() == 0);
+}
+
+TEST_CASE("RequestStream grows at once to a pending value's size and frees it when drained",
+          "[rdzv][stream]") {
+    RequestStream stream(kLimits);
+    const std::string value(1 << 20, 'x');
+    const std::string wire = validate() + bytes({0x01}) + field("k") + field(value) + bytes({0x07});
+    stream.feed(std::string_view(wire).substr(0, 4096));  // the value's length is known now
+    CHECK_FALSE(stream.next());
+    CHECK(stream.growth_for(4096) == wire.size() - 1 - 5 - stream.capacity());
+    CHECK(stream.room() < 4096);
+    stream.feed(std::string_view(wire).substr(4096, wire.size() - 1 - 4096));
+    const auto capacity = stream.capacity();
+    CHECK(capacity == wire.size() - 1 - 5);  // exactly the SET: no doubling, no copies as it came
+    auto set = stream.next();
+    REQUIRE(set);
+    CHECK(set->values[0] == value);
+    CHECK(stream.capacity() == 0);  // drained: the megabyte is given back
+    stream.feed(std::string_view(wire).substr(wire.size() - 1));
+    auto num_keys = stream.next();
+    REQUIRE(num_keys);
+    CHECK(num_keys->op == Op::NumKeys);
+}
