@@ -3,8 +3,11 @@
 driven by one C++ load client (load.cpp) with the same requests.
 
 Usage: /usr/bin/python3 bench/store/run.py [--build build] [--seconds 1] [--repeat 3] [--quick]
+                                          [--baseline OLD_PTRUN_STORE]
 Prints a markdown report for bench/RESULTS.md: ops/s, p50, p99 per connection count (median of
---repeat runs, servers interleaved), and connect + one add/wait barrier for 1,000/4,000/10,000."""
+--repeat runs, servers interleaved), and connect + one add/wait barrier for 1,000/4,000/10,000.
+--baseline adds another ptrun-store binary (e.g. one built from main) to the same interleaved runs
+and a table of this build against it: an A/B of a server change against the same floor."""
 import argparse
 import json
 import os
@@ -58,6 +61,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="fewer points, one run each")
+    ap.add_argument("--baseline", help="another ptrun-store binary to compare this build's with")
     a = ap.parse_args()
     b = os.path.abspath(a.build)
     loadbin = f"{b}/bench/store/bench_store_load"
@@ -71,6 +75,8 @@ def main():
     if not torch2.skip_reason():
         servers["torch2"] = start(torch2.command([PYTHON, f"{HERE}/torch_server.py"]),
                                   env={**os.environ, **torch2.env()})
+    if a.baseline:
+        servers["base"] = start([a.baseline, "--host", "127.0.0.1", "--port", "0", "--log-level", "warn"])
     conn_counts = [1, 32, 256] if a.quick else [1, 2, 4, 8, 16, 32, 64, 128, 256]
     barrier_sizes = [1000, 4000, 10000]
     repeat = 1 if a.quick else a.repeat
@@ -129,6 +135,23 @@ def main():
         torch2_tables(ops, bar, conn_counts, barrier_sizes)
     else:
         print(f"\n(torch 2.6 not measured: {torch2.skip_reason()})")
+    if a.baseline:
+        print(f"\nThis build against the baseline ({a.baseline}), same runs:\n")
+        print("| conns | ptrun ops/s | base ops/s | ptrun/base | ptrun/floor | base/floor "
+              "| p99 µs ptrun / base | server CPU µs/op ptrun / base |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for n in conn_counts:
+            p, q, f = (ops[s][n] for s in ("ptrun", "base", "floor"))
+            print(f"| {n} | {med(p, 'ops_per_s'):,.0f} | {med(q, 'ops_per_s'):,.0f} "
+                  f"| {med(p, 'ops_per_s') / med(q, 'ops_per_s'):.2f} | {med(p, 'ops_per_s') / med(f, 'ops_per_s'):.2f} "
+                  f"| {med(q, 'ops_per_s') / med(f, 'ops_per_s'):.2f} | {med(p, 'p99_us'):.0f} / {med(q, 'p99_us'):.0f} "
+                  f"| {med(p, 'cpu_us_per_op'):.1f} / {med(q, 'cpu_us_per_op'):.1f} |")
+        print("\n| clients | ptrun ms | base ms | ptrun/base | floor ms |")
+        print("|---:|---:|---:|---:|---:|")
+        for n in barrier_sizes:
+            p, q, f = (bar[s][n] for s in ("ptrun", "base", "floor"))
+            print(f"| {n:,} | {med(p, 'barrier_ms'):.0f} | {med(q, 'barrier_ms'):.0f} "
+                  f"| {med(p, 'barrier_ms') / med(q, 'barrier_ms'):.2f} | {med(f, 'barrier_ms'):.0f} |")
     for e in errors:
         print(f"\nerror: {e}")
 
