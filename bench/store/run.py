@@ -84,9 +84,18 @@ def main():
     bar = {name: {n: [] for n in barrier_sizes} for name in servers}
     errors = []
     try:
+        names = list(servers)
+
+        def rotated(k):
+            """Every server takes every place in the order in turn: the first one measured after
+            the barrier (10,000 sockets closing) or after start-up is not always the same."""
+            k %= len(names)
+            return names[k:] + names[:k]
+
         for rep in range(repeat):
-            for n in conn_counts:
-                for name, (proc, port) in servers.items():
+            for i, n in enumerate(conn_counts):
+                for name in rotated(rep + i):
+                    proc, port = servers[name]
                     before = cpu_seconds(proc.pid)
                     r, err = load(loadbin, "ops", "--port", port, "--conns", n, "--seconds", a.seconds,
                                   "--tag", f"{rep}-{n}", *dialect(name))
@@ -95,8 +104,9 @@ def main():
                     ops[name][n].append(r)
                     if err:
                         errors.append(f"{name} ops {n}: {err}")
-            for n in barrier_sizes:
-                for name, (_, port) in servers.items():
+            for i, n in enumerate(barrier_sizes):
+                for name in rotated(rep + i):
+                    port = servers[name][1]
                     r, err = load(loadbin, "barrier", "--port", port, "--clients", n, "--tag", f"{rep}-{n}",
                                   *dialect(name))
                     bar[name][n].append(r)
