@@ -196,9 +196,10 @@ void StoreState::handle(ConnId from, Request&& r, std::vector<Outgoing>& out,
         waits_.remove(from);
         barriers_.remove(from);
     }
-    auto find = [&](const std::string& key) {
+    static const BlobPtr kAbsent;
+    auto find = [&](const std::string& key) -> const BlobPtr& {  // no reference count traffic
         auto it = values_.find(key);
-        return it == values_.end() ? nullptr : it->second;
+        return it == values_.end() ? kAbsent : it->second;
     };
     switch (r.op) {
         case Op::Validate:  // RequestStream consumes the first and rejects any later one
