@@ -7,6 +7,12 @@ namespace {
 /// Replies smaller than this are packed; larger ones keep their own string.
 constexpr std::size_t kPackBelow = 16 * 1024;
 constexpr std::size_t kFirstPack = 256;
+
+/// What a string holds on the heap (0 while its inline buffer holds it).
+std::size_t heap_bytes(const std::string& s) noexcept {
+    static const std::size_t inline_capacity = std::string().capacity();
+    return s.capacity() > inline_capacity ? s.capacity() : 0;
+}
 }  // namespace
 
 void OutputQueue::push(Outgoing&& reply) {
@@ -20,7 +26,8 @@ void OutputQueue::push(Outgoing&& reply) {
 void OutputQueue::push_owned(std::string&& bytes) {
     if (bytes.empty()) return;
     const std::size_t n = bytes.size();
-    if (!chunks_.empty() && !chunks_.back().blob) {
+    const bool owned_tail = !chunks_.empty() && !chunks_.back().blob;
+    if (owned_tail) {
         std::string& tail = chunks_.back().owned;
         if (tail.capacity() - tail.size() >= n) {  // no reallocation: front_written_ stays valid
             tail.append(bytes);
@@ -29,16 +36,18 @@ void OutputQueue::push_owned(std::string&& bytes) {
         }
     }
     Chunk chunk;
-    if (n >= kPackBelow) {
+    if (n >= kPackBelow || !owned_tail) {
+        // Its own string, as it came: a big reply, or the first bytes after a referenced value
+        // (the length field of the next one, in a MULTI_GET: often short enough to need no heap).
         chunk.owned = std::move(bytes);
     } else {
-        // Packing chunks double while the queue stays busy, so a reply queued now and then
-        // costs little and a flood of tiny ones costs about its payload.
-        next_pack_ = std::clamp(next_pack_ * 2, kFirstPack, kPackBelow);
-        chunk.owned.reserve(std::max(next_pack_, n));
+        // A full packing chunk: the next is twice as large, so a flood of tiny replies costs
+        // about its payload, in few chunks.
+        chunk.owned.reserve(
+            std::max(n, std::clamp(2 * chunks_.back().owned.capacity(), kFirstPack, kPackBelow)));
         chunk.owned.append(bytes);
     }
-    const std::size_t cost = chunk.owned.capacity() + kChunkCost;
+    const std::size_t cost = heap_bytes(chunk.owned) + kChunkCost;
     chunks_.push_back(std::move(chunk));
     payload_ += n;
     cost_ += cost;
@@ -64,12 +73,11 @@ void OutputQueue::pop_front() noexcept {
         referenced_ -= chunk.blob->bytes.size();
         if (--chunk.blob->queued == 0) budget_.release(chunk.blob->bytes.capacity());
     } else {
-        cost += chunk.owned.capacity();
+        cost += heap_bytes(chunk.owned);
     }
     cost_ -= cost;
     budget_.release(cost);
     chunks_.pop_front();
-    if (chunks_.empty()) next_pack_ = 0;
 }
 
 std::size_t OutputQueue::gather(iovec* iov, std::size_t max,

@@ -58,7 +58,6 @@ private:
     std::size_t payload_ = 0;
     std::size_t cost_ = 0;        ///< charged for chunks (capacity + bookkeeping)
     std::size_t referenced_ = 0;  ///< sizes of the values referenced
-    std::size_t next_pack_ = 0;   ///< capacity of the next packing chunk (grows while busy)
 };
 
 }  // namespace ptrun::rdzv::detail

@@ -50,7 +50,7 @@ public:
     /// Values this large or larger are always referenced.
     static constexpr std::size_t kShareFromBytes = 16 * 1024;
     /// Bytes of values one reply copies at most; later values are referenced whatever their size.
-    static constexpr std::size_t kMaxCopyBytes = 256 * 1024;
+    static constexpr std::size_t kMaxCopyBytes = 1024 * 1024;
 
     explicit ReplyBuilder(ConnId to) : out_(to, {}) {}
 

@@ -194,6 +194,36 @@ TEST_CASE("a MULTI_GET of one big value many times is written from the stored va
     CHECK(server.stats().buffered_bytes < 64 * 1024);
 }
 
+TEST_CASE("a MULTI_GET of thousands of small values is queued at about its size",
+          "[rdzv][limits]") {
+    // Past the first MiB copied, values are referenced; the length fields between them used to
+    // get a 16 KiB packing chunk each (2.2 GB queued for a 53 MB reply).
+    LogCapture log;
+    TcpStoreServer server(options({}, log));
+    auto c = modern(server.port());
+    std::vector<std::string> keys;
+    std::vector<std::string> values;
+    std::string set = bytes({0x0B}) + u64(4096);
+    for (int i = 0; i < 4096; ++i) {
+        keys.push_back("k" + std::to_string(i));
+        values.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
+        set += field(keys.back()) + field(values.back());
+    }
+    c->send(set);
+    CHECK(pings(*c));
+    const int small = 4096;
+    ::setsockopt(c->fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    c->send(multi_get_req(keys));
+    REQUIRE(c->read(8) == u64(1000));
+    const std::size_t payload = 4096 * (8 + 1000);
+    CHECK(server.stats().buffered_bytes < 2 * payload);
+    CHECK(c->read(1000) == values[0]);
+    for (std::size_t i = 1; i < keys.size(); ++i) {
+        REQUIRE(c->read(8 + 1000) == field(values[i]));
+    }
+    CHECK(server.stats().buffered_bytes < 64 * 1024);
+}
+
 TEST_CASE("a MULTI_GET reply over the buffer budget is refused before it is copied",
           "[rdzv][limits]") {
     LogCapture log;
