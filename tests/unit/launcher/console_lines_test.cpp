@@ -40,7 +40,7 @@ TEST_CASE("console lines: carriage returns end console lines (progress bars)",
     }
 }
 
-TEST_CASE("console lines: a long line is passed on in pieces; memory stays bounded",
+TEST_CASE("console lines: a long line is passed on in pieces, memory stays bounded",
           "[launcher][relay]") {
     ConsoleLines lines("[p] ", 8);
     CHECK(feed_all(lines, std::string(20, 'x') + "\n", 3) ==

@@ -103,7 +103,7 @@ TEST_CASE("coordinator: a failure ends the round, counts a restart, and the last
     CHECK(c.finished());
 }
 
-TEST_CASE("coordinator: every member succeeding completes the job; departures drain it", "[launcher][coordinator]") {
+TEST_CASE("coordinator: every member succeeding completes the job, departures drain it", "[launcher][coordinator]") {
     CoordinatorCore c(policy(2, 2));
     join(c, "a");
     join(c, "b");
@@ -117,7 +117,7 @@ TEST_CASE("coordinator: every member succeeding completes the job; departures dr
     CHECK(c.drained("a"));
 }
 
-TEST_CASE("coordinator: a silent member is lost after lost_after; survivors re-form at MIN",
+TEST_CASE("coordinator: a silent member is lost after lost_after, survivors re-form at MIN",
           "[launcher][coordinator]") {
     CoordinatorCore c(policy(1, 2, 3));
     join(c, "a", t0, 1, 3);
@@ -152,7 +152,7 @@ TEST_CASE("coordinator: a node arriving mid-run is admitted at a new round up to
     CHECK(find<EndRound>(join(c, "c", t0 + 22s)) == std::nullopt);  // full: c waits
 }
 
-TEST_CASE("coordinator: an agent leaving mid-run ends the round; bad joins are refused", "[launcher][coordinator]") {
+TEST_CASE("coordinator: an agent leaving mid-run ends the round, bad joins are refused", "[launcher][coordinator]") {
     CoordinatorCore c(policy(2, 2, 1));
     join(c, "a", t0, 1, 1);
     join(c, "b", t0, 1, 1);

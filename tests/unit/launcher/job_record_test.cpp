@@ -36,7 +36,7 @@ TEST_CASE("job record: the text form round-trips", "[launcher][containment]") {
     CHECK(d.temp_dirs == sample().temp_dirs);
 }
 
-TEST_CASE("job record: a live record is not dead; an unlocked one is, once",
+TEST_CASE("job record: a live record is not dead, an unlocked one is, once",
           "[launcher][containment]") {
     TempDir root;
     const std::vector<std::string> dirs{(root.path / "records").string()};

@@ -31,7 +31,7 @@ TEST_CASE("node placement: each member gets its group rank and rank base in orde
     CHECK(p[2].group_rank == 2);
 }
 
-TEST_CASE("node placement: survives the trip through the store; rejects malformed records",
+TEST_CASE("node placement: survives the trip through the store, rejects malformed records",
           "[launcher][round]") {
     NodePlacement p{3, 0, 1, 2, 4, 8, "fd77::10", 29500, "0123abcd"};
     CHECK(decode_placement(encode(p)) == p);

@@ -75,7 +75,7 @@ TEST_CASE("rdzv key source: key_file, then PTRUN_RDZV_KEY_FILE, then the SLURM d
     CHECK_FALSE(rdzv_key_source("", "r", env));
 }
 
-TEST_CASE("rdzv key file: created private once, then read; bound to the run", "[launcher][auth]") {
+TEST_CASE("rdzv key file: created private once, then read, bound to the run", "[launcher][auth]") {
     TempDir home;
     ptrun::env::EnvMap env{{"SLURM_JOB_ID", "7"}, {"HOME", home.path.string()}};
     auto source = *rdzv_key_source("", "7.0", env);

@@ -155,7 +155,7 @@ TEST_CASE("watch_key acknowledges and reports create, update and delete", "[rdzv
     CHECK(notes(req(Op::Set, {"k"}, {"c"})).empty());
 }
 
-TEST_CASE("clear wipes keys and queues; disconnect drops waits", "[rdzv][state]") {
+TEST_CASE("clear wipes keys and queues, disconnect drops waits", "[rdzv][state]") {
     Harness h;
     h.run(1, req(Op::Set, {"a"}, {"1"}));
     h.run(1, req(Op::QueuePush, {"q"}, {"1"}));
