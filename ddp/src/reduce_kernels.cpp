@@ -10,7 +10,11 @@
 // for baseline x86-64, x86-64-v3 (AVX2) and x86-64-v4 (AVX-512), picked once at load time by
 // the CPU (an ifunc), with everything it calls inlined into each clone. The file is built at -O3
 // (ddp/CMakeLists.txt): GCC's -O2 cost model declines loops that need runtime alias checks.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Under ThreadSanitizer the baseline build alone: the instrumented ifunc resolver would run
+// before the TSan runtime exists (a segfault while the dynamic linker relocates the program).
+#if defined(__SANITIZE_THREAD__)
+#define PTRUN_REDUCE_KERNEL
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define PTRUN_REDUCE_KERNEL \
     __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4"), flatten))
 #else
