@@ -60,14 +60,20 @@ SharedSegment SharedSegment::open(const std::string& name, std::size_t bytes) {
     return SharedSegment(name, map_fd(fd, name, bytes), bytes, false);
 }
 
-SharedSegment::SharedSegment(std::string name, void* data, std::size_t size, bool owner)
-    : name_(std::move(name)), data_(data), size_(size), owner_(owner) {}
+SharedSegment SharedSegment::view(const SharedSegment& mapping) {
+    return SharedSegment(mapping.name_, mapping.data_, mapping.size_, false, false);
+}
+
+SharedSegment::SharedSegment(std::string name, void* data, std::size_t size, bool owner,
+                             bool mapped)
+    : name_(std::move(name)), data_(data), size_(size), owner_(owner), mapped_(mapped) {}
 
 SharedSegment::SharedSegment(SharedSegment&& other) noexcept
     : name_(std::move(other.name_)),
       data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      owner_(std::exchange(other.owner_, false)) {}
+      owner_(std::exchange(other.owner_, false)),
+      mapped_(std::exchange(other.mapped_, true)) {}
 
 SharedSegment& SharedSegment::operator=(SharedSegment&& other) noexcept {
     if (this != &other) {
@@ -76,6 +82,7 @@ SharedSegment& SharedSegment::operator=(SharedSegment&& other) noexcept {
         data_ = std::exchange(other.data_, nullptr);
         size_ = std::exchange(other.size_, 0);
         owner_ = std::exchange(other.owner_, false);
+        mapped_ = std::exchange(other.mapped_, true);
     }
     return *this;
 }
@@ -91,7 +98,7 @@ void SharedSegment::unlink() noexcept {
 
 void SharedSegment::release() noexcept {
     unlink();
-    if (data_ != nullptr) ::munmap(data_, size_);
+    if (data_ != nullptr && mapped_) ::munmap(data_, size_);
     data_ = nullptr;
     size_ = 0;
 }

@@ -15,6 +15,10 @@ public:
     static SharedSegment create(const std::string& name, std::size_t bytes);
     /// Opens and maps an existing `name`; throws CollectiveError if absent or smaller than `bytes`.
     static SharedSegment open(const std::string& name, std::size_t bytes);
+    /// Another handle on `mapping`'s memory that never unmaps or unlinks it; `mapping` must outlive
+    /// it. For ranks run as threads over one mapping in tests (ThreadSanitizer tracks memory by
+    /// address, so it sees nothing between two mappings of one file).
+    static SharedSegment view(const SharedSegment& mapping);
 
     SharedSegment() = default;
     SharedSegment(SharedSegment&& other) noexcept;
@@ -32,13 +36,14 @@ public:
     const std::string& name() const noexcept { return name_; }
 
 private:
-    SharedSegment(std::string name, void* data, std::size_t size, bool owner);
+    SharedSegment(std::string name, void* data, std::size_t size, bool owner, bool mapped = true);
     void release() noexcept;
 
     std::string name_;
     void* data_ = nullptr;
     std::size_t size_ = 0;
     bool owner_ = false;  ///< created here and not yet unlinked
+    bool mapped_ = true;  ///< data_ is this handle's own mapping (not a view())
 };
 
 }  // namespace ptrun::ddp::detail

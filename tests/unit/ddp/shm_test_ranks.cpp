@@ -12,6 +12,17 @@ namespace ptrun::ddp::test {
 
 using namespace detail;
 
+namespace {
+// Each rank maps the segment itself, as separate processes do, so that an address of one mapping
+// kept inside the segment fails here too. Under ThreadSanitizer every rank uses the first mapping
+// instead: TSan tracks memory by address, and between two mappings it would see no access at all.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kOneMapping = true;
+#else
+constexpr bool kOneMapping = false;
+#endif
+}  // namespace
+
 void run_shm_ranks(int n, std::size_t slot_bytes, std::uint32_t copy_mode,
                    const std::function<void(ShmCollectives&, RankBoard&)>& body) {
     static std::atomic<int> counter{0};
@@ -25,7 +36,10 @@ void run_shm_ranks(int n, std::size_t slot_bytes, std::uint32_t copy_mode,
     h->local_size = static_cast<std::uint32_t>(n);
     h->copy_mode = copy_mode;
     h->slot_bytes = slot_bytes;
-    for (int i = 0; i < n; ++i) segs.push_back(SharedSegment::open(name, bytes));
+    for (int i = 0; i < n; ++i) {
+        segs.push_back(kOneMapping ? SharedSegment::view(segs.front())
+                                   : SharedSegment::open(name, bytes));
+    }
     segs.front().unlink();
     std::vector<int> ranks, pids;
     for (int i = 0; i < n; ++i) {
