@@ -81,7 +81,7 @@ TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
           "\"seconds_since_progress\":null,\"section\":\"checkpoint\",\"state\":\"starting\"}]}\n");
 }
 
-TEST_CASE("other paths and methods get 404 and 405; HEAD has no body", "[watchdog][health]") {
+TEST_CASE("other paths and methods get 404 and 405, HEAD has no body", "[watchdog][health]") {
     const StatusSnapshot s = healthy();
     CHECK(answer({"GET", "/"}, s).status == 404);
     CHECK(answer({"POST", "/health"}, s).status == 405);
