@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
-
 #include "cpu_bootstrap.hpp"
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/env/names.hpp"
@@ -53,9 +51,10 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
             throw CollectiveError(std::string("init_process_group: ") + e.what());
         }
     }
-    // Every process creates its groups in the same order, so a per-process count names them.
-    static std::atomic<int> groups_created{0};
-    const int group_seq = groups_created++;
+    if (options.group_name.empty() || options.group_name.find('/') != std::string::npos) {
+        throw CollectiveError("init_process_group: group_name '" + options.group_name +
+                              "' (expected a non-empty name without '/')");
+    }
     const detail::nccl::Api* nccl = nullptr;
     if (options.backend == "nccl") {
         std::string why;
@@ -96,9 +95,17 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
     // The restart count in the prefix: a restarted group never reads its predecessor's keys.
     const std::string prefix = "ptrun_ddp/" + context.run_id + "/" +
                                std::to_string(context.restart_count) + "/" +
-                               std::to_string(group_seq);
+                               options.group_name;
     rdzv::PrefixStore store(prefix, *client);
     try {
+        // Two groups under one name would share keys and meet as one: the second is refused.
+        if (store.add("claimed/" + std::to_string(context.rank), 1) != 1) {
+            throw CollectiveError("init_process_group: rank " + std::to_string(context.rank) +
+                                  " already made a group named '" + options.group_name +
+                                  "' in this run (restart " +
+                                  std::to_string(context.restart_count) +
+                                  "); give each group InitOptions::group_name of its own");
+        }
         if (nccl != nullptr) {
             return std::make_unique<detail::nccl::NcclProcessGroup>(*nccl, context, options, &store,
                                                                     heartbeat);

@@ -3,12 +3,14 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "cpu_bootstrap.hpp"
 #include "node_ranks.hpp"
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/rendezvous/in_memory_store.hpp"
+#include "ptrun/rendezvous/tcp_store_server.hpp"
 
 using namespace ptrun::ddp;
 
@@ -82,4 +84,46 @@ TEST_CASE("ranks of a node asking for different shm_copy fail naming both", "[dd
                       Catch::Contains("shm_copy 'plain' differs from the node leader's 'auto'"));
     REQUIRE(errors[0]);
     CHECK_THROWS_AS(std::rethrow_exception(errors[0]), CollectiveTimeout);
+}
+
+TEST_CASE("a process's groups are told apart by name, and a name used twice is refused",
+          "[ddp]") {
+    ptrun::rdzv::TcpStoreServer server({.host = "127.0.0.1", .port = 0});
+    // Catch's assertions are not thread-safe: ranks record, the main thread checks.
+    std::vector<std::string> refusals(2);
+    std::vector<std::int64_t> sums(2);
+    const auto errors = testing::run_node_ranks(2, [&](RunContext ctx) {
+        ctx.master_addr = "127.0.0.1";
+        ctx.master_port = server.port();
+        ctx.run_id = "names";
+        const InitOptions world{.backend = "cpu", .timeout = std::chrono::seconds(60)};
+        auto first = init_process_group(ctx, world);
+        try {
+            init_process_group(ctx, world);
+        } catch (const CollectiveError& e) {
+            refusals[static_cast<std::size_t>(ctx.rank)] = e.what();
+        }
+        InitOptions other = world;
+        other.group_name = "second";
+        auto second = init_process_group(ctx, other);
+        std::int64_t v = ctx.rank + 1;
+        second->allreduce(&v, 1, DType::Int64, ReduceOp::Sum)->wait();
+        sums[static_cast<std::size_t>(ctx.rank)] = v;
+        first->barrier()->wait();
+    });
+    for (const auto& e : errors) {
+        if (e) std::rethrow_exception(e);
+    }
+    for (const auto& refusal : refusals) {
+        CHECK_THAT(refusal, Catch::Contains("already made a group named 'world'") &&
+                                Catch::Contains("InitOptions::group_name"));
+    }
+    CHECK(sums == std::vector<std::int64_t>{3, 3});
+    InitOptions bad{.backend = "cpu"};
+    bad.group_name = "a/b";
+    RunContext two;
+    two.world_size = 2;
+    two.master_addr = "127.0.0.1";
+    two.master_port = server.port();
+    CHECK_THROWS_WITH(init_process_group(two, bad), Catch::Contains("group_name 'a/b'"));
 }

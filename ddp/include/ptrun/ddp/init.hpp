@@ -25,6 +25,10 @@ struct InitOptions {
     /// or "plain" (shared slots, non-temporal or ordinary stores), "single-copy" (straight
     /// between the ranks' buffers; needs ptrace access between them). Same on every rank.
     std::string shm_copy = "auto";
+    /// Names the group's keys in the bootstrap store; every rank of the group passes the same.
+    /// A process that creates more than one group in a run gives each its own name (a second
+    /// group under a name this rank already used in this run and restart is refused, by name).
+    std::string group_name = "world";
 };
 
 /// A worker's place in the job and where the bootstrap store lives.
