@@ -12,6 +12,7 @@
 #include "ptrun/launcher/cli.hpp"
 #include "ptrun/launcher/console_log_sink.hpp"
 #include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/environment_error.hpp"
 #include "ptrun/launcher/explain.hpp"
 #include "ptrun/launcher/agent_store.hpp"
@@ -113,6 +114,9 @@ int main(int argc, char** argv) {
     sigemptyset(&ttou);
     sigaddset(&ttou, SIGTTOU);
     ::sigprocmask(SIG_BLOCK, &ttou, nullptr);
+    // Orphaned descendants of the workers become ptrun's children, to be ended with their
+    // attempt (containment.hpp); if refused, describe() says so and the cgroup alone contains.
+    ptrun::launcher::become_child_subreaper();
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         return launch(args);

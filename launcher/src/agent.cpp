@@ -27,7 +27,7 @@ int Agent::Impl::run() {
             "setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
             "set it yourself to tune performance");
     }
-    // Also makes ptrun a subreaper and cleans what SIGKILLed ptruns left.
+    // Also cleans what SIGKILLed ptruns left (main made ptrun a subreaper).
     containment =
         std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
     signals.add(SIGCHLD);

@@ -65,7 +65,8 @@ ContainmentOptions containment_options(const std::string& run_id, const env::Env
 
 Containment::Containment(const ContainmentOptions& options, std::shared_ptr<spdlog::logger> log)
     : log_(std::move(log)), tag_(make_tag()) {
-    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    int subreaper = 0;
+    subreaper_ = ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper != 0;
     clean_dead_jobs(options.record_dirs);
     if (options.use_cgroup) {
         cgroup_ = JobCgroup::create(own_cgroup_dir(), "ptrun-" + tag_, &no_cgroup_reason_);
@@ -105,10 +106,13 @@ Containment::~Containment() {
     record_.reset();
 }
 
+bool become_child_subreaper() { return ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }
+
 std::string Containment::describe() const {
+    const std::string subreaper = subreaper_ ? "subreaper" : "no subreaper";
     std::string out = cgroup_ && cgroup_whole_
-                          ? "cgroup v2 " + cgroup_->path() + " (cgroup.kill) + subreaper"
-                          : "subreaper (no cgroup: " + no_cgroup_reason_ + ")";
+                          ? "cgroup v2 " + cgroup_->path() + " (cgroup.kill) + " + subreaper
+                          : subreaper + " (no cgroup: " + no_cgroup_reason_ + ")";
     out += record_ ? " + job record" : " (no job record)";
     return out;
 }

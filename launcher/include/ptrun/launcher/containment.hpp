@@ -40,11 +40,15 @@ struct ContainmentOptions {
 /// PTRUN_STATE_DIR moves the job records.
 ContainmentOptions containment_options(const std::string& run_id, const env::EnvMap& env);
 
+/// Makes this process a child subreaper (process-wide and lasting: main calls it once, before
+/// the first Containment, which relies on it for its layer-by-layer sweep). False if refused.
+bool become_child_subreaper();
+
 class Containment {
   public:
-    /// Makes ptrun a child subreaper, cleans what dead ptruns of this user left on this node,
-    /// creates the job's cgroup where it may, and records the job. Never throws for an
-    /// unavailable mechanism (it falls back, and describe() says what is in use).
+    /// Cleans what dead ptruns of this user left on this node, creates the job's cgroup where it
+    /// may, and records the job. Never throws for an unavailable mechanism (it falls back, and
+    /// describe() says what is in use, the subreaper included: see become_child_subreaper).
     Containment(const ContainmentOptions& options, std::shared_ptr<spdlog::logger> log);
     /// Ends everything that is left (cgroup.kill, then ptrun's children layer by layer, at most a
     /// few seconds), removes the cgroup and the record. Blocks.
@@ -85,6 +89,7 @@ class Containment {
     bool cgroup_whole_ = true;  ///< every worker is in cgroup_ (false once placing one failed)
     std::string no_cgroup_reason_;
     std::unique_ptr<JobRecord> record_;
+    bool subreaper_ = false;  ///< this process is a child subreaper (main made it one)
     bool attempt_running_ = false;
     std::uint64_t attempt_start_ticks_ = 0;
 };
