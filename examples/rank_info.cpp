@@ -1,7 +1,8 @@
 // A tiny worker that prints what ptrun told it: the README's first demo until `train` exists.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 int main() {
     auto get = [](const char* name) {
@@ -10,8 +11,10 @@ int main() {
     };
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
-    std::printf("rank %s of %s (local rank %s of %s, node %s) on %s, pid %d; store %s:%s; restart %s\n",
-                get("RANK"), get("WORLD_SIZE"), get("LOCAL_RANK"), get("LOCAL_WORLD_SIZE"), get("GROUP_RANK"), host,
-                ::getpid(), get("MASTER_ADDR"), get("MASTER_PORT"), get("TORCHELASTIC_RESTART_COUNT"));
+    std::printf(
+        "rank %s of %s (local rank %s of %s, node %s) on %s, pid %d; store %s:%s; restart %s\n",
+        get("RANK"), get("WORLD_SIZE"), get("LOCAL_RANK"), get("LOCAL_WORLD_SIZE"),
+        get("GROUP_RANK"), host, ::getpid(), get("MASTER_ADDR"), get("MASTER_PORT"),
+        get("TORCHELASTIC_RESTART_COUNT"));
     return 0;
 }

@@ -18,13 +18,15 @@ int main(int argc, char** argv) {
         size_t it = ((size_t)1 << 30) / bytes;
         int iters = (int)(it < 5 ? 5 : it > 10000 ? 10000 : it);
         int warm = iters / 10 < 2 ? 2 : iters / 10;
-        for (int i = 0; i < warm; ++i) MPI_Allreduce(MPI_IN_PLACE, buf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < warm; ++i)
+            MPI_Allreduce(MPI_IN_PLACE, buf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         double worst = 1e300; /* best of 5 trials, each the slowest rank's mean */
         for (int trial = 0; trial < 5; ++trial) {
             int n_it = iters / 5 < 1 ? 1 : iters / 5;
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
-            for (int i = 0; i < n_it; ++i) MPI_Allreduce(MPI_IN_PLACE, buf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            for (int i = 0; i < n_it; ++i)
+                MPI_Allreduce(MPI_IN_PLACE, buf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             double us = (MPI_Wtime() - t0) * 1e6 / n_it, slowest = 0;
             MPI_Allreduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             if (slowest < worst) worst = slowest;

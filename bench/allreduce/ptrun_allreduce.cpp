@@ -59,8 +59,10 @@ int main(int argc, char** argv) {
             for (int i = 0; i < n_it; ++i) {
                 pg->allreduce(buf.data(), count, DType::Float32, ReduceOp::Sum)->wait();
             }
-            us = std::min(us, max_over_ranks(*pg, std::chrono::duration<double, std::micro>(
-                                                      Clock::now() - t0).count() / n_it));
+            us = std::min(
+                us, max_over_ranks(
+                        *pg, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
+                                 n_it));
         }
         pg->barrier()->wait();
         const auto t0 = Clock::now();

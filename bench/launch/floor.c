@@ -1,9 +1,9 @@
 /* The floor for launcher benchmarks: what no launcher can beat on this machine.
  *   floor N PROGRAM [ARGS...]            spawn N copies of PROGRAM (fork + exec) and reap them
  *   floor --restart N PROGRAM [ARGS...]  spawn N with TORCHELASTIC_RESTART_COUNT=0; when one fails,
- *                                        SIGTERM the rest, reap them, respawn N with RESTART_COUNT=1,
- *                                        reap them
- * Each worker gets RANK/LOCAL_RANK/WORLD_SIZE so the same bench worker runs under every launcher. */
+ *                                        SIGTERM the rest, reap them, respawn N with
+ * RESTART_COUNT=1, reap them Each worker gets RANK/LOCAL_RANK/WORLD_SIZE so the same bench worker
+ * runs under every launcher. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>

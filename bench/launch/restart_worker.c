@@ -1,6 +1,7 @@
 /* Restart-latency worker, the same under every launcher. Attempt 0: local rank 0 writes the time
  * of its failure to $BENCH_DIR/fail and exits 1; the others wait to be stopped. Attempt 1: every
- * worker writes its start time to $BENCH_DIR/start.<rank> and exits 0. Times are CLOCK_REALTIME ns. */
+ * worker writes its start time to $BENCH_DIR/start.<rank> and exits 0. Times are CLOCK_REALTIME ns.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -16,7 +16,9 @@
 namespace ptrun::bench {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
+[[noreturn]] void fail(const std::string& what) {
+    throw std::runtime_error(what + ": " + std::strerror(errno));
+}
 
 }  // namespace
 
@@ -139,7 +141,8 @@ std::vector<Conn*> EventLoop::connect(std::uint16_t port, int count, int window)
             throw std::runtime_error("handshakes timed out");
         }
     }
-    if (!run_until([&] { return in_flight == 0; }, deadline)) throw std::runtime_error("handshakes timed out");
+    if (!run_until([&] { return in_flight == 0; }, deadline))
+        throw std::runtime_error("handshakes timed out");
     return out;
 }
 

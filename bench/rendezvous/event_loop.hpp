@@ -23,12 +23,12 @@ class EventLoop;
 
 /// One client connection to the store (non-blocking once connected).
 class Conn {
-public:
+  public:
     /// Queues `request`; `on_reply` runs on the loop thread when its `kind` reply has arrived
     /// (at once for Reply::None, after the request was queued).
     void send(std::string request, Reply kind, OnReply on_reply);
 
-private:
+  private:
     friend class EventLoop;
     Conn(EventLoop& loop, int fd) : loop_(loop), fd_(fd) {}
     void flush();
@@ -44,7 +44,7 @@ private:
 };
 
 class EventLoop {
-public:
+  public:
     EventLoop();
     ~EventLoop();
     EventLoop(const EventLoop&) = delete;
@@ -61,7 +61,7 @@ public:
     /// returns done().
     bool run_until(const std::function<bool()>& done, Clock::time_point deadline);
 
-private:
+  private:
     friend class Conn;
     void want_writable(Conn& c, bool on);
 
@@ -69,7 +69,9 @@ private:
         Clock::time_point when;
         std::uint64_t seq;
         std::function<void()> fn;
-        bool operator>(const Timer& o) const { return when != o.when ? when > o.when : seq > o.seq; }
+        bool operator>(const Timer& o) const {
+            return when != o.when ? when > o.when : seq > o.seq;
+        }
     };
     int epfd_;
     std::vector<std::unique_ptr<Conn>> conns_;

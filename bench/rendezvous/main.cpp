@@ -41,11 +41,16 @@ Args parse(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string f = argv[i];
         const int v = std::stoi(argv[i + 1]);
-        if (f == "--nodes") a.nodes = v;
-        else if (f == "--heartbeat-ms") a.heartbeat = milliseconds(v);
-        else if (f == "--last-call-ms") a.last_call = milliseconds(v);
-        else if (f == "--timeout-s") a.timeout = std::chrono::seconds(v);
-        else throw std::runtime_error("unknown flag " + f);
+        if (f == "--nodes")
+            a.nodes = v;
+        else if (f == "--heartbeat-ms")
+            a.heartbeat = milliseconds(v);
+        else if (f == "--last-call-ms")
+            a.last_call = milliseconds(v);
+        else if (f == "--timeout-s")
+            a.timeout = std::chrono::seconds(v);
+        else
+            throw std::runtime_error("unknown flag " + f);
     }
     if (a.nodes < 2) throw std::runtime_error("--nodes must be at least 2");
     return a;
@@ -63,12 +68,14 @@ struct StoreHost {
         return o;
     }()};
     std::shared_ptr<spdlog::logger> logger = [] {
-        auto l = std::make_shared<spdlog::logger>("coordinator", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+        auto l = std::make_shared<spdlog::logger>(
+            "coordinator", std::make_shared<spdlog::sinks::stderr_sink_mt>());
         l->set_level(spdlog::level::warn);
         return l;
     }();
 
-    std::unique_ptr<launcher::Coordinator> coordinator(const launcher::RdzvKeys& keys, launcher::CoordinatorPolicy p,
+    std::unique_ptr<launcher::Coordinator> coordinator(const launcher::RdzvKeys& keys,
+                                                       launcher::CoordinatorPolicy p,
                                                        milliseconds heartbeat) {
         launcher::CoordinatorOptions o;
         o.store = launcher::HostPort{"127.0.0.1", server.port()};
@@ -98,7 +105,8 @@ std::string floor_run(StoreHost& host, const Args& a) {
             std::int64_t n = 0;
             std::memcpy(&n, v.data(), 8);
             if (n == a.nodes) c->send(bench::set(done_key, "1"), bench::Reply::None, {});
-            c->send(bench::wait({done_key}), bench::Reply::U8, [&](std::string_view) { ++finished; });
+            c->send(bench::wait({done_key}), bench::Reply::U8,
+                    [&](std::string_view) { ++finished; });
         });
     }
     require(loop.run_until([&] { return finished == a.nodes; }, t0 + a.timeout), "floor timed out");
@@ -137,7 +145,8 @@ std::string close_run(StoreHost& host, const Args& a) {
     std::snprintf(out, sizeof out,
                   "{\"total_ms\": %.2f, \"joins_sent_ms\": %.2f, \"first_assigned_ms\": %.2f, "
                   "\"admission_bytes\": %zu}",
-                  ms_between(t0, t1), ms_between(t0, last_push), ms_between(t0, first_assigned), bytes);
+                  ms_between(t0, t1), ms_between(t0, last_push), ms_between(t0, first_assigned),
+                  bytes);
     return out;
 }
 
@@ -157,7 +166,8 @@ std::string rejoin_run(StoreHost& host, const Args& a) {
     agents.start_beats(a.heartbeat);  // RdzvSession beats from its construction on
     int assigned = 0;
     for (int i = 0; i < a.nodes; ++i) agents.join(i, [&](int, int, std::size_t) { ++assigned; });
-    require(loop.run_until([&] { return assigned == a.nodes; }, deadline), "rejoin: the first round timed out");
+    require(loop.run_until([&] { return assigned == a.nodes; }, deadline),
+            "rejoin: the first round timed out");
 
     const int victim = a.nodes - 1;
     std::optional<Clock::time_point> detected;
@@ -186,16 +196,19 @@ std::string rejoin_run(StoreHost& host, const Args& a) {
     loop.run_until([] { return false; }, Clock::now() + a.heartbeat * 3);  // steady beating
     require(!detected, "rejoin: the round ended before a node was silenced (" + reason + ")");
     const auto silenced = agents.silence(victim);
-    require(loop.run_until([&] { return rejoined == victim; }, deadline), "rejoin: the next round timed out");
+    require(loop.run_until([&] { return rejoined == victim; }, deadline),
+            "rejoin: the next round timed out");
     const auto t1 = Clock::now();
-    require(reason.rfind("node-lost", 0) == 0, "rejoin: the round ended with '" + reason + "', not node-lost");
+    require(reason.rfind("node-lost", 0) == 0,
+            "rejoin: the round ended with '" + reason + "', not node-lost");
     require(next_round == 1, "rejoin: expected round 1");
     char out[256];
     std::snprintf(out, sizeof out,
                   "{\"rejoin_ms\": %.2f, \"joins_sent_ms\": %.2f, \"first_assigned_ms\": %.2f, "
                   "\"detect_after_ms\": %.2f, \"last_call_ms\": %ld}",
-                  ms_between(*detected, t1), ms_between(*detected, last_push), ms_between(*detected, first_rejoined),
-                  ms_between(silenced, *detected), static_cast<long>(a.last_call.count()));
+                  ms_between(*detected, t1), ms_between(*detected, last_push),
+                  ms_between(*detected, first_rejoined), ms_between(silenced, *detected),
+                  static_cast<long>(a.last_call.count()));
     return out;
 }
 
@@ -211,8 +224,8 @@ int main(int argc, char** argv) {
         const std::string close = close_run(host, a);
         std::fprintf(stderr, "close: %s\n", close.c_str());
         const std::string rejoin = rejoin_run(host, a);
-        std::printf("{\"nodes\": %d, \"floor\": %s, \"close\": %s, \"rejoin\": %s}\n", a.nodes, floor.c_str(),
-                    close.c_str(), rejoin.c_str());
+        std::printf("{\"nodes\": %d, \"floor\": %s, \"close\": %s, \"rejoin\": %s}\n", a.nodes,
+                    floor.c_str(), close.c_str(), rejoin.c_str());
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_rdzv_load: %s\n", e.what());

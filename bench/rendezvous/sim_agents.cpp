@@ -8,13 +8,14 @@
 
 namespace ptrun::bench {
 
-SimAgents::SimAgents(EventLoop& loop, std::uint16_t port, launcher::RdzvKeys keys, int count, int max_restarts,
-                     bool beats)
+SimAgents::SimAgents(EventLoop& loop, std::uint16_t port, launcher::RdzvKeys keys, int count,
+                     int max_restarts, bool beats)
     : loop_(loop), keys_(std::move(keys)) {
     for (int i = 0; i < count; ++i) {
         char host[32], id[64], addr[32];
         std::snprintf(host, sizeof host, "sim-node-%05d", i);
-        std::snprintf(id, sizeof id, "%s:%d:%08x", host, 100000 + i, 0x9e3779b9u * static_cast<unsigned>(i + 1));
+        std::snprintf(id, sizeof id, "%s:%d:%08x", host, 100000 + i,
+                      0x9e3779b9u * static_cast<unsigned>(i + 1));
         std::snprintf(addr, sizeof addr, "10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255);
         launcher::NodeInfo n;
         n.id = id;
@@ -44,12 +45,15 @@ void SimAgents::join(int i, OnAssigned done, std::function<void(int)> pushed) {
     Conn& c = *control_[k];
     const std::string admit = keys_.admit(nodes_[k].id, seq);
     c.send(add(keys_.heartbeat(nodes_[k].id), 1), Reply::I64, [=, this, &c](std::string_view) {
-        c.send(queue_push(keys_.events(), launcher::encode(launcher::RdzvEvent{launcher::JoinEvent{nodes_[k], seq}})),
-               Reply::None, {});
+        c.send(
+            queue_push(keys_.events(),
+                       launcher::encode(launcher::RdzvEvent{launcher::JoinEvent{nodes_[k], seq}})),
+            Reply::None, {});
         if (pushed) pushed(i);
         get(c, admit, [=](std::string_view verdict) {
             if (verdict.rfind("error:", 0) == 0) {
-                throw std::runtime_error("agent " + std::to_string(i) + " refused: " + std::string(verdict));
+                throw std::runtime_error("agent " + std::to_string(i) +
+                                         " refused: " + std::string(verdict));
             }
             const auto placement = launcher::decode_placement(std::string(verdict));
             done(i, placement.round, verdict.size());

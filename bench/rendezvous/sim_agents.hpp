@@ -15,13 +15,13 @@
 namespace ptrun::bench {
 
 class SimAgents {
-public:
+  public:
     using OnAssigned = std::function<void(int agent, int round, std::size_t admission_bytes)>;
     using OnEnd = std::function<void(int agent, const launcher::RoundEnd& end)>;
 
     /// Opens one control connection per agent (and one beat connection each when `beats`).
-    SimAgents(EventLoop& loop, std::uint16_t port, launcher::RdzvKeys keys, int count, int max_restarts,
-              bool beats);
+    SimAgents(EventLoop& loop, std::uint16_t port, launcher::RdzvKeys keys, int count,
+              int max_restarts, bool beats);
 
     int size() const { return static_cast<int>(nodes_.size()); }
     const launcher::NodeInfo& node(int i) const { return nodes_[static_cast<std::size_t>(i)]; }
@@ -35,7 +35,7 @@ public:
     /// Agent `i` sends no more heartbeats (a lost node); returns when its last beat was sent.
     Clock::time_point silence(int i);
 
-private:
+  private:
     void beat(int i, Clock::duration interval);
     void get(Conn& c, const std::string& key, std::function<void(std::string_view)> got);
 

@@ -6,7 +6,15 @@ namespace ptrun::bench {
 namespace {
 
 // Modern query codes (rendezvous/src/protocol.cpp kModernOps).
-enum Code : std::uint8_t { kValidate = 0, kSet = 1, kGet = 3, kAdd = 4, kWait = 6, kPing = 13, kQueuePush = 14 };
+enum Code : std::uint8_t {
+    kValidate = 0,
+    kSet = 1,
+    kGet = 3,
+    kAdd = 4,
+    kWait = 6,
+    kPing = 13,
+    kQueuePush = 14
+};
 constexpr std::uint32_t kMagic = 0x3C85F7CEu;
 
 template <typename T>
@@ -67,10 +75,14 @@ std::string queue_push(std::string_view key, std::string_view value) {
 
 std::size_t reply_length(Reply kind, std::string_view in) {
     switch (kind) {
-        case Reply::None: return 0;
-        case Reply::U8: return in.size() >= 1 ? 1 : 0;
-        case Reply::U32: return in.size() >= 4 ? 4 : 0;
-        case Reply::I64: return in.size() >= 8 ? 8 : 0;
+        case Reply::None:
+            return 0;
+        case Reply::U8:
+            return in.size() >= 1 ? 1 : 0;
+        case Reply::U32:
+            return in.size() >= 4 ? 4 : 0;
+        case Reply::I64:
+            return in.size() >= 8 ? 8 : 0;
         case Reply::Bytes: {
             if (in.size() < 8) return 0;
             std::uint64_t n = 0;

@@ -14,8 +14,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-typedef struct Entry { struct Entry* next; char* key; size_t klen; char* val; size_t vlen; } Entry;
-typedef struct { char* buf; size_t len, cap; char* wait_key; size_t wait_klen; } Conn;
+typedef struct Entry {
+    struct Entry* next;
+    char* key;
+    size_t klen;
+    char* val;
+    size_t vlen;
+} Entry;
+typedef struct {
+    char* buf;
+    size_t len, cap;
+    char* wait_key;
+    size_t wait_klen;
+} Conn;
 
 #define BUCKETS 65536
 static Entry* table[BUCKETS];
@@ -33,12 +44,17 @@ static Entry* find(const char* k, size_t n) {
     return NULL;
 }
 static void reply(int fd, const void* p, size_t n) {
-    if (send(fd, p, n, MSG_NOSIGNAL) != (ssize_t)n) { /* the client vanished; epoll sees it */ }
+    if (send(fd, p, n, MSG_NOSIGNAL) != (ssize_t)n) { /* the client vanished; epoll sees it */
+    }
 }
 static void reply_bytes(int fd, const char* p, size_t n) {
     char out[8 + 256];
     uint64_t len = n;
-    if (n > 256) { reply(fd, &len, 8); reply(fd, p, n); return; }
+    if (n > 256) {
+        reply(fd, &len, 8);
+        reply(fd, p, n);
+        return;
+    }
     memcpy(out, &len, 8);
     memcpy(out + 8, p, n);
     reply(fd, out, 8 + n);
@@ -93,54 +109,74 @@ static size_t handle(int fd, Conn* c) {
     uint64_t count;
     int64_t delta;
     switch (c->buf[0]) {
-    case 0:
-        if (!field(c, &off, &k, &kn) || !field(c, &off, &v, &vn)) return 0;
-        store(k, kn, v, vn);
-        return off;
-    case 1: {
-        if (!field(c, &off, &k, &kn) || !field(c, &off, &v, &vn) || !field(c, &off, &w, &wn)) return 0;
-        Entry* e = find(k, kn);
-        if (!e) { if (vn == 0) { store(k, kn, w, wn); reply_bytes(fd, w, wn); } else reply_bytes(fd, v, vn); }
-        else if (e->vlen == vn && memcmp(e->val, v, vn) == 0) { store(k, kn, w, wn); reply_bytes(fd, w, wn); }
-        else reply_bytes(fd, e->val, e->vlen);
-        return off;
-    }
-    case 2: {
-        if (!field(c, &off, &k, &kn)) return 0;
-        Entry* e = find(k, kn);
-        reply_bytes(fd, e ? e->val : "", e ? e->vlen : 0);
-        return off;
-    }
-    case 3: {
-        if (!field(c, &off, &k, &kn) || c->len < off + 8) return 0;
-        memcpy(&delta, c->buf + off, 8);
-        off += 8;
-        Entry* e = find(k, kn);
-        char text[32];
-        int64_t now = (e ? strtoll(e->val, NULL, 10) : 0) + delta;
-        int tn = snprintf(text, sizeof text, "%lld", (long long)now);
-        store(k, kn, text, (size_t)tn);
-        reply(fd, &now, 8);
-        return off;
-    }
-    case 4: case 5: {
-        if (c->len < off + 8) return 0;
-        memcpy(&count, c->buf + off, 8);
-        off += 8;
-        int all = 1;
-        const char* missing = NULL;
-        size_t missing_n = 0;
-        for (uint64_t i = 0; i < count; ++i) {
-            if (!field(c, &off, &k, &kn)) return 0;
-            if (!find(k, kn)) { all = 0; missing = k; missing_n = kn; }
+        case 0:
+            if (!field(c, &off, &k, &kn) || !field(c, &off, &v, &vn)) return 0;
+            store(k, kn, v, vn);
+            return off;
+        case 1: {
+            if (!field(c, &off, &k, &kn) || !field(c, &off, &v, &vn) || !field(c, &off, &w, &wn))
+                return 0;
+            Entry* e = find(k, kn);
+            if (!e) {
+                if (vn == 0) {
+                    store(k, kn, w, wn);
+                    reply_bytes(fd, w, wn);
+                } else
+                    reply_bytes(fd, v, vn);
+            } else if (e->vlen == vn && memcmp(e->val, v, vn) == 0) {
+                store(k, kn, w, wn);
+                reply_bytes(fd, w, wn);
+            } else
+                reply_bytes(fd, e->val, e->vlen);
+            return off;
         }
-        if (c->buf[0] == 4 || all) reply(fd, all ? "\0" : "\1", 1);
-        else { c->wait_key = malloc(missing_n); memcpy(c->wait_key, missing, missing_n); c->wait_klen = missing_n; ++nwaiters; }
-        return off;
-    }
-    default:
-        fprintf(stderr, "floor: unknown query %d\n", c->buf[0]);
-        exit(1);
+        case 2: {
+            if (!field(c, &off, &k, &kn)) return 0;
+            Entry* e = find(k, kn);
+            reply_bytes(fd, e ? e->val : "", e ? e->vlen : 0);
+            return off;
+        }
+        case 3: {
+            if (!field(c, &off, &k, &kn) || c->len < off + 8) return 0;
+            memcpy(&delta, c->buf + off, 8);
+            off += 8;
+            Entry* e = find(k, kn);
+            char text[32];
+            int64_t now = (e ? strtoll(e->val, NULL, 10) : 0) + delta;
+            int tn = snprintf(text, sizeof text, "%lld", (long long)now);
+            store(k, kn, text, (size_t)tn);
+            reply(fd, &now, 8);
+            return off;
+        }
+        case 4:
+        case 5: {
+            if (c->len < off + 8) return 0;
+            memcpy(&count, c->buf + off, 8);
+            off += 8;
+            int all = 1;
+            const char* missing = NULL;
+            size_t missing_n = 0;
+            for (uint64_t i = 0; i < count; ++i) {
+                if (!field(c, &off, &k, &kn)) return 0;
+                if (!find(k, kn)) {
+                    all = 0;
+                    missing = k;
+                    missing_n = kn;
+                }
+            }
+            if (c->buf[0] == 4 || all)
+                reply(fd, all ? "\0" : "\1", 1);
+            else {
+                c->wait_key = malloc(missing_n);
+                memcpy(c->wait_key, missing, missing_n);
+                c->wait_klen = missing_n;
+                ++nwaiters;
+            }
+            return off;
+        }
+        default:
+            fprintf(stderr, "floor: unknown query %d\n", c->buf[0]);
+            exit(1);
     }
 }
 
@@ -153,10 +189,14 @@ int main(int argc, char** argv) {
     conns = calloc((size_t)nconns, sizeof *conns);
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
     setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(argc > 1 ? (uint16_t)atoi(argv[1]) : 0),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons(argc > 1 ? (uint16_t)atoi(argv[1]) : 0),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t sl = sizeof sa;
-    if (bind(ls, (struct sockaddr*)&sa, sizeof sa) || listen(ls, SOMAXCONN)) { perror("floor: listen"); return 1; }
+    if (bind(ls, (struct sockaddr*)&sa, sizeof sa) || listen(ls, SOMAXCONN)) {
+        perror("floor: listen");
+        return 1;
+    }
     getsockname(ls, (struct sockaddr*)&sa, &sl);
     printf("port=%d\n", ntohs(sa.sin_port));
     fflush(stdout);
@@ -177,11 +217,17 @@ int main(int argc, char** argv) {
                 continue;
             }
             Conn* c = &conns[fd];
-            if (c->cap - c->len < 4096) { c->cap = c->cap * 2 + 8192; c->buf = realloc(c->buf, c->cap); }
+            if (c->cap - c->len < 4096) {
+                c->cap = c->cap * 2 + 8192;
+                c->buf = realloc(c->buf, c->cap);
+            }
             ssize_t r = recv(fd, c->buf + c->len, c->cap - c->len, 0);
             if (r <= 0) {
                 free(c->buf);
-                if (c->wait_key) { free(c->wait_key); --nwaiters; }
+                if (c->wait_key) {
+                    free(c->wait_key);
+                    --nwaiters;
+                }
                 memset(c, 0, sizeof *c);
                 close(fd);
                 continue;

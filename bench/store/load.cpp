@@ -8,7 +8,8 @@
 //       Prints {"ops": n, "ops_per_s": x, "p50_us": x, "p99_us": x}.
 //   load barrier --port P --clients C [--window W] [--tag T]
 //       C clients connect (at most W connects in flight), each ADDs 1 to a counter; the one that
-//       makes it C sets "done"; every client WAITs for "done". Prints {"connected_ms", "barrier_ms"}.
+//       makes it C sets "done"; every client WAITs for "done". Prints {"connected_ms",
+//       "barrier_ms"}.
 // Raises RLIMIT_NOFILE to the hard limit. Exits 1 on a protocol or socket error.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -55,20 +56,28 @@ Args parse(int argc, char** argv) {
     a.mode = argv[1];
     for (int i = 2; i + 1 < argc; i += 2) {
         const std::string f = argv[i], v = argv[i + 1];
-        if (f == "--host") a.host = v;
-        else if (f == "--port") a.port = static_cast<std::uint16_t>(std::stoul(v));
-        else if (f == "--conns") a.conns = std::stoi(v);
-        else if (f == "--clients") a.clients = std::stoi(v);
-        else if (f == "--window") a.window = std::stoi(v);
-        else if (f == "--seconds") a.seconds = std::stod(v);
-        else if (f == "--warmup") a.warmup = std::stod(v);
-        else if (f == "--tag") a.tag = v;
+        if (f == "--host")
+            a.host = v;
+        else if (f == "--port")
+            a.port = static_cast<std::uint16_t>(std::stoul(v));
+        else if (f == "--conns")
+            a.conns = std::stoi(v);
+        else if (f == "--clients")
+            a.clients = std::stoi(v);
+        else if (f == "--window")
+            a.window = std::stoi(v);
+        else if (f == "--seconds")
+            a.seconds = std::stod(v);
+        else if (f == "--warmup")
+            a.warmup = std::stod(v);
+        else if (f == "--tag")
+            a.tag = v;
         else if (f == "--dialect") {
             if (v != "legacy" && v != "modern") die("--dialect: legacy or modern");
             a.code_offset = v == "modern" ? 1 : 0;
             a.hello = v == "modern" ? std::string("\x00\xce\xf7\x85\x3c", 5) : "";  // 0x3C85F7CE
-        }
-        else die("unknown flag " + f);
+        } else
+            die("unknown flag " + f);
     }
     return a;
 }
@@ -157,8 +166,10 @@ int run_ops(const Args& a) {
     const std::string value(16, 'v');
     for (std::size_t i = 0; i < conns.size(); ++i) {
         auto& c = conns[i];
-        c.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // blocking connect, then non-blocking
-        if (c.fd < 0 || connect(c.fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0) die("connect");
+        c.fd =
+            socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // blocking connect, then non-blocking
+        if (c.fd < 0 || connect(c.fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0)
+            die("connect");
         int one = 1;
         setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         const std::string key = "/bench/" + a.tag + "/" + std::to_string(i);
@@ -168,7 +179,8 @@ int run_ops(const Args& a) {
         put_str(cas, value);
         auto get = req(a, 2);
         put_str(get, key);
-        c.requests = {add_req(a, key + "/n", 1), get, keys_req(a, 4, key), cas, keys_req(a, 5, key)};
+        c.requests = {add_req(a, key + "/n", 1), get, keys_req(a, 4, key), cas,
+                      keys_req(a, 5, key)};
         c.reply_size = {8, 8 + value.size(), 1, 8 + value.size(), 1};
         send_all(c.fd, a.hello + set_req(a, key, value));  // no reply; the server applies it first
         fcntl(c.fd, F_SETFL, O_NONBLOCK);
@@ -220,12 +232,15 @@ int run_ops(const Args& a) {
     std::sort(latencies_ns.begin(), latencies_ns.end());
     auto pct = [&](double p) {
         if (latencies_ns.empty()) return 0.0;
-        return latencies_ns[static_cast<std::size_t>(p * static_cast<double>(latencies_ns.size() - 1))] / 1e3;
+        return latencies_ns[static_cast<std::size_t>(
+                   p * static_cast<double>(latencies_ns.size() - 1))] /
+               1e3;
     };
-    std::printf("{\"conns\": %d, \"ops\": %zu, \"all_ops\": %zu, \"ops_per_s\": %.0f, "
-                "\"p50_us\": %.1f, \"p99_us\": %.1f}\n",
-                a.conns, latencies_ns.size(), completed,
-                static_cast<double>(latencies_ns.size()) / a.seconds, pct(0.50), pct(0.99));
+    std::printf(
+        "{\"conns\": %d, \"ops\": %zu, \"all_ops\": %zu, \"ops_per_s\": %.0f, "
+        "\"p50_us\": %.1f, \"p99_us\": %.1f}\n",
+        a.conns, latencies_ns.size(), completed,
+        static_cast<double>(latencies_ns.size()) / a.seconds, pct(0.50), pct(0.99));
     return 0;
 }
 

@@ -149,7 +149,8 @@ std::optional<fs::path> CheckpointDir::save(const Checkpoint& ckpt) const {
     // time, so any other temporary file is stale.
     for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
         const auto entry = it->path().filename().string();
-        if (entry.starts_with(std::string(".") + kPrefix) && entry.find(".tmp-") != std::string::npos) {
+        if (entry.starts_with(std::string(".") + kPrefix) &&
+            entry.find(".tmp-") != std::string::npos) {
             fs::remove(it->path(), ec);
         }
     }

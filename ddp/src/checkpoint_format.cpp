@@ -18,7 +18,7 @@ void put(std::string& out, T value) {
 }
 
 class Reader {
-public:
+  public:
     Reader(std::string_view data, const std::string& what) : data_(data), what_(what) {}
 
     template <class T>
@@ -41,7 +41,7 @@ public:
 
     std::size_t left() const { return data_.size() - pos_; }
 
-private:
+  private:
     void need(std::size_t n, const char* field) const {
         if (data_.size() - pos_ < n) {
             throw CheckpointError(what_ + ": truncated: " + field + " needs " + std::to_string(n) +
@@ -94,7 +94,8 @@ std::string encode_checkpoint(const Checkpoint& ckpt) {
 Checkpoint decode_checkpoint(std::string_view data, const std::string& what) {
     if (data.size() < kHeaderBytes + 8) {
         throw CheckpointError(what + ": truncated: " + std::to_string(data.size()) +
-                              " bytes, a checkpoint has at least " + std::to_string(kHeaderBytes + 8));
+                              " bytes, a checkpoint has at least " +
+                              std::to_string(kHeaderBytes + 8));
     }
     if (std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) {
         throw CheckpointError(what + ": not a ptrun checkpoint (bad magic)");
@@ -123,7 +124,8 @@ Checkpoint decode_checkpoint(std::string_view data, const std::string& what) {
         const auto name_len = in.get<std::uint32_t>("buffer name length");
         if (name_len > kMaxNameBytes) {
             throw CheckpointError(what + ": buffer " + std::to_string(b) + " name length " +
-                                  std::to_string(name_len) + " exceeds " + std::to_string(kMaxNameBytes));
+                                  std::to_string(name_len) + " exceeds " +
+                                  std::to_string(kMaxNameBytes));
         }
         std::string name(in.bytes(name_len, "buffer name"));
         const auto n = in.get<std::uint64_t>("element count");

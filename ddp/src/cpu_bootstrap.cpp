@@ -24,7 +24,9 @@ struct Member {
     int pid;
 };
 
-std::string key(const char* what, int index) { return std::string(what) + "/" + std::to_string(index); }
+std::string key(const char* what, int index) {
+    return std::string(what) + "/" + std::to_string(index);
+}
 
 std::string unique_segment_name() {
     static std::atomic<unsigned> counter{0};
@@ -63,7 +65,8 @@ SharedSegment open_segment(const std::string& published, int local_size,
     in >> name >> bytes;
     SharedSegment seg = SharedSegment::open(name, bytes);
     const auto* header = static_cast<const ShmHeader*>(seg.data());
-    if (header->magic != kShmMagic || header->local_size != static_cast<std::uint32_t>(local_size)) {
+    if (header->magic != kShmMagic ||
+        header->local_size != static_cast<std::uint32_t>(local_size)) {
         throw CollectiveError("shared memory '" + name + "' has a foreign or mismatched header");
     }
     if (header->copy_mode != copy_mode_of(shm_copy)) {
@@ -90,7 +93,8 @@ std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& ctx, rdzv::S
     try {
         values = store.multi_get(keys, timeout);
     } catch (const rdzv::StoreTimeout& e) {
-        throw CollectiveTimeout(std::string("init_process_group: not every rank joined: ") + e.what());
+        throw CollectiveTimeout(std::string("init_process_group: not every rank joined: ") +
+                                e.what());
     }
 
     std::vector<Member> members;
@@ -104,8 +108,8 @@ std::unique_ptr<ProcessGroup> bootstrap_cpu_group(const RunContext& ctx, rdzv::S
     std::sort(node_ids.begin(), node_ids.end());
     node_ids.erase(std::unique(node_ids.begin(), node_ids.end()), node_ids.end());
     const int nodes = static_cast<int>(node_ids.size());
-    const int node = static_cast<int>(std::lower_bound(node_ids.begin(), node_ids.end(),
-                                                       ctx.group_rank) - node_ids.begin());
+    const int node = static_cast<int>(
+        std::lower_bound(node_ids.begin(), node_ids.end(), ctx.group_rank) - node_ids.begin());
     std::vector<int> local_ranks, local_pids, leader_ranks(node_ids.size(), -1);
     for (const Member& m : members) {  // members are in rank order
         const auto idx = static_cast<std::size_t>(

@@ -55,21 +55,23 @@ void CpuProcessGroup::break_group(std::exception_ptr error) {
 
 template <class F>
 WorkPtr CpuProcessGroup::submit(const char* collective, std::size_t bytes, F body) {
-    return executor_->submit([this, collective, body = std::move(body)] {
-        if (broken_) {
-            throw CollectiveError(std::string(collective) +
-                                  ": the process group is unusable after an earlier failure: " +
-                                  message_of(broken_));
-        }
-        const CallTimer timer = CallTimer::start(collective, timeout_);
-        try {
-            body(timer);
-        } catch (...) {
-            break_group(std::current_exception());
-            throw;
-        }
-        beat(heartbeat_);
-    }, bytes <= kInlineBytes);
+    return executor_->submit(
+        [this, collective, body = std::move(body)] {
+            if (broken_) {
+                throw CollectiveError(std::string(collective) +
+                                      ": the process group is unusable after an earlier failure: " +
+                                      message_of(broken_));
+            }
+            const CallTimer timer = CallTimer::start(collective, timeout_);
+            try {
+                body(timer);
+            } catch (...) {
+                break_group(std::current_exception());
+                throw;
+            }
+            beat(heartbeat_);
+        },
+        bytes <= kInlineBytes);
 }
 
 void CpuProcessGroup::allreduce_now(void* data, std::size_t count, DType dtype, ReduceOp op,
@@ -131,10 +133,11 @@ WorkPtr CpuProcessGroup::allgather(const void* in, void* out, std::size_t count_
         if (bytes != 0) {
             std::memmove(o + mine, in, bytes);
             std::memset(o, 0, mine);
-            std::memset(o + mine + bytes, 0, static_cast<std::size_t>(size_) * bytes - mine - bytes);
+            std::memset(o + mine + bytes, 0,
+                        static_cast<std::size_t>(size_) * bytes - mine - bytes);
         }
-        allreduce_now(out, static_cast<std::size_t>(size_) * bytes / 4, DType::Int32,
-                      ReduceOp::Sum, timer);
+        allreduce_now(out, static_cast<std::size_t>(size_) * bytes / 4, DType::Int32, ReduceOp::Sum,
+                      timer);
     });
 }
 

@@ -34,7 +34,7 @@ struct CpuGroupParts {
 /// record, on whichever thread ran it. The first failure breaks the group: it aborts the shared
 /// segment and shuts the ring, so every peer fails fast, and later calls fail immediately.
 class CpuProcessGroup final : public ProcessGroup {
-public:
+  public:
     CpuProcessGroup(CpuGroupParts parts, std::chrono::milliseconds timeout);
     /// Drains queued collectives, then releases the segment and sockets.
     ~CpuProcessGroup() override;
@@ -44,13 +44,12 @@ public:
     std::string backend_name() const override { return "cpu"; }
     WorkPtr allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
     WorkPtr broadcast(void* data, std::size_t count, DType dtype, int root) override;
-    WorkPtr allgather(const void* in, void* out, std::size_t count_per_rank,
-                      DType dtype) override;
+    WorkPtr allgather(const void* in, void* out, std::size_t count_per_rank, DType dtype) override;
     WorkPtr reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype,
                            ReduceOp op) override;
     WorkPtr barrier() override;
 
-private:
+  private:
     /// Queues `body` on the executor; `bytes` <= kInlineBytes may run inline when it is idle.
     template <class F>
     WorkPtr submit(const char* collective, std::size_t bytes, F body);

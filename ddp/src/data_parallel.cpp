@@ -70,12 +70,13 @@ struct DataParallel::Impl {
         pg.allgather(mine, all.data(), 3, DType::Int64)->wait();
         for (std::size_t r = 0; r < all.size() / 3; ++r) {
             if (all[3 * r] != mine[0] || all[3 * r + 1] != mine[1] || all[3 * r + 2] != mine[2]) {
-                throw CollectiveError(
-                    "DataParallel: rank " + std::to_string(r) + " registered " +
-                    std::to_string(all[3 * r]) + " parameters (" + std::to_string(all[3 * r + 1]) +
-                    " floats), rank " + std::to_string(pg.rank()) + " registered " +
-                    std::to_string(mine[0]) + " (" + std::to_string(mine[1]) +
-                    " floats); every rank must register the same parameter sizes in the same order");
+                throw CollectiveError("DataParallel: rank " + std::to_string(r) + " registered " +
+                                      std::to_string(all[3 * r]) + " parameters (" +
+                                      std::to_string(all[3 * r + 1]) + " floats), rank " +
+                                      std::to_string(pg.rank()) + " registered " +
+                                      std::to_string(mine[0]) + " (" + std::to_string(mine[1]) +
+                                      " floats); every rank must register the same parameter sizes "
+                                      "in the same order");
             }
         }
     }
@@ -130,8 +131,9 @@ void DataParallel::broadcast_parameters() {
 void DataParallel::mark_grad_ready(std::size_t index) {
     impl_->freeze();
     if (index >= impl_->params.size()) {
-        throw std::logic_error("DataParallel::mark_grad_ready(" + std::to_string(index) + "): only " +
-                               std::to_string(impl_->params.size()) + " parameters registered");
+        throw std::logic_error("DataParallel::mark_grad_ready(" + std::to_string(index) +
+                               "): only " + std::to_string(impl_->params.size()) +
+                               " parameters registered");
     }
     auto& p = impl_->params[index];
     if (p.ready) {

@@ -16,8 +16,8 @@ std::string describe_ranks(const std::vector<int>& ranks) {
 namespace {
 std::string timeout_message(std::string_view collective, const std::vector<int>& peers,
                             std::chrono::milliseconds waited) {
-    std::string msg = std::string(collective) + " timed out after " +
-                      std::to_string(waited.count()) + " ms";
+    std::string msg =
+        std::string(collective) + " timed out after " + std::to_string(waited.count()) + " ms";
     if (!peers.empty()) {
         msg += (peers.size() == 1 ? " waiting for rank " : " waiting for ranks ") +
                describe_ranks(peers);
@@ -33,8 +33,8 @@ CollectiveTimeout::CollectiveTimeout(std::string_view collective, std::vector<in
       waited(waited_for) {}
 
 PeerLost::PeerLost(std::string_view collective, int peer_rank, std::string_view detail)
-    : CollectiveError(std::string(collective) + ": lost rank " + std::to_string(peer_rank) +
-                      " (" + std::string(detail) + ")"),
+    : CollectiveError(std::string(collective) + ": lost rank " + std::to_string(peer_rank) + " (" +
+                      std::string(detail) + ")"),
       peer(peer_rank) {}
 
 }  // namespace ptrun::ddp

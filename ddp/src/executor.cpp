@@ -3,7 +3,7 @@
 namespace ptrun::ddp::detail {
 
 class Executor::Handle final : public Work {
-public:
+  public:
     Handle(std::shared_ptr<Executor> executor, std::uint64_t seq,
            std::shared_ptr<std::exception_ptr> error)
         : executor_(std::move(executor)), seq_(seq), error_(std::move(error)) {}
@@ -14,7 +14,7 @@ public:
     }
     bool completed() override { return executor_->done(seq_); }
 
-private:
+  private:
     std::shared_ptr<Executor> executor_;
     std::uint64_t seq_;
     std::shared_ptr<std::exception_ptr> error_;  ///< written before completed_ passes seq_

@@ -20,7 +20,7 @@ namespace ptrun::ddp::detail {
 /// Exactly one thread runs operations at any time; operations complete in issue order. Small
 /// operations on an idle executor may run inline in submit() (see there).
 class Executor : public std::enable_shared_from_this<Executor> {
-public:
+  public:
     using Operation = std::function<void()>;
 
     /// Starts the progress thread.
@@ -36,7 +36,7 @@ public:
     /// Runs everything queued, then joins the progress thread. Idempotent.
     void stop() noexcept;
 
-private:
+  private:
     class Handle;
     struct Item {
         std::uint64_t seq;

@@ -21,7 +21,7 @@ struct FailureNote {
 /// the leader on the other end of a closed link reads that note and blames the rank that
 /// failed, not the messenger. A default-constructed board is off (no notes: blame the link).
 class FailureBoard {
-public:
+  public:
     FailureBoard() = default;
     /// Notes live in `store` under `prefix`/<node index>.
     FailureBoard(std::shared_ptr<rdzv::Store> store, std::string prefix);
@@ -32,7 +32,7 @@ public:
     /// board is off or the store failed. Never throws.
     std::optional<FailureNote> read(int node, std::chrono::milliseconds wait) noexcept;
 
-private:
+  private:
     std::string key(int node) const;
 
     std::shared_ptr<rdzv::Store> store_;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "cpu_bootstrap.hpp"
+#include "nccl/nccl_process_group.hpp"
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/env/names.hpp"
 #include "ptrun/env/rank_info.hpp"
@@ -10,7 +11,6 @@
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/prefix_store.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
-#include "nccl/nccl_process_group.hpp"
 #include "single_process_group.hpp"
 
 namespace ptrun::ddp {
@@ -59,7 +59,8 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
     if (options.backend == "nccl") {
         std::string why;
         nccl = detail::nccl::load(&why);
-        if (nccl == nullptr) throw CollectiveError("init_process_group: nccl backend unavailable: " + why);
+        if (nccl == nullptr)
+            throw CollectiveError("init_process_group: nccl backend unavailable: " + why);
         if (detail::nccl::device_count() == 0) {
             throw CollectiveError("init_process_group: nccl backend: no CUDA device visible");
         }
@@ -94,8 +95,7 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
     }
     // The restart count in the prefix: a restarted group never reads its predecessor's keys.
     const std::string prefix = "ptrun_ddp/" + context.run_id + "/" +
-                               std::to_string(context.restart_count) + "/" +
-                               options.group_name;
+                               std::to_string(context.restart_count) + "/" + options.group_name;
     rdzv::PrefixStore store(prefix, *client);
     try {
         // Two groups under one name would share keys and meet as one: the second is refused.

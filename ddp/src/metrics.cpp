@@ -29,7 +29,8 @@ std::string names_of(const Metrics& m) {
 
 Metrics average_metrics(ProcessGroup& pg, const Metrics& local) {
     const auto world = static_cast<std::size_t>(pg.size());
-    const std::int64_t mine[2] = {static_cast<std::int64_t>(local.size()), names_fingerprint(local)};
+    const std::int64_t mine[2] = {static_cast<std::int64_t>(local.size()),
+                                  names_fingerprint(local)};
     std::vector<std::int64_t> all(2 * world);
     pg.allgather(mine, all.data(), 2, DType::Int64)->wait();
     for (std::size_t r = 0; r < world; ++r) {

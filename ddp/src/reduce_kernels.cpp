@@ -49,9 +49,12 @@ template <class T>
 void reduce2_typed(ReduceOp op, void* out, const void* a, const void* b, std::size_t count) {
     switch (op) {
         case ReduceOp::Sum:
-        case ReduceOp::Avg: return apply2<T>(out, a, b, count, kSum);
-        case ReduceOp::Min: return apply2<T>(out, a, b, count, kMin);
-        case ReduceOp::Max: return apply2<T>(out, a, b, count, kMax);
+        case ReduceOp::Avg:
+            return apply2<T>(out, a, b, count, kSum);
+        case ReduceOp::Min:
+            return apply2<T>(out, a, b, count, kMin);
+        case ReduceOp::Max:
+            return apply2<T>(out, a, b, count, kMax);
     }
 }
 
@@ -114,13 +117,16 @@ void publish_op(ReduceOp op, void* shared_out, void* local_out, const void* cons
         publish_typed<T>(shared_out, local_out, srcs, nsrc, count, stream, f, finish);
     };
     switch (op) {
-        case ReduceOp::Sum: return run(kSum, keep);
+        case ReduceOp::Sum:
+            return run(kSum, keep);
         case ReduceOp::Avg: {
             const auto d = static_cast<T>(avg_divisor);
             return run(kSum, [d](auto v) { return v / d; });
         }
-        case ReduceOp::Min: return run(kMin, keep);
-        case ReduceOp::Max: return run(kMax, keep);
+        case ReduceOp::Min:
+            return run(kMin, keep);
+        case ReduceOp::Max:
+            return run(kMax, keep);
     }
 }
 
@@ -136,19 +142,27 @@ void divide_typed(void* data, std::size_t count, int divisor) {
 PTRUN_REDUCE_KERNEL void reduce2(DType dtype, ReduceOp op, void* out, const void* a, const void* b,
                                  std::size_t count) {
     switch (dtype) {
-        case DType::Float32: return reduce2_typed<float>(op, out, a, b, count);
-        case DType::Float64: return reduce2_typed<double>(op, out, a, b, count);
-        case DType::Int32: return reduce2_typed<std::int32_t>(op, out, a, b, count);
-        case DType::Int64: return reduce2_typed<std::int64_t>(op, out, a, b, count);
+        case DType::Float32:
+            return reduce2_typed<float>(op, out, a, b, count);
+        case DType::Float64:
+            return reduce2_typed<double>(op, out, a, b, count);
+        case DType::Int32:
+            return reduce2_typed<std::int32_t>(op, out, a, b, count);
+        case DType::Int64:
+            return reduce2_typed<std::int64_t>(op, out, a, b, count);
     }
 }
 
 PTRUN_REDUCE_KERNEL void finish_avg(DType dtype, void* data, std::size_t count, int divisor) {
     switch (dtype) {
-        case DType::Float32: return divide_typed<float>(data, count, divisor);
-        case DType::Float64: return divide_typed<double>(data, count, divisor);
-        case DType::Int32: return divide_typed<std::int32_t>(data, count, divisor);
-        case DType::Int64: return divide_typed<std::int64_t>(data, count, divisor);
+        case DType::Float32:
+            return divide_typed<float>(data, count, divisor);
+        case DType::Float64:
+            return divide_typed<double>(data, count, divisor);
+        case DType::Int32:
+            return divide_typed<std::int32_t>(data, count, divisor);
+        case DType::Int64:
+            return divide_typed<std::int64_t>(data, count, divisor);
     }
 }
 

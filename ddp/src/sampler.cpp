@@ -39,7 +39,8 @@ DistributedSampler::DistributedSampler(const SamplerOptions& options) : options_
     }
     if (options.rank < 0 || options.rank >= options.world_size) {
         throw std::invalid_argument("DistributedSampler: rank=" + std::to_string(options.rank) +
-                                    ", expected in [0, " + std::to_string(options.world_size) + ")");
+                                    ", expected in [0, " + std::to_string(options.world_size) +
+                                    ")");
     }
     const auto world = static_cast<std::size_t>(options.world_size);
     const std::size_t n = options.dataset_size;

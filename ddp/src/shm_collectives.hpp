@@ -28,7 +28,7 @@ namespace ptrun::ddp::detail {
 /// Chunks go through a global buffer sequence, so a slot half is rewritten only after a barrier
 /// that follows every read of it. All calls block; failures throw as ShmSync describes.
 class ShmCollectives {
-public:
+  public:
     /// Stage the node leader runs on each node-reduced chunk (e.g. the inter-node ring).
     using LeaderStage = std::function<void(void* chunk, std::size_t count)>;
 
@@ -50,7 +50,8 @@ public:
     void broadcast(void* data, std::size_t bytes, int root, const CallTimer& timer);
     /// out[i * bytes_per_rank ...] = local rank i's in.
     void allgather(const void* in, void* out, std::size_t bytes_per_rank, const CallTimer& timer);
-    /// out[j] = op over local ranks of in[local_index * count_per_rank + j]; out must not overlap in.
+    /// out[j] = op over local ranks of in[local_index * count_per_rank + j]; out must not overlap
+    /// in.
     void reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype,
                         ReduceOp op, int avg_divisor, const CallTimer& timer);
     /// Returns once every local rank called it.

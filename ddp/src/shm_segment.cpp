@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
 #include <cerrno>
 #include <cstring>
-#include <utility>
 
 #include "ptrun/ddp/errors.hpp"
 

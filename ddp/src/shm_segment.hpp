@@ -10,7 +10,7 @@ namespace ptrun::ddp::detail {
 /// (unlink()); the mapping lives until destruction. Pages are populated at map time, because this
 /// machine faults pages slowly and collectives must not pay for it.
 class SharedSegment {
-public:
+  public:
     /// Creates `name` (O_EXCL, mode 0600) of `bytes` and maps it. Throws CollectiveError.
     static SharedSegment create(const std::string& name, std::size_t bytes);
     /// Opens and maps an existing `name`; throws CollectiveError if absent or smaller than `bytes`.
@@ -35,7 +35,7 @@ public:
     std::size_t size() const noexcept { return size_; }
     const std::string& name() const noexcept { return name_; }
 
-private:
+  private:
     SharedSegment(std::string name, void* data, std::size_t size, bool owner, bool mapped = true);
     void release() noexcept;
 

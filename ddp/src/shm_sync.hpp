@@ -18,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 /// CollectiveTimeout / PeerLost naming global ranks and mark the segment aborted, which makes
 /// every other local rank fail at once instead of waiting out its own timeout.
 class ShmSync {
-public:
+  public:
     /// `base` is the mapped segment; `global_ranks[i]` and `pids[i]` describe local rank i.
     ShmSync(void* base, int local_index, std::vector<int> global_ranks, std::vector<int> pids);
     ~ShmSync();
@@ -44,7 +44,7 @@ public:
     int local_index() const noexcept { return me_; }
     int local_size() const noexcept { return static_cast<int>(global_ranks_.size()); }
 
-private:
+  private:
     void wait_one(int index, std::uint32_t target, const char* collective,
                   Clock::time_point deadline, std::chrono::milliseconds timeout);
     [[noreturn]] void fail_aborted(const char* collective) const;

@@ -1,7 +1,7 @@
 #include "single_process_group.hpp"
 
-#include <cstring>
 #include <utility>
+#include <cstring>
 
 #include "validate.hpp"
 #include "work_state.hpp"

@@ -8,7 +8,7 @@ namespace ptrun::ddp::detail {
 
 /// Rank 0 of 1; needs no store, no threads, no shared memory.
 class SingleProcessGroup final : public ProcessGroup {
-public:
+  public:
     /// `backend` is what backend_name() reports ("cpu"); every collective beats `heartbeat`.
     explicit SingleProcessGroup(std::string backend = "cpu", HeartbeatPtr heartbeat = {});
 
@@ -17,13 +17,12 @@ public:
     std::string backend_name() const override { return backend_; }
     WorkPtr allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
     WorkPtr broadcast(void* data, std::size_t count, DType dtype, int root) override;
-    WorkPtr allgather(const void* in, void* out, std::size_t count_per_rank,
-                      DType dtype) override;
+    WorkPtr allgather(const void* in, void* out, std::size_t count_per_rank, DType dtype) override;
     WorkPtr reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype,
                            ReduceOp op) override;
     WorkPtr barrier() override;
 
-private:
+  private:
     /// A completed Work, after one beat.
     WorkPtr done();
 

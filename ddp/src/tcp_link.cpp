@@ -129,9 +129,10 @@ std::string local_address_towards(const std::string& host, int port) {
         socklen_t len = sizeof local;
         if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
         char text[INET6_ADDRSTRLEN] = {};
-        const void* addr = local.ss_family == AF_INET6
-                               ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
-                               : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
+        const void* addr =
+            local.ss_family == AF_INET6
+                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
+                : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
         if (::inet_ntop(local.ss_family, addr, text, sizeof text) != nullptr) out = text;
     }
     ::freeaddrinfo(res);

@@ -11,7 +11,7 @@ namespace ptrun::ddp::detail {
 
 /// An owned file descriptor (closed on destruction).
 class Fd {
-public:
+  public:
     Fd() = default;
     explicit Fd(int fd) : fd_(fd) {}
     Fd(Fd&& other) noexcept : fd_(other.release()) {}
@@ -22,7 +22,7 @@ public:
     int get() const noexcept { return fd_; }
     int release() noexcept;
 
-private:
+  private:
     int fd_ = -1;
 };
 

@@ -53,8 +53,8 @@ void TcpRing::exchange(const char* send_buf, std::size_t send_len, char* recv_bu
     while (sent < send_len || got < recv_len) {
         bool progressed = false;
         if (sent < send_len) {
-            const ssize_t n = ::send(next_.get(), send_buf + sent, send_len - sent,
-                                     MSG_NOSIGNAL | MSG_DONTWAIT);
+            const ssize_t n =
+                ::send(next_.get(), send_buf + sent, send_len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (n > 0) {
                 sent += static_cast<std::size_t>(n);
                 progressed = true;

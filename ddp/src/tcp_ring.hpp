@@ -22,7 +22,7 @@ namespace ptrun::ddp::detail {
 /// collective's deadline, so that the node holding a silent rank names it first; then it throws
 /// CollectiveTimeout naming the leader it waits for.
 class TcpRing {
-public:
+  public:
     /// `leader_ranks[i]` is node i's leader's global rank (for messages).
     TcpRing(int index, std::vector<int> leader_ranks, Fd prev, Fd next, FailureBoard board = {});
 
@@ -40,9 +40,9 @@ public:
     /// The most allreduce() runs past a collective's deadline, plus a margin.
     static constexpr std::chrono::milliseconds kMaxOverrun = kRingGrace + kNoteWait + kNoteWait;
 
-private:
-    void exchange(const char* send_buf, std::size_t send_len, char* recv_buf,
-                  std::size_t recv_len, const CallTimer& timer);
+  private:
+    void exchange(const char* send_buf, std::size_t send_len, char* recv_buf, std::size_t recv_len,
+                  const CallTimer& timer);
     /// Throws PeerLost naming the culprit of node `node`'s note if one arrives within `wait`.
     void blame_noted(int node, const CallTimer& timer, std::chrono::milliseconds wait);
     /// Throws PeerLost for the link to node `node`: the culprit of its note, else its leader.

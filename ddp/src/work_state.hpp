@@ -12,13 +12,13 @@ namespace ptrun::ddp::detail {
 /// A Work completed by another thread with finish(); wait() blocks on a condition variable. The
 /// backend guarantees finish() within the collective's timeout, so wait() needs no deadline.
 class WorkState final : public Work {
-public:
+  public:
     /// Marks the work done (with `error` if it failed) and wakes waiters. Call once.
     void finish(std::exception_ptr error = nullptr);
     void wait() override;
     bool completed() override;
 
-private:
+  private:
     std::mutex mutex_;
     std::condition_variable cv_;
     bool done_ = false;

@@ -31,13 +31,13 @@ RankInfo rank_info_from_env(const EnvMap& env) {
     info.use_agent_store = lookup(env, names::kUseAgentStore).value_or("") == "True";
     info.launched = env.find(names::kRank) != env.end() && env.find(names::kWorldSize) != env.end();
     if (info.rank >= info.world_size) {
-        throw ParseError("RANK='" + std::to_string(info.rank) + "': expected less than WORLD_SIZE=" +
-                         std::to_string(info.world_size));
+        throw ParseError("RANK='" + std::to_string(info.rank) +
+                         "': expected less than WORLD_SIZE=" + std::to_string(info.world_size));
     }
     if (info.local_rank >= info.local_world_size) {
-        throw ParseError("LOCAL_RANK='" + std::to_string(info.local_rank) +
-                         "': expected less than LOCAL_WORLD_SIZE=" +
-                         std::to_string(info.local_world_size));
+        throw ParseError(
+            "LOCAL_RANK='" + std::to_string(info.local_rank) +
+            "': expected less than LOCAL_WORLD_SIZE=" + std::to_string(info.local_world_size));
     }
     return info;
 }

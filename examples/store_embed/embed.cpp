@@ -38,9 +38,11 @@ int main() {
     ptrun_store_client* a = nullptr;
     ptrun_store_client* b = nullptr;
     expect(ptrun_store_client_connect("127.0.0.1", port, PTRUN_STORE_DIALECT_MODERN, 5000, &a) ==
-               PTRUN_STORE_OK, "connect a");
+               PTRUN_STORE_OK,
+           "connect a");
     expect(ptrun_store_client_connect("127.0.0.1", port, PTRUN_STORE_DIALECT_MODERN, 5000, &b) ==
-               PTRUN_STORE_OK, "connect b");
+               PTRUN_STORE_OK,
+           "connect b");
     if (!a || !b) return 1;
 
     // set / get (allocated and caller-buffer forms)
@@ -51,10 +53,13 @@ int main() {
     expect(take(value, len) == "hello", "get returns the value");
     char small[3];
     expect(ptrun_store_get_into(b, "/greeting", 1000, small, sizeof small, &len) ==
-               PTRUN_STORE_BUFFER_TOO_SMALL && len == 5, "get_into reports the needed size");
+                   PTRUN_STORE_BUFFER_TOO_SMALL &&
+               len == 5,
+           "get_into reports the needed size");
     char big[16];
     expect(ptrun_store_get_into(b, "/greeting", 1000, big, sizeof big, &len) == PTRUN_STORE_OK &&
-               std::string(big, len) == "hello", "get_into copies");
+               std::string(big, len) == "hello",
+           "get_into copies");
 
     // add: rank assignment
     int64_t n = 0;
@@ -66,11 +71,16 @@ int main() {
     // compare_set
     value = nullptr;
     expect(ptrun_store_compare_set(a, "/state", "", 0, "open", 4, &value, &len) == PTRUN_STORE_OK &&
-               take(value, len) == "open", "compare_set creates");
-    expect(ptrun_store_compare_set(b, "/state", "shut", 4, "x", 1, &value, &len) == PTRUN_STORE_OK &&
-               take(value, len) == "open", "compare_set mismatch returns current");
-    expect(ptrun_store_compare_set(b, "/missing", "exp", 3, "x", 1, &value, &len) ==
-               PTRUN_STORE_OK && take(value, len) == "exp", "compare_set on a missing key");
+               take(value, len) == "open",
+           "compare_set creates");
+    expect(
+        ptrun_store_compare_set(b, "/state", "shut", 4, "x", 1, &value, &len) == PTRUN_STORE_OK &&
+            take(value, len) == "open",
+        "compare_set mismatch returns current");
+    expect(
+        ptrun_store_compare_set(b, "/missing", "exp", 3, "x", 1, &value, &len) == PTRUN_STORE_OK &&
+            take(value, len) == "exp",
+        "compare_set on a missing key");
 
     // wait: woken by another client's set (server-side wait, no polling)
     std::thread setter([b] { ptrun_store_set(b, "/late", "1", 1); });
@@ -84,7 +94,8 @@ int main() {
     int exists = 0;
     expect(ptrun_store_check(a, keys, 2, &exists) == PTRUN_STORE_OK && exists == 1, "check");
     int deleted = 0;
-    expect(ptrun_store_delete_key(a, "/late", &deleted) == PTRUN_STORE_OK && deleted == 1, "delete");
+    expect(ptrun_store_delete_key(a, "/late", &deleted) == PTRUN_STORE_OK && deleted == 1,
+           "delete");
     int64_t count = 0;
     expect(ptrun_store_num_keys(a, &count) == PTRUN_STORE_OK && count == 3, "num_keys");
 
@@ -92,7 +103,9 @@ int main() {
     expect(ptrun_store_set(nullptr, "/k", "v", 1) == PTRUN_STORE_INVALID_ARGUMENT, "NULL client");
     ptrun_store_client* refused = nullptr;
     expect(ptrun_store_client_connect("127.0.0.1", 1, PTRUN_STORE_DIALECT_MODERN, 200, &refused) ==
-               PTRUN_STORE_CONNECTION_LOST && refused == nullptr, "connect to a closed port");
+                   PTRUN_STORE_CONNECTION_LOST &&
+               refused == nullptr,
+           "connect to a closed port");
 
     ptrun_store_client_close(a);
     ptrun_store_client_close(b);

@@ -16,7 +16,7 @@ struct AdamOptions {
 };
 
 class Adam {
-public:
+  public:
     /// Zero moments shaped like `params`.
     Adam(const std::vector<Tensor>& params, const AdamOptions& options);
 
@@ -26,7 +26,7 @@ public:
     std::vector<std::vector<float>>& first_moments() { return m_; }
     std::vector<std::vector<float>>& second_moments() { return v_; }
 
-private:
+  private:
     AdamOptions options_;
     std::vector<std::vector<float>> m_, v_;
 };

@@ -13,13 +13,16 @@ float uniform(std::mt19937_64& gen, float bound) {
     return (2.0f * unit - 1.0f) * bound;
 }
 
-Tensor make(std::string name, std::size_t n) { return {std::move(name), std::vector<float>(n), std::vector<float>(n)}; }
+Tensor make(std::string name, std::size_t n) {
+    return {std::move(name), std::vector<float>(n), std::vector<float>(n)};
+}
 
 }  // namespace
 
 Mlp::Mlp(std::size_t hidden, std::uint64_t seed) : hidden_(hidden) {
     const std::size_t h = hidden;
-    params_ = {make("w1", h), make("b1", h), make("w2", h * h), make("b2", h), make("w3", h), make("b3", 1)};
+    params_ = {make("w1", h), make("b1", h), make("w2", h * h),
+               make("b2", h), make("w3", h), make("b3", 1)};
     std::mt19937_64 gen(seed);
     for (auto& v : params_[kW1].value) v = uniform(gen, 1.0f);
     const float bound = 1.0f / std::sqrt(static_cast<float>(h));

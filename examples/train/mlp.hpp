@@ -18,7 +18,7 @@ struct Tensor {
 };
 
 class Mlp {
-public:
+  public:
     /// Parameters in registration (input to output) order: w1, b1, w2, b2, w3, b3.
     enum Index : std::size_t { kW1, kB1, kW2, kB2, kW3, kB3, kCount };
 
@@ -40,7 +40,7 @@ public:
     double loss_and_grad(const std::vector<float>& x, const std::vector<float>& y,
                          const std::function<void(std::size_t)>& grad_ready);
 
-private:
+  private:
     std::size_t hidden_;
     std::vector<Tensor> params_;
 };

@@ -34,8 +34,8 @@ void validate(const TrainOptions& o, int world) {
     }
     if (o.global_batch > o.dataset_size) {
         throw std::invalid_argument("--global-batch " + std::to_string(o.global_batch) +
-                                    ": larger than the dataset (" +
-                                    std::to_string(o.dataset_size) + " samples)");
+                                    ": larger than the dataset (" + std::to_string(o.dataset_size) +
+                                    " samples)");
     }
     if (o.hidden == 0) throw std::invalid_argument("--hidden 0: expected at least 1");
     if (o.resume && o.checkpoint_dir.empty()) {
@@ -84,7 +84,8 @@ std::uint64_t resume(ddp::ProcessGroup& pg, const ddp::CheckpointDir& dir, Mlp& 
     if (step > 0) {
         std::vector<ddp::WorkPtr> works;
         for (auto* moments : {&adam.first_moments(), &adam.second_moments()}) {
-            for (auto& m : *moments) works.push_back(pg.broadcast(m.data(), m.size(), DType::Float32, 0));
+            for (auto& m : *moments)
+                works.push_back(pg.broadcast(m.data(), m.size(), DType::Float32, 0));
         }
         for (auto& w : works) w->wait();
     }
@@ -100,10 +101,12 @@ TrainResult train(ddp::ProcessGroup& pg, const TrainOptions& o, std::ostream& lo
     Mlp model(o.hidden, o.seed);
     Adam adam(model.params(), {.lr = o.lr});
     ddp::DataParallel dp(pg, {.bucket_bytes = o.bucket_bytes});
-    for (auto& p : model.params()) dp.add_parameter(p.name, p.value.data(), p.grad.data(), p.value.size());
+    for (auto& p : model.params())
+        dp.add_parameter(p.name, p.value.data(), p.grad.data(), p.value.size());
 
     std::unique_ptr<ddp::CheckpointDir> ckpts;
-    if (!o.checkpoint_dir.empty()) ckpts = std::make_unique<ddp::CheckpointDir>(o.checkpoint_dir, pg.rank());
+    if (!o.checkpoint_dir.empty())
+        ckpts = std::make_unique<ddp::CheckpointDir>(o.checkpoint_dir, pg.rank());
     TrainResult result;
     std::uint64_t step = o.resume ? resume(pg, *ckpts, model, adam) : 0;
     result.resumed_from = step;
@@ -144,18 +147,22 @@ TrainResult train(ddp::ProcessGroup& pg, const TrainOptions& o, std::ostream& lo
                 ckpts->save(snapshot(model, adam, step, epoch));
             }
         }
-        const auto avg = ddp::average_metrics(pg, {{"loss", loss_sum / static_cast<double>(steps_run)}});
+        const auto avg =
+            ddp::average_metrics(pg, {{"loss", loss_sum / static_cast<double>(steps_run)}});
         if (ckpts && o.checkpoint_every == 0) ckpts->save(snapshot(model, adam, step, epoch + 1));
         if (chief) {
             char line[128];
-            std::snprintf(line, sizeof line, "epoch %zu/%zu loss %.6f", epoch + 1, o.epochs, avg.at("loss"));
-            log << line << (steps_run < steps_per_epoch ? " (partial epoch after resume)" : "") << std::endl;
+            std::snprintf(line, sizeof line, "epoch %zu/%zu loss %.6f", epoch + 1, o.epochs,
+                          avg.at("loss"));
+            log << line << (steps_run < steps_per_epoch ? " (partial epoch after resume)" : "")
+                << std::endl;
         }
     }
     double mse = 0;
     for (std::size_t i = 0; i < o.dataset_size; ++i) {
         const float x = input_of(i, o.dataset_size);
-        const double err = static_cast<double>(model.predict(x)) - static_cast<double>(target_of(x));
+        const double err =
+            static_cast<double>(model.predict(x)) - static_cast<double>(target_of(x));
         mse += err * err;
     }
     result.final_mse = mse / static_cast<double>(o.dataset_size);

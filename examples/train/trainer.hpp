@@ -15,14 +15,14 @@ namespace ptrun::examples {
 
 struct TrainOptions {
     std::size_t epochs = 30;
-    std::size_t global_batch = 48;   ///< samples per step over all ranks; divisible by world size
-    std::size_t dataset_size = 1536; ///< x_i = (i + 0.5) / n, y_i = sin(2 pi x_i)
+    std::size_t global_batch = 48;    ///< samples per step over all ranks; divisible by world size
+    std::size_t dataset_size = 1536;  ///< x_i = (i + 0.5) / n, y_i = sin(2 pi x_i)
     std::size_t hidden = 32;
     float lr = 1e-2f;
-    std::uint64_t seed = 1;          ///< initial parameters and the shuffle
-    std::string checkpoint_dir;      ///< empty: no checkpoints
-    std::size_t checkpoint_every = 0;///< steps between checkpoints; 0: at the end of every epoch
-    bool resume = false;             ///< start from the latest checkpoint in checkpoint_dir
+    std::uint64_t seed = 1;            ///< initial parameters and the shuffle
+    std::string checkpoint_dir;        ///< empty: no checkpoints
+    std::size_t checkpoint_every = 0;  ///< steps between checkpoints; 0: at the end of every epoch
+    bool resume = false;               ///< start from the latest checkpoint in checkpoint_dir
     std::size_t bucket_bytes = std::size_t{25} << 20;
     /// Called on every rank after each finished step (1-based global step); tests and the
     /// --crash-at-step flag hook in here.

@@ -1,12 +1,10 @@
-#include "agent_impl.hpp"
-
-#include <boost/asio/post.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <csignal>
 
+#include "agent_impl.hpp"
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/containment.hpp"
@@ -252,9 +250,8 @@ void Agent::Impl::finish(int code) {
                               command.interpreter, command.interpreter_origin};
         auto report = format_failure_report(*root_cause, others, context);
         console->err.write(report);
-    }
-    else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 &&
-             code != 0 && !state.stop_signal) {
+    } else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 &&
+               code != 0 && !state.stop_signal) {
         std::string line = "ptrun: error: the rendezvous declared the job complete (round " +
                            std::to_string(placement.round) + ") while " +
                            std::to_string(alive_at_round_end) + " of this node's " +
@@ -262,9 +259,8 @@ void Agent::Impl::finish(int code) {
                            " workers were still running; they were stopped and this node does not "
                            "report success (a forged or inconsistent rendezvous value)\n";
         console->err.write(line);
-    }
-    else if (last_round_end && last_round_end->final && code != 0 && !last_round_end->message.empty() &&
-             !state.stop_signal) {
+    } else if (last_round_end && last_round_end->final && code != 0 &&
+               !last_round_end->message.empty() && !state.stop_signal) {
         std::string line = "ptrun: job failed: " + last_round_end->message + "\n";
         console->err.write(line);
     }
@@ -273,11 +269,11 @@ void Agent::Impl::finish(int code) {
     io.stop();
 }
 
-Agent::Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env, StoreEndpoint store,
-             std::shared_ptr<spdlog::logger> logger, std::optional<Membership> membership,
-             std::shared_ptr<Console> console)
-    : impl_(std::make_unique<Impl>(config, std::move(command), std::move(parent_env), std::move(store),
-                                   std::move(logger), std::move(membership))) {
+Agent::Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env,
+             StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
+             std::optional<Membership> membership, std::shared_ptr<Console> console)
+    : impl_(std::make_unique<Impl>(config, std::move(command), std::move(parent_env),
+                                   std::move(store), std::move(logger), std::move(membership))) {
     impl_->console = console ? std::move(console) : std::make_shared<Console>();
 }
 

@@ -2,13 +2,12 @@
 /// Agent::Impl: the agent's state, shared by agent.cpp (supervision: signals, child exits,
 /// decisions), agent_rounds.cpp (multi-node rounds) and agent_workers.cpp (spawning workers).
 
+#include <spdlog/spdlog.h>
+
 #include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-
-#include <spdlog/spdlog.h>
-
 #include <csignal>
 #include <deque>
 #include <memory>
@@ -165,7 +164,8 @@ struct Agent::Impl {
     std::vector<SpawnRequest> prepare_attempt();
     /// Opens local rank `lr`'s log files and pipes and spawns it (a failed exec is its exit 127).
     void spawn(int lr, SpawnRequest& request);
-    /// The child end of one output stream per the redirect/tee settings (file, tee pipe or inherit).
+    /// The child end of one output stream per the redirect/tee settings (file, tee pipe or
+    /// inherit).
     StreamPlumbing plumb(StdMask stream, int local_rank, int rank, int console_fd);
     /// Logs the run's log directory once.
     void announce_logs();

@@ -1,7 +1,6 @@
-#include "agent_impl.hpp"
-
 #include <boost/asio/post.hpp>
 
+#include "agent_impl.hpp"
 #include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/duration_text.hpp"
 #include "ptrun/launcher/rdzv_session.hpp"
@@ -26,13 +25,16 @@ void Agent::Impl::start_round(const NodePlacement& a) {
     placement = a;
     state.restart_count = a.restart_count;
     last_round_end.reset();
-    log->info("round {}: group rank {} of {} node(s), ranks {}..{} of world size {}, restart {} of {}", a.round,
-              a.group_rank, a.nodes, placement.rank_base, placement.rank_base + config.nproc_per_node - 1,
-              placement.world_size, a.restart_count, config.max_restarts);
+    log->info(
+        "round {}: group rank {} of {} node(s), ranks {}..{} of world size {}, restart {} of {}",
+        a.round, a.group_rank, a.nodes, placement.rank_base,
+        placement.rank_base + config.nproc_per_node - 1, placement.world_size, a.restart_count,
+        config.max_restarts);
     membership->session->watch(
-        a,
-        [this](RoundEnd end) { asio::post(io, [this, end] { on_round_end(end); }); },
-        [this](std::string message) { asio::post(io, [this, message] { on_store_lost(message); }); });
+        a, [this](RoundEnd end) { asio::post(io, [this, end] { on_round_end(end); }); },
+        [this](std::string message) {
+            asio::post(io, [this, message] { on_store_lost(message); });
+        });
     start_attempt();
 }
 
@@ -56,10 +58,14 @@ void Agent::Impl::on_store_lost(const std::string& message) {
 
 void Agent::Impl::report_local_failure() {
     if (!membership || !root_cause) return;
-    RoundEnd end{EndReason::Failure, false, root_cause->exit.shell_code(), config.hostname, root_cause->rank,
+    RoundEnd end{EndReason::Failure,
+                 false,
+                 root_cause->exit.shell_code(),
+                 config.hostname,
+                 root_cause->rank,
                  "worker rank " + std::to_string(root_cause->rank) + " (local rank " +
-                     std::to_string(root_cause->local_rank) + ") on " + config.hostname + " failed: " +
-                     describe(root_cause->exit)};
+                     std::to_string(root_cause->local_rank) + ") on " + config.hostname +
+                     " failed: " + describe(root_cause->exit)};
     membership->session->report_failure(placement.round, end);
 }
 

@@ -11,7 +11,8 @@ AgentStore::AgentStore(AgentStore&&) noexcept = default;
 AgentStore::~AgentStore() = default;
 
 std::string store_bind_address(const std::string& master_addr, bool standalone) {
-    if (standalone || master_addr == "localhost" || master_addr.rfind("127.", 0) == 0) return "127.0.0.1";
+    if (standalone || master_addr == "localhost" || master_addr.rfind("127.", 0) == 0)
+        return "127.0.0.1";
     if (master_addr == "::1") return "::1";
     return "0.0.0.0";
 }
@@ -21,13 +22,15 @@ AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog:
     options.host = store_bind_address(config.master_addr, config.standalone);
     options.port = config.master_port.value_or(0);
     if (logger) {
-        options.logger = logger->clone("store");  // its routine lines (listening, stopped) stay quiet
+        options.logger =
+            logger->clone("store");  // its routine lines (listening, stopped) stay quiet
         options.logger->set_level(spdlog::level::warn);
     }
     AgentStore store;
     store.server = std::make_unique<rdzv::TcpStoreServer>(std::move(options));
     auto* server = store.server.get();
-    store.endpoint = StoreEndpoint{config.master_addr, server->port(), true, [server] { server->clear(); }};
+    store.endpoint =
+        StoreEndpoint{config.master_addr, server->port(), true, [server] { server->clear(); }};
     return store;
 }
 

@@ -1,13 +1,11 @@
-#include "agent_impl.hpp"
-
-#include <boost/asio/post.hpp>
-
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
 
+#include "agent_impl.hpp"
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/environment_error.hpp"

@@ -82,7 +82,7 @@ std::string help_text(const OptionSpec& spec) {
 
 /// CLI11's help with ptrun's real usage line (CLI11 would print only "ptrun [OPTIONS]").
 class UsageFormatter : public CLI::Formatter {
-public:
+  public:
     std::string make_usage(const CLI::App*, std::string name) const override {
         return "Usage: " + name + " [OPTIONS] PROGRAM [ARGS...]\n";
     }
@@ -99,9 +99,11 @@ std::string pet_name(std::string_view option) {
 }
 
 std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<std::string>& args,
-                                                           const env::EnvMap& env) {
-    CLI::App app{"ptrun [OPTIONS] PROGRAM [ARGS...]: a fast, torchrun-compatible launcher for distributed "
-                 "training", "ptrun"};
+                                                            const env::EnvMap& env) {
+    CLI::App app{
+        "ptrun [OPTIONS] PROGRAM [ARGS...]: a fast, torchrun-compatible launcher for distributed "
+        "training",
+        "ptrun"};
     app.prefix_command();
     app.formatter(std::make_shared<UsageFormatter>());
     app.footer(
@@ -151,10 +153,12 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
         rest.erase(rest.begin());  // ptrun [OPTIONS] -- PROGRAM
     if (rest.empty()) {
         if (out.flag("explain")) return out;
-        throw UsageError("missing PROGRAM: expected ptrun [OPTIONS] PROGRAM [ARGS...] (see ptrun --help)");
+        throw UsageError(
+            "missing PROGRAM: expected ptrun [OPTIONS] PROGRAM [ARGS...] (see ptrun --help)");
     }
     if (rest.front().size() > 1 && rest.front()[0] == '-') {
-        throw UsageError("unknown option '" + rest.front() + "': expected a torchrun option before PROGRAM (see ptrun --help)");
+        throw UsageError("unknown option '" + rest.front() +
+                         "': expected a torchrun option before PROGRAM (see ptrun --help)");
     }
     out.program = rest.front();
     out.program_args.assign(rest.begin() + 1, rest.end());

@@ -20,7 +20,9 @@ ptrun_clone3_run:
     .cfi_startproc
     mov %rdx, %r8
     mov %rcx, %r9
-    mov $)" "435" R"(, %eax
+    mov $)"
+    "435"
+    R"(, %eax
     syscall
     test %rax, %rax
     jz 1f

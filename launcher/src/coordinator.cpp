@@ -7,9 +7,9 @@
 #include <atomic>
 #include <charconv>
 #include <condition_variable>
-#include <mutex>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -42,14 +42,16 @@ constexpr std::size_t kMaxEventBatch = 1'024;
 
 /// `commands` with only the last PublishStatus (the progress count) of a batch kept.
 std::vector<CoordinatorCommand> without_stale_status(std::vector<CoordinatorCommand> commands) {
-    auto last = std::find_if(commands.rbegin(), commands.rend(),
-                             [](const CoordinatorCommand& c) { return std::holds_alternative<PublishStatus>(c); });
+    auto last = std::find_if(commands.rbegin(), commands.rend(), [](const CoordinatorCommand& c) {
+        return std::holds_alternative<PublishStatus>(c);
+    });
     if (last == commands.rend()) return commands;
     const auto keep = std::prev(last.base());
     std::vector<CoordinatorCommand> out;
     out.reserve(commands.size());
     for (auto it = commands.begin(); it != commands.end(); ++it) {
-        if (it == keep || !std::holds_alternative<PublishStatus>(*it)) out.push_back(std::move(*it));
+        if (it == keep || !std::holds_alternative<PublishStatus>(*it))
+            out.push_back(std::move(*it));
     }
     return out;
 }
@@ -117,7 +119,8 @@ struct Coordinator::Impl {
                     next_beat = now + o.heartbeat;
                 }
             } catch (const rdzv::ConnectionLost& e) {
-                if (!stopping) o.logger->error("rendezvous coordinator lost its store: {}", e.what());
+                if (!stopping)
+                    o.logger->error("rendezvous coordinator lost its store: {}", e.what());
                 return;
             } catch (const rdzv::StoreError& e) {
                 if (!stopping) o.logger->warn("rendezvous coordinator: {}", e.what());
@@ -207,7 +210,8 @@ struct Coordinator::Impl {
             round_tokens[a.round] = token;
             for (auto& one : placed) one.token = token;
             std::unordered_map<std::string, std::size_t> group_rank;
-            for (std::size_t g = 0; g < a.members.size(); ++g) group_rank.emplace(a.members[g].id, g);
+            for (std::size_t g = 0; g < a.members.size(); ++g)
+                group_rank.emplace(a.members[g].id, g);
             std::vector<std::string> keys;
             std::vector<std::string> values;
             for (const auto& [id, seq] : p->admitted) {
@@ -215,13 +219,14 @@ struct Coordinator::Impl {
                 values.push_back(o.auth.seal(keys.back(), encode(placed[group_rank.at(id)])));
             }
             client.multi_set(keys, values);
-            o.logger->info("rendezvous round {} closed: {} node(s), world size {}, restart {}", a.round,
-                           a.members.size(), a.world_size(), a.restart_count);
+            o.logger->info("rendezvous round {} closed: {} node(s), world size {}, restart {}",
+                           a.round, a.members.size(), a.world_size(), a.restart_count);
         } else if (auto* e = std::get_if<EndRound>(&command)) {
             const std::string key = o.keys.end(e->round);
             client.set(key, o.auth.seal(key + "\n" + round_tokens[e->round], encode(e->end)));
             if (e->end.reason != EndReason::Complete) {
-                o.logger->info("rendezvous round {} ended ({}): {}", e->round, to_text(e->end.reason), e->end.message);
+                o.logger->info("rendezvous round {} ended ({}): {}", e->round,
+                               to_text(e->end.reason), e->end.message);
             }
         } else if (auto* r = std::get_if<RejectJoin>(&command)) {
             const std::string key = o.keys.admit(r->id, r->seq);
@@ -232,7 +237,8 @@ struct Coordinator::Impl {
     }
 };
 
-Coordinator::Coordinator(CoordinatorOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Coordinator::Coordinator(CoordinatorOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 Coordinator::~Coordinator() = default;
 
 bool Coordinator::wait_drained(const std::string& self, std::chrono::milliseconds timeout) {

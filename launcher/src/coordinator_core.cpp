@@ -25,11 +25,13 @@ bool CoordinatorCore::drained(const std::string& self) const {
                        [&](const NodeInfo& m) { return m.id == self || left_.count(m.id); });
 }
 
-void CoordinatorCore::join(const JoinEvent& e, SteadyTime now, std::vector<CoordinatorCommand>& out) {
+void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,
+                           std::vector<CoordinatorCommand>& out) {
     if (e.node.max_restarts != policy_.max_restarts) {
         out.push_back(RejectJoin{e.node.id, e.seq,
-                                 "--max-restarts " + std::to_string(e.node.max_restarts) + " on " + e.node.hostname +
-                                     " differs from the store host's " + std::to_string(policy_.max_restarts) +
+                                 "--max-restarts " + std::to_string(e.node.max_restarts) + " on " +
+                                     e.node.hostname + " differs from the store host's " +
+                                     std::to_string(policy_.max_restarts) +
                                      ": expected the same value on every node"});
         return;
     }
@@ -37,7 +39,8 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now, std::vector<Coord
     pending_.push_back(e);
     if (phase_ == Phase::Running) {
         // A node waiting while the job runs: admit it at the next round if there is room.
-        if (static_cast<int>(running_.members.size()) < policy_.max_nodes && !is_member(e.node.id)) {
+        if (static_cast<int>(running_.members.size()) < policy_.max_nodes &&
+            !is_member(e.node.id)) {
             end_round(RoundEnd{EndReason::ScaleUp, false, 0, e.node.hostname, -1,
                                "node " + e.node.hostname + " joined; re-forming the group with it"},
                       out);
@@ -56,15 +59,18 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now, std::vector<Coord
 bool CoordinatorCore::all_expected_back() const {
     if (expected_.empty() || static_cast<int>(pending_.size()) < policy_.min_nodes) return false;
     return std::all_of(expected_.begin(), expected_.end(), [&](const std::string& id) {
-        return std::any_of(pending_.begin(), pending_.end(), [&](const JoinEvent& p) { return p.node.id == id; });
+        return std::any_of(pending_.begin(), pending_.end(),
+                           [&](const JoinEvent& p) { return p.node.id == id; });
     });
 }
 
 void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out) {
     last_call_end_.reset();
     expected_.clear();
-    const auto take = std::min<std::size_t>(pending_.size(), static_cast<std::size_t>(policy_.max_nodes));
-    std::vector<JoinEvent> admitted(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(take));
+    const auto take =
+        std::min<std::size_t>(pending_.size(), static_cast<std::size_t>(policy_.max_nodes));
+    std::vector<JoinEvent> admitted(pending_.begin(),
+                                    pending_.begin() + static_cast<std::ptrdiff_t>(take));
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(take));
 
     RoundAssignment a;
@@ -91,7 +97,8 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     // Nodes beyond MAX keep waiting; they trigger nothing until a member is lost.
 }
 
-void CoordinatorCore::end_round(RoundEnd end, std::vector<CoordinatorCommand>& out, const std::string& lost_id) {
+void CoordinatorCore::end_round(RoundEnd end, std::vector<CoordinatorCommand>& out,
+                                const std::string& lost_id) {
     const bool failure = end.reason == EndReason::Failure || end.reason == EndReason::NodeLost;
     if (failure && restart_count_ >= policy_.max_restarts) {
         end.final = true;
@@ -128,12 +135,14 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
     if (auto* j = std::get_if<JoinEvent>(&event)) {
         join(*j, now, out);
     } else if (auto* f = std::get_if<FailedEvent>(&event)) {
-        if (phase_ == Phase::Running && f->round == round_ && is_member(f->id)) end_round(f->end, out);
+        if (phase_ == Phase::Running && f->round == round_ && is_member(f->id))
+            end_round(f->end, out);
     } else if (auto* s = std::get_if<SucceededEvent>(&event)) {
         if (phase_ == Phase::Running && s->round == round_ && is_member(s->id)) {
             succeeded_.insert(s->id);
             if (succeeded_.size() == running_.members.size()) {
-                end_round(RoundEnd{EndReason::Complete, true, 0, "", -1, "every worker succeeded"}, out);
+                end_round(RoundEnd{EndReason::Complete, true, 0, "", -1, "every worker succeeded"},
+                          out);
             }
         }
     } else if (auto* l = std::get_if<LeavingEvent>(&event)) {
@@ -141,7 +150,8 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
         expected_.erase(l->id);
         if (phase_ == Phase::Joining && all_expected_back()) close(now, out);
         if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
-            const auto& m = running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
+            const auto& m =
+                running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
             end_round(RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
                                "the agent on " + m.hostname + " left: " + l->why},
                       out, m.id);
@@ -151,8 +161,8 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
     return out;
 }
 
-std::vector<CoordinatorCommand> CoordinatorCore::on_beats(const std::map<std::string, std::int64_t>& counters,
-                                                          SteadyTime now) {
+std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
+    const std::map<std::string, std::int64_t>& counters, SteadyTime now) {
     std::vector<CoordinatorCommand> out;
     if (phase_ != Phase::Running) return out;
     for (const auto& m : running_.members) {

@@ -9,12 +9,14 @@ namespace ptrun::launcher {
 namespace {
 
 [[noreturn]] void bad(std::string_view flag, std::string_view text, std::string_view why) {
-    throw UsageError("--" + std::string(flag) + " '" + std::string(text) + "': " + std::string(why));
+    throw UsageError("--" + std::string(flag) + " '" + std::string(text) +
+                     "': " + std::string(why));
 }
 
 std::uint16_t port_of(std::string_view digits, std::string_view flag, std::string_view text) {
     auto v = env::parse_int(digits);
-    if (!v || *v < 0 || *v > 65535) bad(flag, text, "expected HOST[:PORT] with PORT from 0 to 65535");
+    if (!v || *v < 0 || *v > 65535)
+        bad(flag, text, "expected HOST[:PORT] with PORT from 0 to 65535");
     return static_cast<std::uint16_t>(*v);
 }
 

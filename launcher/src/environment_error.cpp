@@ -1,8 +1,8 @@
 #include "ptrun/launcher/environment_error.hpp"
 
-#include <boost/system/system_error.hpp>
 #include <sys/resource.h>
 
+#include <boost/system/system_error.hpp>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -16,8 +16,9 @@ bool is_out_of_space(int err) { return err == ENOSPC || err == EDQUOT; }
 std::string errno_message(const std::string& what, int err, int fds_needed) {
     switch (err) {
         case ENOSPC:
-            return what + ": no space or no inodes left on its file system (free some, or use "
-                          "another directory)";
+            return what +
+                   ": no space or no inodes left on its file system (free some, or use "
+                   "another directory)";
         case EDQUOT:
             return what + ": disk quota exceeded (free some space, or use another directory)";
         case EMFILE: {

@@ -2,10 +2,10 @@
 
 #include <sys/wait.h>
 
+#include <utility>
 #include <array>
 #include <csignal>
 #include <cstring>
-#include <utility>
 
 #include "ptrun/env/env_map.hpp"
 
@@ -48,9 +48,11 @@ int signal_number(const std::string& name) {
 
 std::string describe(const WorkerExit& exit) {
     if (!exit.signal) return "exit code " + std::to_string(exit.code);
-    std::string text = "signal " + std::to_string(exit.signal) + " (" + signal_name(exit.signal) + ")";
+    std::string text =
+        "signal " + std::to_string(exit.signal) + " (" + signal_name(exit.signal) + ")";
     if (exit.signal == SIGKILL) {
-        text += "; the OOM killer or a memory limit (cgroup, SLURM --mem) is a common cause of SIGKILL";
+        text +=
+            "; the OOM killer or a memory limit (cgroup, SLURM --mem) is a common cause of SIGKILL";
     } else if (exit.signal == SIGSEGV || exit.signal == SIGBUS) {
         text += "; a crash in native code";
     }

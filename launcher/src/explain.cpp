@@ -86,23 +86,30 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o,
         const bool assigned = c.multi_node() && !c.node_rank_given;
         row(out, "node rank", assigned ? "assigned at rendezvous" : std::to_string(c.node_rank),
             assigned ? "store host first, then by hostname" : source_of(o, "node-rank"));
-        row(out, "workers per node", std::to_string(c.nproc_per_node), source_of(o, "nproc-per-node"));
+        row(out, "workers per node", std::to_string(c.nproc_per_node),
+            source_of(o, "nproc-per-node"));
         std::string world = std::to_string(c.nproc_per_node * c.nnodes.min);
-        if (c.nnodes.max > c.nnodes.min) world += " to " + std::to_string(c.nproc_per_node * c.nnodes.max);
+        if (c.nnodes.max > c.nnodes.min)
+            world += " to " + std::to_string(c.nproc_per_node * c.nnodes.max);
         row(out, "world size", world, "nodes x workers per node");
     }
-    const bool implied_c10d = !c.standalone && c.rdzv_backend == "c10d" && o.at("rdzv-backend").source == Source::Default;
+    const bool implied_c10d =
+        !c.standalone && c.rdzv_backend == "c10d" && o.at("rdzv-backend").source == Source::Default;
     row(out, "rdzv backend", fixed ? "none" : c.rdzv_backend,
-        fixed            ? "fixed placement"
-        : c.standalone   ? "--standalone"
-        : implied_c10d   ? "an endpoint without a backend"
-                         : source_of(o, "rdzv-backend"));
-    row(out, "rdzv endpoint", fixed ? "(none)" : c.rdzv_endpoint.empty() ? "(local)" : c.rdzv_endpoint,
+        fixed          ? "fixed placement"
+        : c.standalone ? "--standalone"
+        : implied_c10d ? "an endpoint without a backend"
+                       : source_of(o, "rdzv-backend"));
+    row(out, "rdzv endpoint",
+        fixed                     ? "(none)"
+        : c.rdzv_endpoint.empty() ? "(local)"
+                                  : c.rdzv_endpoint,
         source_of(o, "rdzv-endpoint"));
     row(out, "run id", c.run_id,
         c.standalone && o.at("rdzv-id").source == Source::Default ? "random, --standalone"
                                                                   : source_of(o, "rdzv-id"));
-    std::string store = c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>");
+    std::string store =
+        c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>");
     if (fixed) store += fixed->hosts_store ? " (hosted here)" : " (hosted by node 0's first task)";
     if (!fixed && c.multi_node()) {
         store = format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port) +
@@ -110,11 +117,13 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o,
                  : c.rdzv.is_host == false ? " (hosted elsewhere)"
                                            : " (hosted by the node with that address)");
     }
-    std::string store_from = fixed ? source_of(o, "master-addr") + ", " + source_of(o, "master-port")
-                                   : source_of(o, "master-port");
+    std::string store_from = fixed
+                                 ? source_of(o, "master-addr") + ", " + source_of(o, "master-port")
+                                 : source_of(o, "master-port");
     if (!fixed && c.multi_node()) {
-        store_from = c.rdzv_backend == "static" ? source_of(o, "master-addr") + ", " + source_of(o, "master-port")
-                                                : source_of(o, "rdzv-endpoint");
+        store_from = c.rdzv_backend == "static"
+                         ? source_of(o, "master-addr") + ", " + source_of(o, "master-port")
+                         : source_of(o, "rdzv-endpoint");
     }
     row(out, "store", store, store_from);
     row(out, "max restarts", std::to_string(c.max_restarts), source_of(o, "max-restarts"));

@@ -71,7 +71,8 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
            std::to_string(context.max_restarts) + ")\n";
     out += std::string(72, '-') + "\nRoot cause (first failure):\n";
     field(out, "host", root.host);
-    field(out, "rank", std::to_string(root.rank) + " (local rank " + std::to_string(root.local_rank) + ")");
+    field(out, "rank",
+          std::to_string(root.rank) + " (local rank " + std::to_string(root.local_rank) + ")");
     field(out, "pid", std::to_string(root.pid));
     field(out, "exit", describe(root.exit));
     field(out, "time", utc(root.time));
@@ -85,18 +86,23 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
                   ? root.error_file
                   : "(temporary, removed when ptrun exits; --log-dir keeps it)");
         field(out, "message", report->message);
-        if (!report->traceback.empty()) out += "  traceback   :\n" + indent(report->traceback, "    ");
+        if (!report->traceback.empty())
+            out += "  traceback   :\n" + indent(report->traceback, "    ");
         seen = report->message + "\n" + report->traceback;
     } else {
-        field(out, "error file", "<none written> (decorate the entry point with torch's @record to get one)");
+        field(out, "error file",
+              "<none written> (decorate the entry point with torch's @record to get one)");
     }
     if (!root.stderr_log.empty()) {
         auto tail = tail_of_file(root.stderr_log, tail_lines);
-        out += "  stderr      : last lines of " + root.stderr_log + (tail.empty() ? " (empty)\n" : "\n");
+        out += "  stderr      : last lines of " + root.stderr_log +
+               (tail.empty() ? " (empty)\n" : "\n");
         out += indent(tail, "    | ");
         seen += "\n" + tail;
     } else {
-        out += "  stderr      : went to the terminal above (use --redirects 2 or --tee 2 to keep it)\n";
+        out +=
+            "  stderr      : went to the terminal above (use --redirects 2 or --tee 2 to keep "
+            "it)\n";
     }
     if (auto module = missing_module(seen); !module.empty() && !context.interpreter.empty()) {
         field(out, "hint",
@@ -108,8 +114,9 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
         if (w.exit.succeeded()) continue;
         if (!header) out += "Other workers:\n";
         header = true;
-        out += "  rank " + std::to_string(w.rank) + " (local rank " + std::to_string(w.local_rank) + ", pid " +
-               std::to_string(w.pid) + "): " + describe(w.exit) + (w.stopped_by_ptrun ? ", stopped by ptrun" : "") + "\n";
+        out += "  rank " + std::to_string(w.rank) + " (local rank " + std::to_string(w.local_rank) +
+               ", pid " + std::to_string(w.pid) + "): " + describe(w.exit) +
+               (w.stopped_by_ptrun ? ", stopped by ptrun" : "") + "\n";
     }
     return out + rule + "\n";
 }

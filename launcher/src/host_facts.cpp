@@ -1,13 +1,12 @@
 #include "ptrun/launcher/host_facts.hpp"
 
 #include <sched.h>
+#include <sys/random.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <sys/random.h>
-
-#include <cstdio>
 
 #include "ptrun/env/cuda_devices.hpp"
 
@@ -19,8 +18,9 @@ HostFacts read_host_facts(const env::EnvMap& env) {
     if (::gethostname(name, sizeof name - 1) == 0) h.hostname = name;
     cpu_set_t set;
     CPU_ZERO(&set);
-    h.cpu_count = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                                 : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+    h.cpu_count = ::sched_getaffinity(0, sizeof set, &set) == 0
+                      ? CPU_COUNT(&set)
+                      : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
     if (auto visible = env::lookup(env, "CUDA_VISIBLE_DEVICES")) {
         h.gpu_count = static_cast<int>(env::parse_cuda_visible_devices(*visible).size());
     } else {
@@ -30,7 +30,8 @@ HostFacts read_host_facts(const env::EnvMap& env) {
             h.gpu_count += 1;
         }
     }
-    std::uint32_t words[2] = {static_cast<std::uint32_t>(::getpid()), static_cast<std::uint32_t>(::time(nullptr))};
+    std::uint32_t words[2] = {static_cast<std::uint32_t>(::getpid()),
+                              static_cast<std::uint32_t>(::time(nullptr))};
     [[maybe_unused]] auto got = ::getrandom(words, sizeof words, GRND_NONBLOCK);
     char id[17];
     std::snprintf(id, sizeof id, "%08x%08x", words[0], words[1]);

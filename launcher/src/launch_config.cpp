@@ -15,7 +15,8 @@ std::string quoted(std::string_view flag, const RawValue& raw) {
     return "--" + std::string(flag) + " '" + raw.value + "'" + where;
 }
 
-std::int64_t integer(const LaunchOptions& o, std::string_view flag, std::int64_t min, std::int64_t max) {
+std::int64_t integer(const LaunchOptions& o, std::string_view flag, std::int64_t min,
+                     std::int64_t max) {
     const auto& raw = o.at(flag);
     auto v = env::parse_int(raw.value);
     if (!v || *v < min || *v > max) {
@@ -41,7 +42,8 @@ int nproc(const LaunchOptions& o, const HostFacts& host) {
     if (raw.value == "cpu") return host.cpu_count;
     if (raw.value == "auto") return host.gpu_count > 0 ? host.gpu_count : host.cpu_count;
     if (raw.value == "gpu") {
-        if (host.gpu_count == 0) throw UsageError(quoted("nproc-per-node", raw) + ": no GPU found on this node");
+        if (host.gpu_count == 0)
+            throw UsageError(quoted("nproc-per-node", raw) + ": no GPU found on this node");
         return host.gpu_count;
     }
     auto v = env::parse_int(raw.value);
@@ -82,7 +84,8 @@ std::set<int> rank_filter(const RawValue& raw, int nproc) {
         auto comma = rest.find(',');
         auto v = env::parse_int(rest.substr(0, comma));
         if (!v || *v < 0 || *v > 4096) {
-            throw UsageError(quoted("local-ranks-filter", raw) + ": expected local ranks like 0,1,3");
+            throw UsageError(quoted("local-ranks-filter", raw) +
+                             ": expected local ranks like 0,1,3");
         }
         if (*v >= nproc) {
             throw UsageError(quoted("local-ranks-filter", raw) + ": local rank " +
@@ -100,14 +103,16 @@ std::set<int> rank_filter(const RawValue& raw, int nproc) {
 void check_backend(LaunchConfig& c, const LaunchOptions& o) {
     const auto& raw = o.at("rdzv-backend");
     if (raw.value == "etcd" || raw.value == "etcd-v2") {
-        throw NotSupportedError(quoted("rdzv-backend", raw) + ": the etcd backends are not supported; use c10d or static");
+        throw NotSupportedError(quoted("rdzv-backend", raw) +
+                                ": the etcd backends are not supported; use c10d or static");
     }
     if (raw.value != "static" && raw.value != "c10d") {
         throw UsageError(quoted("rdzv-backend", raw) + ": expected c10d or static");
     }
     c.rdzv_backend = raw.value;
     // An endpoint without a backend means the c10d rendezvous (torchrun would silently use static).
-    if (raw.source == Source::Default && !o.at("rdzv-endpoint").value.empty()) c.rdzv_backend = "c10d";
+    if (raw.source == Source::Default && !o.at("rdzv-endpoint").value.empty())
+        c.rdzv_backend = "c10d";
 }
 
 constexpr std::uint16_t kDefaultRdzvPort = 29400;    // torchrun's c10d default
@@ -118,7 +123,8 @@ constexpr std::uint16_t kDefaultMasterPort = 29500;  // torchrun's static defaul
 void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
     if (!c.multi_node()) {
         if (c.node_rank != 0) {
-            throw UsageError("--node-rank " + std::to_string(c.node_rank) + ": a single-node job (--nnodes 1) is node rank 0");
+            throw UsageError("--node-rank " + std::to_string(c.node_rank) +
+                             ": a single-node job (--nnodes 1) is node rank 0");
         }
         // One node with c10d: the endpoint's port (when given and not 0) becomes the store's port.
         if (!c.master_port && c.rdzv_backend == "c10d" && !c.rdzv_endpoint.empty()) {
@@ -128,17 +134,19 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
         return;
     }
     if (c.node_rank_given && c.node_rank >= c.nnodes.max) {
-        throw UsageError("--node-rank " + std::to_string(c.node_rank) + ": expected a node rank below --nnodes " +
-                         o.at("nnodes").value);
+        throw UsageError("--node-rank " + std::to_string(c.node_rank) +
+                         ": expected a node rank below --nnodes " + o.at("nnodes").value);
     }
     if (c.rdzv_backend == "static") {
         if (c.nnodes.min != c.nnodes.max) {
-            throw UsageError("--nnodes " + o.at("nnodes").value +
-                             " with --rdzv-backend static: expected a fixed node count (use c10d for MIN:MAX)");
+            throw UsageError(
+                "--nnodes " + o.at("nnodes").value +
+                " with --rdzv-backend static: expected a fixed node count (use c10d for MIN:MAX)");
         }
         c.rendezvous_store = HostPort{c.master_addr, c.master_port.value_or(kDefaultMasterPort)};
         if (c.rendezvous_store.port == 0) {
-            throw UsageError("--master-port 0: a multi-node job needs a fixed port every node agrees on");
+            throw UsageError(
+                "--master-port 0: a multi-node job needs a fixed port every node agrees on");
         }
         c.node_rank_given = true;  // static: --node-rank (default 0) is the group rank
         if (!c.rdzv.is_host) c.rdzv.is_host = c.node_rank == 0;
@@ -146,8 +154,10 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
         return;
     }
     if (c.rdzv_endpoint.empty()) {
-        throw UsageError("--rdzv-endpoint '': a multi-node c10d rendezvous needs HOST[:PORT] of the node hosting "
-                         "the store (e.g. --rdzv-endpoint node1:29400)");
+        throw UsageError(
+            "--rdzv-endpoint '': a multi-node c10d rendezvous needs HOST[:PORT] of the node "
+            "hosting "
+            "the store (e.g. --rdzv-endpoint node1:29400)");
     }
     c.rendezvous_store = parse_endpoint(c.rdzv_endpoint, kDefaultRdzvPort, "rdzv-endpoint");
     if (c.rendezvous_store.port == 0) {
@@ -173,7 +183,8 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.node_rank = static_cast<int>(integer(o, "node-rank", 0, 1'000'000));
     c.node_rank_given = o.at("node-rank").source != Source::Default;
     c.master_addr = o.at("master-addr").value;
-    if (c.master_addr.empty()) throw UsageError("--master-addr '': expected a host name or address");
+    if (c.master_addr.empty())
+        throw UsageError("--master-addr '': expected a host name or address");
     if (!o.at("master-port").value.empty()) {
         c.master_port = static_cast<std::uint16_t>(integer(o, "master-port", 0, 65535));
     }
@@ -190,7 +201,8 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.no_python = o.flag("no-python");
     (void)o.flag("run-path");
     if (c.module && c.no_python) {
-        throw UsageError("--module and --no-python: expected at most one of them (a module needs python3)");
+        throw UsageError(
+            "--module and --no-python: expected at most one of them (a module needs python3)");
     }
     c.log_dir = o.at("log-dir").value;
     c.redirects = parse_std_spec(o.at("redirects").value, "--redirects");
@@ -210,7 +222,8 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
         }
         c.rdzv_backend = "c10d";
         if (o.at("rdzv-id").source == Source::Default) c.run_id = host.random_id;
-        if (o.at("master-addr").source == Source::Default) c.master_addr = "localhost";  // as torchrun
+        if (o.at("master-addr").source == Source::Default)
+            c.master_addr = "localhost";  // as torchrun
     }
     if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");
     resolve_rendezvous(c, o);

@@ -71,7 +71,7 @@ std::string route_source_address(const std::string& host, std::uint16_t port) {
 MultiNode::MultiNode() = default;
 MultiNode::MultiNode(MultiNode&&) noexcept = default;
 MultiNode::~MultiNode() {
-    session.reset();      // its threads first: they talk to the store
+    session.reset();  // its threads first: they talk to the store
     coordinator.reset();
     server.reset();
 }
@@ -112,16 +112,19 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
                              format_endpoint(listen_address, store.port));
             }
         } else if (errno == EADDRINUSE && !c.rdzv.is_host) {
-            logger->info("port {} is taken on this host (another agent hosts the store); joining it", store.port);
+            logger->info(
+                "port {} is taken on this host (another agent hosts the store); joining it",
+                store.port);
         } else {
-            throw rdzv::StoreError("cannot host the rendezvous store on port " + std::to_string(store.port) + ": " +
-                                   std::strerror(errno));
+            throw rdzv::StoreError("cannot host the rendezvous store on port " +
+                                   std::to_string(store.port) + ": " + std::strerror(errno));
         }
     }
 
     mn.self.id = c.hostname + ":" + std::to_string(::getpid()) + ":" + random_id;
     mn.self.hostname = c.hostname;
-    mn.self.addr = !c.local_addr.empty() ? c.local_addr : route_source_address(store.host, store.port);
+    mn.self.addr =
+        !c.local_addr.empty() ? c.local_addr : route_source_address(store.host, store.port);
     mn.self.nproc = c.nproc_per_node;
     mn.self.node_rank = c.node_rank_given ? c.node_rank : -1;
     mn.self.is_store_host = mn.server != nullptr;
@@ -164,7 +167,8 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
     try {
         mn.session = std::make_unique<RdzvSession>(std::move(so));
     } catch (const rdzv::StoreError& e) {
-        throw RendezvousError("cannot reach the rendezvous store at " + format_endpoint(store.host, store.port) +
+        throw RendezvousError("cannot reach the rendezvous store at " +
+                              format_endpoint(store.host, store.port) +
                               " within join_timeout: " + e.what());
     }
     mn.workers_store = StoreEndpoint{store.host, store.port, true, {}};

@@ -14,17 +14,23 @@ std::vector<NodePlacement> placements(const RoundAssignment& a) {
     const int world = a.world_size();
     int base = 0;
     for (int g = 0; g < nodes; ++g) {
-        out.push_back(NodePlacement{a.round, a.restart_count, g, nodes, base, world, a.master_addr,
-                                    a.master_port, {}});
+        out.push_back(NodePlacement{
+            a.round, a.restart_count, g, nodes, base, world, a.master_addr, a.master_port, {}});
         base += a.members[static_cast<std::size_t>(g)].nproc;
     }
     return out;
 }
 
 std::string encode(const NodePlacement& p) {
-    return json{{"round", p.round},           {"restart_count", p.restart_count}, {"group_rank", p.group_rank},
-                {"nodes", p.nodes},           {"rank_base", p.rank_base},         {"world_size", p.world_size},
-                {"master_addr", p.master_addr}, {"master_port", p.master_port}, {"token", p.token}}
+    return json{{"round", p.round},
+                {"restart_count", p.restart_count},
+                {"group_rank", p.group_rank},
+                {"nodes", p.nodes},
+                {"rank_base", p.rank_base},
+                {"world_size", p.world_size},
+                {"master_addr", p.master_addr},
+                {"master_port", p.master_port},
+                {"token", p.token}}
         .dump();
 }
 
@@ -32,17 +38,21 @@ NodePlacement decode_placement(const std::string& text) {
     auto j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw std::runtime_error("malformed placement record");
     try {
-        NodePlacement p{j.at("round").get<int>(),       j.at("restart_count").get<int>(),
-                        j.at("group_rank").get<int>(),  j.at("nodes").get<int>(),
-                        j.at("rank_base").get<int>(),   j.at("world_size").get<int>(),
+        NodePlacement p{j.at("round").get<int>(),
+                        j.at("restart_count").get<int>(),
+                        j.at("group_rank").get<int>(),
+                        j.at("nodes").get<int>(),
+                        j.at("rank_base").get<int>(),
+                        j.at("world_size").get<int>(),
                         j.at("master_addr").get<std::string>(),
                         j.at("master_port").get<std::uint16_t>(),
                         j.value("token", std::string())};
         if (p.nodes < 1 || p.group_rank < 0 || p.group_rank >= p.nodes || p.rank_base < 0 ||
             p.rank_base >= p.world_size) {
-            throw std::runtime_error("placement record out of range: group rank " + std::to_string(p.group_rank) +
-                                     " of " + std::to_string(p.nodes) + ", rank base " + std::to_string(p.rank_base) +
-                                     " of world size " + std::to_string(p.world_size));
+            throw std::runtime_error(
+                "placement record out of range: group rank " + std::to_string(p.group_rank) +
+                " of " + std::to_string(p.nodes) + ", rank base " + std::to_string(p.rank_base) +
+                " of world size " + std::to_string(p.world_size));
         }
         return p;
     } catch (const json::exception& e) {

@@ -1,13 +1,12 @@
-#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-
 #include "ptrun/launcher/output_relay.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <cerrno>
 
 #include "ptrun/launcher/console_stream.hpp"
@@ -102,15 +101,16 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
     }
 
     void read_next() {
-        pipe.async_read_some(boost::asio::buffer(buffer), [self = shared_from_this(), this](
-                                                               boost::system::error_code ec, std::size_t n) {
-            if (n > 0) consume(buffer.data(), n);
-            if (ec) {
-                if (ec != boost::asio::error::operation_aborted) finish();
-                return;
-            }
-            read_next();
-        });
+        pipe.async_read_some(
+            boost::asio::buffer(buffer),
+            [self = shared_from_this(), this](boost::system::error_code ec, std::size_t n) {
+                if (n > 0) consume(buffer.data(), n);
+                if (ec) {
+                    if (ec != boost::asio::error::operation_aborted) finish();
+                    return;
+                }
+                read_next();
+            });
     }
 
     void finish() {

@@ -12,9 +12,11 @@ constexpr std::chrono::milliseconds kCountOutTimeout{5'000};
 
 }  // namespace
 
-void placement_exit_barrier(const LaunchConfig& config, int exit_code, const std::shared_ptr<spdlog::logger>& log,
+void placement_exit_barrier(const LaunchConfig& config, int exit_code,
+                            const std::shared_ptr<spdlog::logger>& log,
                             std::chrono::milliseconds timeout) {
-    if (!config.fixed_placement || !config.master_port || config.fixed_placement->world_size < 2) return;
+    if (!config.fixed_placement || !config.master_port || config.fixed_placement->world_size < 2)
+        return;
     const auto& p = *config.fixed_placement;
     const std::string count_key = "ptrun/exit/" + config.run_id + "/count";
     const std::string all_key = "ptrun/exit/" + config.run_id + "/all";
@@ -32,11 +34,14 @@ void placement_exit_barrier(const LaunchConfig& config, int exit_code, const std
         options.host = "127.0.0.1";  // the store listens on every interface of this host
         options.connect_timeout = kCountOutTimeout;
         rdzv::TcpStoreClient client(options);
-        log->info("worker done; keeping the store up until the other {} ranks' workers end (at most {} s)",
-                  p.world_size - 1, timeout.count() / 1000);
+        log->info(
+            "worker done; keeping the store up until the other {} ranks' workers end (at most {} "
+            "s)",
+            p.world_size - 1, timeout.count() / 1000);
         client.wait({all_key}, timeout);
     } catch (const rdzv::StoreTimeout&) {
-        log->warn("not every rank ended within {} s; closing the store anyway", timeout.count() / 1000);
+        log->warn("not every rank ended within {} s; closing the store anyway",
+                  timeout.count() / 1000);
     } catch (const rdzv::StoreError& e) {
         if (p.hosts_store) log->warn("exit barrier: {}", e.what());
         // a task without the store: the host is gone already, nothing left to tell it

@@ -13,9 +13,14 @@ struct Encoder {
         return {{"type", "join"}, {"node", json::parse(encode(e.node))}, {"seq", e.seq}};
     }
     json operator()(const FailedEvent& e) const {
-        return {{"type", "failed"}, {"round", e.round}, {"id", e.id}, {"end", json::parse(encode(e.end))}};
+        return {{"type", "failed"},
+                {"round", e.round},
+                {"id", e.id},
+                {"end", json::parse(encode(e.end))}};
     }
-    json operator()(const SucceededEvent& e) const { return {{"type", "succeeded"}, {"round", e.round}, {"id", e.id}}; }
+    json operator()(const SucceededEvent& e) const {
+        return {{"type", "succeeded"}, {"round", e.round}, {"id", e.id}};
+    }
     json operator()(const LeavingEvent& e) const {
         return {{"type", "leaving"}, {"round", e.round}, {"id", e.id}, {"why", e.why}};
     }
@@ -27,16 +32,21 @@ std::string encode(const RdzvEvent& event) { return std::visit(Encoder{}, event)
 
 RdzvEvent decode_event(const std::string& text) {
     auto j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("type")) throw std::runtime_error("malformed event");
+    if (j.is_discarded() || !j.is_object() || !j.contains("type"))
+        throw std::runtime_error("malformed event");
     try {
         auto type = j.at("type").get<std::string>();
-        if (type == "join") return JoinEvent{decode_node(j.at("node").dump()), j.at("seq").get<int>()};
+        if (type == "join")
+            return JoinEvent{decode_node(j.at("node").dump()), j.at("seq").get<int>()};
         if (type == "failed") {
-            return FailedEvent{j.at("round").get<int>(), j.at("id").get<std::string>(), decode_end(j.at("end").dump())};
+            return FailedEvent{j.at("round").get<int>(), j.at("id").get<std::string>(),
+                               decode_end(j.at("end").dump())};
         }
-        if (type == "succeeded") return SucceededEvent{j.at("round").get<int>(), j.at("id").get<std::string>()};
+        if (type == "succeeded")
+            return SucceededEvent{j.at("round").get<int>(), j.at("id").get<std::string>()};
         if (type == "leaving") {
-            return LeavingEvent{j.at("round").get<int>(), j.at("id").get<std::string>(), j.at("why").get<std::string>()};
+            return LeavingEvent{j.at("round").get<int>(), j.at("id").get<std::string>(),
+                                j.at("why").get<std::string>()};
         }
         throw std::runtime_error("unknown event type '" + type + "'");
     } catch (const json::exception& e) {

@@ -27,7 +27,8 @@ constexpr milliseconds kWatchChunk{24 * 3600 * 1000};
 constexpr milliseconds kRereadAfterReject{500};
 
 long seconds_since(Clock::time_point t) {
-    return static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - t).count());
+    return static_cast<long>(
+        std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - t).count());
 }
 
 }  // namespace
@@ -61,7 +62,9 @@ struct RdzvSession::Impl {
     std::thread watcher;
     std::thread beater;
 
-    milliseconds beat_timeout() const { return o.settings.heartbeat * o.settings.keep_alive_max_attempt; }
+    milliseconds beat_timeout() const {
+        return o.settings.heartbeat * o.settings.keep_alive_max_attempt;
+    }
 
     rdzv::TcpStoreClientOptions client_options(milliseconds connect, milliseconds io) const {
         rdzv::TcpStoreClientOptions c;
@@ -100,7 +103,8 @@ struct RdzvSession::Impl {
                 return;
             }
             wake.notify_all();  // stop() may be waiting for the outbox to drain
-            wake.wait_for(lock, o.settings.heartbeat, [this] { return stopping || !outbox.empty(); });
+            wake.wait_for(lock, o.settings.heartbeat,
+                          [this] { return stopping || !outbox.empty(); });
         }
     }
 
@@ -117,7 +121,8 @@ struct RdzvSession::Impl {
         wake.notify_all();
     }
 
-    void join(std::function<void(NodePlacement)> done, std::function<void(RendezvousError)> failed) {
+    void join(std::function<void(NodePlacement)> done,
+              std::function<void(RendezvousError)> failed) {
         if (joiner.joinable()) joiner.join();
         const int my_seq = ++seq;
         joiner = std::thread([this, my_seq, done = std::move(done), failed = std::move(failed)] {
@@ -126,7 +131,9 @@ struct RdzvSession::Impl {
             } catch (const RendezvousError& e) {
                 if (!stopping) failed(e);
             } catch (const rdzv::StoreError& e) {
-                if (!stopping) failed(RendezvousError("rendezvous through the store at " + where() + " failed: " + e.what()));
+                if (!stopping)
+                    failed(RendezvousError("rendezvous through the store at " + where() +
+                                           " failed: " + e.what()));
             } catch (const std::runtime_error& e) {
                 if (!stopping) failed(RendezvousError(std::string("rendezvous: ") + e.what()));
             }
@@ -169,8 +176,10 @@ struct RdzvSession::Impl {
                 continue;
             } catch (const rdzv::StoreTimeout&) {
                 if (Clock::now() >= deadline) {
-                    throw RendezvousError("rendezvous timed out after " + std::to_string(seconds_since(start)) +
-                                          " s waiting for nodes: " + joined_text() + " (join_timeout in --rdzv-conf)");
+                    throw RendezvousError("rendezvous timed out after " +
+                                          std::to_string(seconds_since(start)) +
+                                          " s waiting for nodes: " + joined_text() +
+                                          " (join_timeout in --rdzv-conf)");
                 }
                 waited = true;
                 if (o.on_waiting) {
@@ -254,7 +263,8 @@ struct RdzvSession::Impl {
                 if (!stopping) ended(end);
             } catch (const std::exception& e) {
                 std::lock_guard lock(mu);
-                if (!stopping) report_lost("lost the rendezvous store at " + where() + ": " + e.what());
+                if (!stopping)
+                    report_lost("lost the rendezvous store at " + where() + ": " + e.what());
             }
         });
     }
@@ -264,7 +274,8 @@ struct RdzvSession::Impl {
             std::unique_lock lock(mu);
             if (stopping) return;
             // Give queued reports (a failure, a departure) their chance to reach the coordinator.
-            wake.wait_for(lock, o.settings.read_timeout, [this] { return (outbox.empty() && !in_flight) || beat_dead; });
+            wake.wait_for(lock, o.settings.read_timeout,
+                          [this] { return (outbox.empty() && !in_flight) || beat_dead; });
             stopping = true;
             wake.notify_all();
         }
@@ -277,10 +288,12 @@ struct RdzvSession::Impl {
     }
 };
 
-RdzvSession::RdzvSession(RdzvSessionOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+RdzvSession::RdzvSession(RdzvSessionOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 RdzvSession::~RdzvSession() = default;
 
-void RdzvSession::join(std::function<void(NodePlacement)> done, std::function<void(RendezvousError)> failed) {
+void RdzvSession::join(std::function<void(NodePlacement)> done,
+                       std::function<void(RendezvousError)> failed) {
     impl_->join(std::move(done), std::move(failed));
 }
 void RdzvSession::watch(const NodePlacement& placement, std::function<void(RoundEnd)> ended,
@@ -290,7 +303,9 @@ void RdzvSession::watch(const NodePlacement& placement, std::function<void(Round
 void RdzvSession::report_failure(int round, RoundEnd end) {
     impl_->send(FailedEvent{round, impl_->o.self.id, std::move(end)});
 }
-void RdzvSession::report_success(int round) { impl_->send(SucceededEvent{round, impl_->o.self.id}); }
+void RdzvSession::report_success(int round) {
+    impl_->send(SucceededEvent{round, impl_->o.self.id});
+}
 void RdzvSession::report_leaving(int round, std::string why) {
     impl_->send(LeavingEvent{round, impl_->o.self.id, std::move(why)});
 }

@@ -62,11 +62,13 @@ RdzvSettings rdzv_settings(const RdzvConf& conf) {
             s.is_host = boolean(key, value);
         } else if (key == "use_agent_store") {
             if (!boolean(key, value)) {
-                throw UsageError(item(key, value) + ": ptrun always hosts the workers' store in its agent "
+                throw UsageError(item(key, value) +
+                                 ": ptrun always hosts the workers' store in its agent "
                                  "(expected true)");
             }
         } else {
-            throw UsageError("--rdzv-conf key '" + key + "': unknown; expected one of " + kKnownKeys);
+            throw UsageError("--rdzv-conf key '" + key + "': unknown; expected one of " +
+                             kKnownKeys);
         }
     }
     return s;

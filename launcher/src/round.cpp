@@ -10,14 +10,19 @@ namespace {
 using nlohmann::json;
 
 json node_json(const NodeInfo& n) {
-    return json{{"id", n.id},       {"hostname", n.hostname},           {"addr", n.addr},
-                {"nproc", n.nproc}, {"node_rank", n.node_rank},         {"store_host", n.is_store_host},
+    return json{{"id", n.id},
+                {"hostname", n.hostname},
+                {"addr", n.addr},
+                {"nproc", n.nproc},
+                {"node_rank", n.node_rank},
+                {"store_host", n.is_store_host},
                 {"max_restarts", n.max_restarts}};
 }
 
 json parse(const std::string& text, const char* what) {
     auto j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw std::runtime_error(std::string("malformed ") + what + " record");
+    if (j.is_discarded() || !j.is_object())
+        throw std::runtime_error(std::string("malformed ") + what + " record");
     return j;
 }
 
@@ -41,13 +46,16 @@ NodeInfo node_from(const json& j) {
     n.node_rank = field<int>(j, "node_rank", "node");
     n.is_store_host = field<bool>(j, "store_host", "node");
     n.max_restarts = field<int>(j, "max_restarts", "node");
-    if (n.nproc < 1 || n.nproc > 4096) throw std::runtime_error("node record has nproc out of range");
+    if (n.nproc < 1 || n.nproc > 4096)
+        throw std::runtime_error("node record has nproc out of range");
     return n;
 }
 
-constexpr std::pair<EndReason, const char*> kReasons[] = {
-    {EndReason::Failure, "failure"}, {EndReason::NodeLost, "node-lost"}, {EndReason::ScaleUp, "scale-up"},
-    {EndReason::Complete, "complete"}, {EndReason::Error, "error"}};
+constexpr std::pair<EndReason, const char*> kReasons[] = {{EndReason::Failure, "failure"},
+                                                          {EndReason::NodeLost, "node-lost"},
+                                                          {EndReason::ScaleUp, "scale-up"},
+                                                          {EndReason::Complete, "complete"},
+                                                          {EndReason::Error, "error"}};
 
 }  // namespace
 
@@ -76,8 +84,12 @@ std::string to_text(EndReason reason) {
 std::string encode(const NodeInfo& node) { return node_json(node).dump(); }
 
 std::string encode(const RoundEnd& e) {
-    return json{{"reason", to_text(e.reason)}, {"final", e.final}, {"exit_code", e.exit_code},
-                {"host", e.host},             {"rank", e.rank},   {"message", e.message}}
+    return json{{"reason", to_text(e.reason)},
+                {"final", e.final},
+                {"exit_code", e.exit_code},
+                {"host", e.host},
+                {"rank", e.rank},
+                {"message", e.message}}
         .dump();
 }
 
@@ -87,8 +99,10 @@ RoundEnd decode_end(const std::string& text) {
     auto j = parse(text, "round end");
     RoundEnd e;
     auto reason = field<std::string>(j, "reason", "round end");
-    auto it = std::find_if(std::begin(kReasons), std::end(kReasons), [&](auto p) { return reason == p.second; });
-    if (it == std::end(kReasons)) throw std::runtime_error("round end record has an unknown reason '" + reason + "'");
+    auto it = std::find_if(std::begin(kReasons), std::end(kReasons),
+                           [&](auto p) { return reason == p.second; });
+    if (it == std::end(kReasons))
+        throw std::runtime_error("round end record has an unknown reason '" + reason + "'");
     e.reason = it->first;
     e.final = field<bool>(j, "final", "round end");
     e.exit_code = field<int>(j, "exit_code", "round end");
@@ -108,18 +122,20 @@ std::string order_members(std::vector<NodeInfo>& joined) {
             continue;
         }
         if (node.node_rank >= n) {
-            return "--node-rank " + std::to_string(node.node_rank) + " on " + node.hostname + ": the round closed with " +
-                   std::to_string(n) + " node(s), so node ranks must be below " + std::to_string(n);
+            return "--node-rank " + std::to_string(node.node_rank) + " on " + node.hostname +
+                   ": the round closed with " + std::to_string(n) +
+                   " node(s), so node ranks must be below " + std::to_string(n);
         }
         auto& slot = slots[static_cast<std::size_t>(node.node_rank)];
         if (slot) {
-            return "--node-rank " + std::to_string(node.node_rank) + " given on both " + slot->hostname + " and " +
-                   node.hostname + ": expected distinct node ranks";
+            return "--node-rank " + std::to_string(node.node_rank) + " given on both " +
+                   slot->hostname + " and " + node.hostname + ": expected distinct node ranks";
         }
         slot = node;
     }
     std::sort(free.begin(), free.end(), [](const NodeInfo& a, const NodeInfo& b) {
-        return std::tuple(!a.is_store_host, a.hostname, a.id) < std::tuple(!b.is_store_host, b.hostname, b.id);
+        return std::tuple(!a.is_store_host, a.hostname, a.id) <
+               std::tuple(!b.is_store_host, b.hostname, b.id);
     });
     auto next = free.begin();
     joined.clear();

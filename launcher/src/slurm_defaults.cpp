@@ -27,7 +27,9 @@ std::string shown(const env::EnvMap& env, const std::string& name) {
     return name + "='" + (it == env.end() ? std::string() : it->second) + "'";
 }
 
-bool given(const LaunchOptions& o, std::string_view name) { return o.at(name).source != Source::Default; }
+bool given(const LaunchOptions& o, std::string_view name) {
+    return o.at(name).source != Source::Default;
+}
 
 std::string as_given(const LaunchOptions& o, std::string_view name) {
     const auto& raw = o.at(name);
@@ -65,7 +67,8 @@ std::uint16_t port_for(const slurm::SlurmJob& job, const env::EnvMap& env, std::
     if (auto it = env.find(kSlurmPortVar); it != env.end()) {
         auto v = env::parse_int(it->second);
         if (!v || *v < 1 || *v > 65535) {
-            throw UsageError(std::string(kSlurmPortVar) + "='" + it->second + "': expected a port from 1 to 65535");
+            throw UsageError(std::string(kSlurmPortVar) + "='" + it->second +
+                             "': expected a port from 1 to 65535");
         }
         origin = kSlurmPortVar;
         return static_cast<std::uint16_t>(*v);
@@ -85,20 +88,23 @@ void fill_nproc(LaunchOptions& o, const slurm::SlurmJob& job) {
     }
 }
 
-void fill_per_node(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvMap& env, const Names& n) {
+void fill_per_node(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvMap& env,
+                   const Names& n) {
     std::string port_origin;
     auto port = port_for(job, env, port_origin);
     if (!job.step_id) {
         if (job.num_nodes > 1 && !given(o, "nnodes")) {
-            throw UsageError(shown(env, n.nodes) + " but ptrun runs in the batch script itself (" + n.step +
-                             " unset), on one node only: start it on every node with 'srun ptrun ...', "
-                             "or pass --nnodes 1");
+            throw UsageError(
+                shown(env, n.nodes) + " but ptrun runs in the batch script itself (" + n.step +
+                " unset), on one node only: start it on every node with 'srun ptrun ...', "
+                "or pass --nnodes 1");
         }
         fill(o, "nnodes", "1", "batch script outside srun: this node only");
         fill(o, "node-rank", "0", "batch script outside srun: this node only");
     } else if (job.ntasks > job.num_nodes) {  // --slurm-mode per-node with several tasks per node
         fill(o, "nnodes", std::to_string(job.ntasks), n.tasks + " (one agent per task)");
-        fill(o, "node-rank", std::to_string(job.proc_id), std::string(var::kProcId) + " (one agent per task)");
+        fill(o, "node-rank", std::to_string(job.proc_id),
+             std::string(var::kProcId) + " (one agent per task)");
     } else {
         fill(o, "nnodes", std::to_string(job.num_nodes), n.nodes);
         fill(o, "node-rank", std::to_string(job.node_id), std::string(var::kNodeId));
@@ -118,7 +124,8 @@ std::pair<std::string, int> split_endpoint(const RawValue& raw) {
         (bracketed || host.find(':') == colon)) {
         auto v = env::parse_int(std::string_view(host).substr(colon + 1));
         if (!v || *v < 1 || *v > 65535) {
-            throw UsageError("--rdzv-endpoint '" + raw.value + "': expected HOST[:PORT] with PORT from 1 to 65535");
+            throw UsageError("--rdzv-endpoint '" + raw.value +
+                             "': expected HOST[:PORT] with PORT from 1 to 65535");
         }
         port = static_cast<int>(*v);
         host.resize(colon);
@@ -138,10 +145,12 @@ FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const
         refuse("nproc-per-node", "drop it, or start one task per node (srun --ntasks-per-node=1)");
     }
     for (auto name : {"nnodes", "node-rank"}) {
-        if (given(o, name)) refuse(name, "ranks come from SLURM_PROCID; drop it or pass --slurm-mode per-node");
+        if (given(o, name))
+            refuse(name, "ranks come from SLURM_PROCID; drop it or pass --slurm-mode per-node");
     }
     if (given(o, "max-restarts") && o.at("max-restarts").value != "0") {
-        refuse("max-restarts", "one rank cannot restart alone; use one task per node for restarts, or requeue");
+        refuse("max-restarts",
+               "one rank cannot restart alone; use one task per node for restarts, or requeue");
     }
     fill(o, "nproc-per-node", "1", "one task per rank");
     std::string port_origin;
@@ -158,12 +167,13 @@ FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const
     fill(o, "master-port", std::to_string(port), port_origin);
 
     auto placement = placement_from_slurm(job);
-    placement.origins = {{"rank", std::string(var::kProcId)},
-                         {"local rank", std::string(var::kLocalId)},
-                         {"world size", n.tasks},
-                         {"local world size", first_set(env, {var::kStepTasksPerNode, var::kTasksPerNode})},
-                         {"node rank", std::string(var::kNodeId)},
-                         {"nodes", n.nodes}};
+    placement.origins = {
+        {"rank", std::string(var::kProcId)},
+        {"local rank", std::string(var::kLocalId)},
+        {"world size", n.tasks},
+        {"local world size", first_set(env, {var::kStepTasksPerNode, var::kTasksPerNode})},
+        {"node rank", std::string(var::kNodeId)},
+        {"nodes", n.nodes}};
     return placement;
 }
 
@@ -184,9 +194,10 @@ SlurmDefaults apply_slurm_defaults(LaunchOptions options, const env::EnvMap& env
     }
     if (env.find(var::kProcId) == env.end() && env.find(var::kNodeId) == env.end()) {
         set_mode(o, "off", "SLURM_JOB_ID set but no SLURM_PROCID: not a SLURM task");
-        out.warnings.push_back("SLURM_JOB_ID is set but this is not a SLURM task (no SLURM_PROCID, as in "
-                               "salloc's shell on a login node): nothing inferred from SLURM; run 'srun ptrun ...' "
-                               "to start ptrun on the allocated nodes");
+        out.warnings.push_back(
+            "SLURM_JOB_ID is set but this is not a SLURM task (no SLURM_PROCID, as in "
+            "salloc's shell on a login node): nothing inferred from SLURM; run 'srun ptrun ...' "
+            "to start ptrun on the allocated nodes");
         return out;
     }
     std::optional<slurm::SlurmJob> job;
@@ -208,14 +219,16 @@ SlurmDefaults apply_slurm_defaults(LaunchOptions options, const env::EnvMap& env
         per_rank = mode == "per-rank";
         why = as_given(o, "slurm-mode");
         if (per_rank && !job->step_id) {
-            throw UsageError(why + ": the batch script runs once, outside any srun step (" + names.step +
+            throw UsageError(why + ": the batch script runs once, outside any srun step (" +
+                             names.step +
                              " unset); start one ptrun per rank with 'srun ptrun ...'");
         }
     }
     if (per_rank) {
         if (o.flag("standalone")) {
-            throw UsageError("--standalone: one-task-per-rank mode (" + why +
-                             ") shares one store across tasks; drop --standalone or pass --slurm-mode per-node");
+            throw UsageError(
+                "--standalone: one-task-per-rank mode (" + why +
+                ") shares one store across tasks; drop --standalone or pass --slurm-mode per-node");
         }
         fill(o, "rdzv-id", slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID");
         out.placement = fill_per_rank(o, *job, env, names, why);

@@ -98,7 +98,8 @@ pid_t spawn_worker(const SpawnRequest& r) {
     ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it
     if (child.cgroup_errno != 0 && r.cgroup_errno) *r.cgroup_errno = child.cgroup_errno;
     if (child.exec_errno != 0) {
-        throw SpawnError("cannot execute '" + r.exec_path + "': " + std::strerror(child.exec_errno));
+        throw SpawnError("cannot execute '" + r.exec_path +
+                         "': " + std::strerror(child.exec_errno));
     }
     return pid;
 }

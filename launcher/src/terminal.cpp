@@ -12,7 +12,7 @@ namespace {
 /// Blocks SIGTTOU in this thread for its lifetime: tcsetpgrp and tcsetattr from a background
 /// group (ptrun, while a worker holds the terminal) would otherwise stop ptrun.
 class NoTtou {
-public:
+  public:
     NoTtou() {
         sigset_t ttou;
         sigemptyset(&ttou);
@@ -23,7 +23,7 @@ public:
     NoTtou(const NoTtou&) = delete;
     NoTtou& operator=(const NoTtou&) = delete;
 
-private:
+  private:
     sigset_t old_{};
 };
 

@@ -15,18 +15,24 @@ bool is_regular_file(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string require_executable(const std::string& name, const env::EnvMap& env, const std::string& what) {
+std::string require_executable(const std::string& name, const env::EnvMap& env,
+                               const std::string& what) {
     bool not_executable = false;
-    auto path = find_executable(name, env::lookup(env, "PATH").value_or("/usr/bin:/bin"), not_executable);
+    auto path =
+        find_executable(name, env::lookup(env, "PATH").value_or("/usr/bin:/bin"), not_executable);
     if (!path.empty()) return path;
-    if (not_executable) throw UsageError(what + " '" + name + "': not executable (expected a file with execute permission)");
+    if (not_executable)
+        throw UsageError(what + " '" + name +
+                         "': not executable (expected a file with execute permission)");
     throw UsageError(what + " '" + name + "': not found" +
-                     (name.find('/') == std::string::npos ? " on PATH" : "") + " (expected an executable file)");
+                     (name.find('/') == std::string::npos ? " on PATH" : "") +
+                     " (expected an executable file)");
 }
 
 }  // namespace
 
-std::string find_executable(const std::string& name, const std::string& path_var, bool& not_executable) {
+std::string find_executable(const std::string& name, const std::string& path_var,
+                            bool& not_executable) {
     not_executable = false;
     auto usable = [&](const std::string& candidate) {
         if (!is_regular_file(candidate)) return false;

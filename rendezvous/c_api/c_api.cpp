@@ -133,8 +133,8 @@ int ptrun_store_set(ptrun_store_client* client, const char* key, const void* val
     return guarded([&] { client->client.set(key, bytes_of(value, value_len)); });
 }
 
-int ptrun_store_get(ptrun_store_client* client, const char* key, int64_t timeout_ms,
-                    void** value, size_t* value_len) {
+int ptrun_store_get(ptrun_store_client* client, const char* key, int64_t timeout_ms, void** value,
+                    size_t* value_len) {
     if (!client || !key || !value) return invalid("NULL client, key or value");
     *value = nullptr;
     return guarded([&] {
@@ -154,10 +154,9 @@ int ptrun_store_get_into(ptrun_store_client* client, const char* key, int64_t ti
     if (status != PTRUN_STORE_OK) return status;
     *value_len = got.size();
     if (got.size() > capacity) {
-        return fail(PTRUN_STORE_BUFFER_TOO_SMALL, "value of '" + std::string(key) + "' has " +
-                                                      std::to_string(got.size()) +
-                                                      " bytes; buffer holds " +
-                                                      std::to_string(capacity));
+        return fail(PTRUN_STORE_BUFFER_TOO_SMALL,
+                    "value of '" + std::string(key) + "' has " + std::to_string(got.size()) +
+                        " bytes; buffer holds " + std::to_string(capacity));
     }
     if (!got.empty()) std::memcpy(buffer, got.data(), got.size());
     return PTRUN_STORE_OK;

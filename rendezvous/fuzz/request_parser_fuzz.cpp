@@ -76,7 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         case ParseResult::Status::NeedMore:
             require(one.size > wire.size() && one.size <= limits.max_request_bytes);
             break;
-        case ParseResult::Status::Invalid: require(!one.error.empty()); break;
+        case ParseResult::Status::Invalid:
+            require(!one.error.empty());
+            break;
     }
 
     // 2. Segmentation must not matter.

@@ -9,10 +9,9 @@
 /// Loopback only: every socket connects to 127.0.0.1 (from a rotating 127.0.0.x source address,
 /// so that client-side TIME_WAIT entries do not exhaust the ephemeral ports).
 
-#include <fuzzer/FuzzedDataProvider.h>
-
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fuzzer/FuzzedDataProvider.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -111,9 +110,9 @@ void drain(int fd) {
 /// that requests meet each other's keys).
 std::string well_formed(FuzzedDataProvider& in, Dialect dialect) {
     constexpr std::array<Op, 18> kOps = {
-        Op::Set,       Op::CompareSet, Op::Get,      Op::Add,       Op::Check,    Op::Wait,
-        Op::NumKeys,   Op::WatchKey,   Op::DeleteKey, Op::Append,   Op::MultiGet, Op::MultiSet,
-        Op::CancelWait, Op::Ping,      Op::QueuePush, Op::QueuePop, Op::ListKeys, Op::Barrier,
+        Op::Set,        Op::CompareSet, Op::Get,       Op::Add,      Op::Check,    Op::Wait,
+        Op::NumKeys,    Op::WatchKey,   Op::DeleteKey, Op::Append,   Op::MultiGet, Op::MultiSet,
+        Op::CancelWait, Op::Ping,       Op::QueuePush, Op::QueuePop, Op::ListKeys, Op::Barrier,
     };
     Request r;
     r.op = kOps[in.ConsumeIntegralInRange<std::size_t>(0, kOps.size() - 1)];
@@ -151,11 +150,16 @@ std::string well_formed(FuzzedDataProvider& in, Dialect dialect) {
             r.keys.push_back(key());
             r.number = in.ConsumeIntegralInRange<std::int64_t>(-2, 3);
             break;
-        case Op::Ping: r.word = in.ConsumeIntegral<std::uint32_t>(); break;
+        case Op::Ping:
+            r.word = in.ConsumeIntegral<std::uint32_t>();
+            break;
         case Op::NumKeys:
         case Op::CancelWait:
-        case Op::ListKeys: break;
-        default: r.keys.push_back(key()); break;
+        case Op::ListKeys:
+            break;
+        default:
+            r.keys.push_back(key());
+            break;
     }
     try {
         return encode_request(dialect, r);
@@ -209,7 +213,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     send_some(fd, std::string("\x00\xCE\xF7\x85\x3C", 5));
                 }
                 break;
-            case 1: send_some(fd, in.ConsumeRandomLengthString(2048)); break;
+            case 1:
+                send_some(fd, in.ConsumeRandomLengthString(2048));
+                break;
             case 2: {  // a well-formed request, possibly cut into two writes
                 const std::string r = well_formed(in, dialect);
                 const auto cut = in.ConsumeIntegralInRange<std::size_t>(0, r.size());
@@ -217,11 +223,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 send_some(fd, r.substr(cut));
                 break;
             }
-            case 3: drain(fd); break;
+            case 3:
+                drain(fd);
+                break;
             case 4:
                 if (fd >= 0) ::shutdown(fd, SHUT_WR);
                 break;
-            case 5: reset(fd); break;
+            case 5:
+                reset(fd);
+                break;
             case 6:
                 if (fd >= 0) {  // a client that hardly reads
                     const int small = 1024;

@@ -74,8 +74,7 @@ int main(int argc, char** argv) {
             std::cout << info->text;
             return 0;
         }
-        return serve(std::get<ptrun::rdzv::cli::StoreCommandLine>(std::move(parsed)),
-                     stop_signals);
+        return serve(std::get<ptrun::rdzv::cli::StoreCommandLine>(std::move(parsed)), stop_signals);
     } catch (const ptrun::rdzv::cli::UsageError& e) {
         std::fprintf(stderr, "ptrun-store: error: %s\n", e.what());
         return kExitUsage;

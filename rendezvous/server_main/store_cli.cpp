@@ -9,7 +9,7 @@
 namespace ptrun::rdzv::cli {
 namespace {
 
-constexpr std::array<std::string_view, 7> kLevels{"trace", "debug", "info", "warn",
+constexpr std::array<std::string_view, 7> kLevels{"trace", "debug",    "info", "warn",
                                                   "error", "critical", "off"};
 
 std::string version_text() { return std::string("ptrun-store ") + PTRUN_VERSION + "\n"; }
@@ -26,13 +26,13 @@ const CLI::Validator kPositive(
     "N>0");
 const CLI::Validator kSeconds(
     [](std::string& v) -> std::string {
-        return all_digits(v) && std::stoull(v) <= 32767 ? ""
-                                                       : "'" + v + "' is not 0-32767 seconds";
+        return all_digits(v) && std::stoull(v) <= 32767 ? "" : "'" + v + "' is not 0-32767 seconds";
     },
     "0-32767");
 const CLI::Validator kPort(
     [](std::string& v) -> std::string {
-        return all_digits(v) && std::stoull(v) <= 65535 ? "" : "'" + v + "' is not a port (0-65535)";
+        return all_digits(v) && std::stoull(v) <= 65535 ? ""
+                                                        : "'" + v + "' is not a port (0-65535)";
     },
     "0-65535");
 

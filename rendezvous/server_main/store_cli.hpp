@@ -1,5 +1,6 @@
 #pragma once
-/// The ptrun-store command line: flags bound into a plain options value (parsing apart from running).
+/// The ptrun-store command line: flags bound into a plain options value (parsing apart from
+/// running).
 
 #include <stdexcept>
 #include <string>
@@ -23,7 +24,7 @@ struct InfoText {
 
 /// A flag was wrong; the message is one line naming the flag and the value.
 class UsageError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

@@ -3,7 +3,6 @@
 /// <utility> before its coroutine support header.
 
 #include <utility>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>

@@ -14,7 +14,8 @@ namespace {
 std::uint64_t kernel_seed() {
     std::uint64_t seed = 0;
     if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof seed)) {
-        seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        seed =
+            static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     }
     return seed;
 }

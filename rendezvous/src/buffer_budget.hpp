@@ -9,7 +9,7 @@ namespace ptrun::rdzv::detail {
 /// values those replies reference (each once). It only counts; the server decides whom to drop
 /// when it is over. Server thread only.
 class BufferBudget {
-public:
+  public:
     explicit BufferBudget(std::size_t max) noexcept : max_(max) {}
 
     void charge(std::size_t bytes) noexcept { used_ += bytes; }
@@ -22,7 +22,7 @@ public:
     std::size_t used() const noexcept { return used_; }
     std::size_t max() const noexcept { return max_; }
 
-private:
+  private:
     std::size_t max_;
     std::size_t used_ = 0;
 };

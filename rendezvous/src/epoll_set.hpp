@@ -18,7 +18,7 @@ namespace ptrun::rdzv::detail {
 /// recv and one send per request, as a bare epoll loop does), looking again at once while it
 /// finds more, and re-arming the wait only when a look finds nothing. Server thread only.
 class EpollSet {
-public:
+  public:
     /// Called with the id given to add() and the epoll event bits. Should not throw; if it does,
     /// the exception reaches io_context::run() and rearm() resumes the waiting.
     using ReadyHandler = std::function<void(std::uint64_t id, std::uint32_t events)>;
@@ -38,7 +38,7 @@ public:
     /// after io_context::run() threw). Does nothing otherwise or after cancel().
     void rearm();
 
-private:
+  private:
     void wait();
     /// Dispatches what is ready; re-arms the wait when nothing was, else looks again soon.
     void dispatch_and_continue();
@@ -48,7 +48,7 @@ private:
     boost::asio::posix::stream_descriptor descriptor_;  ///< owns the epoll fd
     ReadyHandler on_ready_;
     std::array<epoll_event, 256> events_{};
-    bool pending_ = false;   ///< a wait or a posted look will call back
+    bool pending_ = false;  ///< a wait or a posted look will call back
     bool cancelled_ = false;
 };
 

@@ -80,8 +80,7 @@ void OutputQueue::pop_front() noexcept {
     chunks_.pop_front();
 }
 
-std::size_t OutputQueue::gather(iovec* iov, std::size_t max,
-                                std::size_t max_bytes) const noexcept {
+std::size_t OutputQueue::gather(iovec* iov, std::size_t max, std::size_t max_bytes) const noexcept {
     std::size_t count = 0;
     std::size_t bytes = 0;
     for (auto it = chunks_.begin(); it != chunks_.end() && count < max && bytes < max_bytes;

@@ -18,7 +18,7 @@ namespace ptrun::rdzv::detail {
 /// bookkeeping; a referenced value once, however many queues hold it) and released when written
 /// or cleared. Server thread only.
 class OutputQueue {
-public:
+  public:
     explicit OutputQueue(BufferBudget& budget) noexcept : budget_(budget) {}
     ~OutputQueue() { clear(); }
     OutputQueue(const OutputQueue&) = delete;
@@ -40,7 +40,7 @@ public:
     /// What this queue keeps alive, counting every referenced value in full (to rank offenders).
     std::size_t held() const noexcept { return cost_ + referenced_; }
 
-private:
+  private:
     struct Chunk {
         std::string owned;  ///< when !blob
         BlobPtr blob;

@@ -10,32 +10,33 @@ constexpr std::uint8_t kNone = 0xFF;
 
 // Legacy L1 (1.13/2.0, captured) plus the harmless 2.1-dev codes 9..12 (spec §2.1).
 constexpr std::array<Op, 13> kLegacyOps = {
-    Op::Set,       Op::CompareSet, Op::Get,    Op::Add,      Op::Check,    Op::Wait,
-    Op::NumKeys,   Op::WatchKey,   Op::DeleteKey, Op::Append, Op::MultiGet, Op::MultiSet,
-    Op::CancelWait,
+    Op::Set,      Op::CompareSet, Op::Get,        Op::Add,       Op::Check,
+    Op::Wait,     Op::NumKeys,    Op::WatchKey,   Op::DeleteKey, Op::Append,
+    Op::MultiGet, Op::MultiSet,   Op::CancelWait,
 };
 // Modern (2.2+): the enum order itself, append-only; WATCH_KEY does not exist.
 constexpr std::array<Op, 19> kModernOps = {
-    Op::Validate, Op::Set,       Op::CompareSet, Op::Get,      Op::Add,       Op::Check,
-    Op::Wait,     Op::NumKeys,   Op::DeleteKey,  Op::Append,   Op::MultiGet,  Op::MultiSet,
-    Op::CancelWait, Op::Ping,    Op::QueuePush,  Op::QueuePop, Op::QueueLen,  Op::ListKeys,
-    Op::Barrier,
+    Op::Validate, Op::Set,      Op::CompareSet, Op::Get,       Op::Add,
+    Op::Check,    Op::Wait,     Op::NumKeys,    Op::DeleteKey, Op::Append,
+    Op::MultiGet, Op::MultiSet, Op::CancelWait, Op::Ping,      Op::QueuePush,
+    Op::QueuePop, Op::QueueLen, Op::ListKeys,   Op::Barrier,
 };
 
 template <std::size_t N>
 constexpr std::array<std::uint8_t, kOpCount> invert(const std::array<Op, N>& ops) {
     std::array<std::uint8_t, kOpCount> codes{};
     for (auto& c : codes) c = kNone;
-    for (std::size_t i = 0; i < N; ++i) codes[static_cast<std::size_t>(ops[i])] = static_cast<std::uint8_t>(i);
+    for (std::size_t i = 0; i < N; ++i)
+        codes[static_cast<std::size_t>(ops[i])] = static_cast<std::uint8_t>(i);
     return codes;
 }
 constexpr auto kLegacyCodes = invert(kLegacyOps);
 constexpr auto kModernCodes = invert(kModernOps);
 
 constexpr std::array<std::string_view, kOpCount> kNames = {
-    "VALIDATE",  "SET",       "COMPARE_SET", "GET",        "ADD",       "CHECK",     "WAIT",
-    "GETNUMKEYS", "WATCH_KEY", "DELETE_KEY", "APPEND",     "MULTI_GET", "MULTI_SET",
-    "CANCEL_WAIT", "PING",    "QUEUE_PUSH",  "QUEUE_POP",  "QUEUE_LEN", "LIST_KEYS", "BARRIER",
+    "VALIDATE",   "SET",        "COMPARE_SET", "GET",       "ADD",       "CHECK",     "WAIT",
+    "GETNUMKEYS", "WATCH_KEY",  "DELETE_KEY",  "APPEND",    "MULTI_GET", "MULTI_SET", "CANCEL_WAIT",
+    "PING",       "QUEUE_PUSH", "QUEUE_POP",   "QUEUE_LEN", "LIST_KEYS", "BARRIER",
 };
 
 void put_keys(std::string& out, const std::vector<std::string>& keys) {
@@ -44,7 +45,8 @@ void put_keys(std::string& out, const std::vector<std::string>& keys) {
 }
 
 const std::string& first(const std::vector<std::string>& v, std::string_view what, Op op) {
-    if (v.empty()) throw StoreError(std::string(op_name(op)) + " request needs a " + std::string(what));
+    if (v.empty())
+        throw StoreError(std::string(op_name(op)) + " request needs a " + std::string(what));
     return v.front();
 }
 
@@ -78,7 +80,9 @@ std::string encode_request(Dialect dialect, const Request& r) {
     put_u8(out, *code);
     switch (r.op) {
         case Op::Validate:
-        case Op::Ping: put_u32(out, r.word); break;
+        case Op::Ping:
+            put_u32(out, r.word);
+            break;
         case Op::Set:
         case Op::Append:
         case Op::QueuePush:
@@ -95,7 +99,9 @@ std::string encode_request(Dialect dialect, const Request& r) {
         case Op::WatchKey:
         case Op::DeleteKey:
         case Op::QueuePop:
-        case Op::QueueLen: put_bytes(out, first(r.keys, "key", r.op)); break;
+        case Op::QueueLen:
+            put_bytes(out, first(r.keys, "key", r.op));
+            break;
         case Op::Add:
         case Op::Barrier:
             put_bytes(out, first(r.keys, "key", r.op));
@@ -103,7 +109,9 @@ std::string encode_request(Dialect dialect, const Request& r) {
             break;
         case Op::Check:
         case Op::Wait:
-        case Op::MultiGet: put_keys(out, r.keys); break;
+        case Op::MultiGet:
+            put_keys(out, r.keys);
+            break;
         case Op::MultiSet:
             if (r.keys.size() != r.values.size()) {
                 throw StoreError("MULTI_SET with " + std::to_string(r.keys.size()) + " keys but " +
@@ -117,7 +125,8 @@ std::string encode_request(Dialect dialect, const Request& r) {
             break;
         case Op::NumKeys:
         case Op::CancelWait:
-        case Op::ListKeys: break;
+        case Op::ListKeys:
+            break;
     }
     return out;
 }

@@ -23,14 +23,36 @@ inline constexpr std::uint32_t kValidationMagic = 0x3C85F7CEu;
 
 /// Every query either dialect can carry, independent of its number on the wire.
 enum class Op : std::uint8_t {
-    Validate, Set, CompareSet, Get, Add, Check, Wait, NumKeys, WatchKey, DeleteKey, Append,
-    MultiGet, MultiSet, CancelWait, Ping, QueuePush, QueuePop, QueueLen, ListKeys, Barrier,
+    Validate,
+    Set,
+    CompareSet,
+    Get,
+    Add,
+    Check,
+    Wait,
+    NumKeys,
+    WatchKey,
+    DeleteKey,
+    Append,
+    MultiGet,
+    MultiSet,
+    CancelWait,
+    Ping,
+    QueuePush,
+    QueuePop,
+    QueueLen,
+    ListKeys,
+    Barrier,
 };
 
 enum class CheckResponse : std::uint8_t { Ready = 0, NotReady = 1 };
 enum class WaitResponse : std::uint8_t { StopWaiting = 0, WaitCanceled = 1 };
 enum class WatchResponse : std::uint8_t {
-    KeyUpdated = 0, KeyCreated = 1, KeyDeleted = 2, KeyCallbackRegistered = 3, KeyAppended = 4,
+    KeyUpdated = 0,
+    KeyCreated = 1,
+    KeyDeleted = 2,
+    KeyCallbackRegistered = 3,
+    KeyAppended = 4,
 };
 
 /// One decoded query. Field use by op: keys[0] is the key of single-key ops; CHECK/WAIT/
@@ -49,7 +71,7 @@ struct Request {
 
 /// A peer broke the protocol; the connection must be closed. Never crosses the public API.
 class ProtocolError : public StoreError {
-public:
+  public:
     using StoreError::StoreError;
 };
 

@@ -46,7 +46,7 @@ struct Outgoing {
 /// Builds one Outgoing: small values are copied, large ones (and everything once a reply has
 /// copied kMaxCopyBytes) are referenced, so building a reply costs O(fields), never O(bytes).
 class ReplyBuilder {
-public:
+  public:
     /// Values this large or larger are always referenced.
     static constexpr std::size_t kShareFromBytes = 16 * 1024;
     /// Bytes of values one reply copies at most; later values are referenced whatever their size.
@@ -62,7 +62,7 @@ public:
     void field(const BlobPtr& value);
     Outgoing take() && { return std::move(out_); }
 
-private:
+  private:
     std::string& tail() { return out_.shared.empty() ? out_.bytes : out_.shared.back().after; }
 
     Outgoing out_;

@@ -8,7 +8,7 @@ namespace {
 /// Reads fields off the front of a buffer with a sticky state, like an istream's failbit: once
 /// bytes run out or a limit is broken, every later read is a no-op returning a default.
 class Cursor {
-public:
+  public:
     enum class State { Ok, NeedMore, Invalid };
 
     Cursor(std::string_view bytes, const TcpStoreLimits& limits) : bytes_(bytes), limits_(limits) {}
@@ -60,7 +60,7 @@ public:
         return ok() ? static_cast<std::size_t>(n) : 0;
     }
 
-private:
+  private:
     const char* take(std::size_t n) {
         if (!ok()) return nullptr;
         // n is at most max(limits) here, so pos_ + n cannot overflow.
@@ -128,7 +128,9 @@ void walk(Cursor& c, Dialect dialect, Request* out, ScanProgress* progress = nul
         case Op::WatchKey:
         case Op::DeleteKey:
         case Op::QueuePop:
-        case Op::QueueLen: add_key(c.key()); break;
+        case Op::QueueLen:
+            add_key(c.key());
+            break;
         case Op::Add:
         case Op::Barrier: {
             add_key(c.key());
@@ -160,7 +162,8 @@ void walk(Cursor& c, Dialect dialect, Request* out, ScanProgress* progress = nul
         }
         case Op::NumKeys:
         case Op::CancelWait:
-        case Op::ListKeys: break;
+        case Op::ListKeys:
+            break;
     }
 }
 
@@ -183,7 +186,8 @@ ParseResult parse_request(std::string_view bytes, Dialect dialect, const TcpStor
             result.status = ParseResult::Status::Invalid;
             result.error = scan.error();
             return result;
-        case Cursor::State::Ok: break;
+        case Cursor::State::Ok:
+            break;
     }
     Cursor build(bytes, limits);
     walk(build, dialect, &result.request);

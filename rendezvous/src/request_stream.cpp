@@ -31,7 +31,7 @@ void RequestStream::feed(std::string_view bytes) {
         const std::size_t grown = grown_capacity(bytes.size());
         if (grown == buffer_.capacity()) {
             buffer_.erase(0, pos_);  // the consumed prefix makes the room
-        } else {  // only the unconsumed bytes move to the new buffer
+        } else {                     // only the unconsumed bytes move to the new buffer
             std::string bigger;
             bigger.reserve(grown);
             bigger.append(buffer_, pos_);
@@ -71,10 +71,15 @@ std::optional<Request> RequestStream::next() {
         const std::string_view pending(buffer_.data() + pos_, buffered());
         if (!dialect_) {
             switch (detect_dialect(pending)) {
-                case Detection::NeedMore: need_ = kValidateBytes; return std::nullopt;
+                case Detection::NeedMore:
+                    need_ = kValidateBytes;
+                    return std::nullopt;
                 case Detection::Reject:
-                    throw ProtocolError("first byte 0xCE: per-request-magic clients are not supported");
-                case Detection::Legacy: dialect_ = Dialect::Legacy; continue;
+                    throw ProtocolError(
+                        "first byte 0xCE: per-request-magic clients are not supported");
+                case Detection::Legacy:
+                    dialect_ = Dialect::Legacy;
+                    continue;
                 case Detection::Modern:
                     dialect_ = Dialect::Modern;
                     consume(kValidateBytes);
@@ -83,9 +88,13 @@ std::optional<Request> RequestStream::next() {
         }
         auto parsed = parse_request(pending, *dialect_, limits_, &progress_);
         switch (parsed.status) {
-            case ParseResult::Status::NeedMore: need_ = parsed.size; return std::nullopt;
-            case ParseResult::Status::Invalid: throw ProtocolError(parsed.error);
-            case ParseResult::Status::Complete: break;
+            case ParseResult::Status::NeedMore:
+                need_ = parsed.size;
+                return std::nullopt;
+            case ParseResult::Status::Invalid:
+                throw ProtocolError(parsed.error);
+            case ParseResult::Status::Complete:
+                break;
         }
         if (parsed.request.op == Op::Validate) {
             throw ProtocolError("VALIDATE is only allowed as the first query of a connection");

@@ -14,7 +14,7 @@ namespace ptrun::rdzv::detail {
 /// request (bounded by max_request_bytes) plus whatever was fed since the last drain; a buffer
 /// grown for a big request is freed once it is drained.
 class RequestStream {
-public:
+  public:
     explicit RequestStream(const TcpStoreLimits& limits) : limits_(limits) {}
 
     /// Appends received bytes (growing the buffer by exactly growth_for(bytes.size()): at once
@@ -40,7 +40,7 @@ public:
     /// Bytes received but not yet returned as requests.
     std::size_t buffered() const noexcept { return buffer_.size() - pos_; }
 
-private:
+  private:
     static inline const std::size_t kInlineCapacity = std::string().capacity();
 
     void consume(std::size_t n);
@@ -49,8 +49,8 @@ private:
 
     const TcpStoreLimits& limits_;
     std::string buffer_;
-    std::size_t pos_ = 0;   ///< start of the unparsed bytes
-    std::size_t need_ = 1;  ///< unparsed bytes required before parsing can progress
+    std::size_t pos_ = 0;    ///< start of the unparsed bytes
+    std::size_t need_ = 1;   ///< unparsed bytes required before parsing can progress
     ScanProgress progress_;  ///< of the pending request, so that each piece is walked once
     std::optional<Dialect> dialect_;
 };

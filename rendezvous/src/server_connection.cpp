@@ -1,10 +1,9 @@
 #include "server_connection.hpp"
 
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>

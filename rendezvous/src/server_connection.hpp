@@ -24,7 +24,7 @@ class Connection;
 
 /// What a Connection needs from the server that owns it. Called on the server thread.
 class ConnectionHost {
-public:
+  public:
     /// A complete request arrived on `conn`, in order. May throw (ProtocolError, bad_alloc):
     /// `conn` is then closed with the message.
     virtual void on_request(Connection& conn, Request&& request) = 0;
@@ -35,7 +35,7 @@ public:
     /// line, until the budget holds. False if `conn` itself holds the most: it was closed too.
     virtual bool make_room(Connection& conn, std::size_t more, const char* what) noexcept = 0;
 
-protected:
+  protected:
     ~ConnectionHost() = default;
 };
 
@@ -47,7 +47,7 @@ protected:
 /// failed allocation) closes this connection alone, with one log line. An idle connection costs
 /// about 1 KiB. Server thread only; owned by the host's table.
 class Connection {
-public:
+  public:
     /// Takes ownership of `fd` (non-blocking, close-on-exec) and adds it to `set` under `id`.
     /// `read_buffer` is shared by every connection (used only inside on_readable()).
     Connection(ConnectionHost& host, EpollSet& set, int fd, ConnId id, std::string peer,
@@ -83,7 +83,7 @@ public:
     /// What this connection is responsible for in the buffer budget (to rank offenders).
     std::size_t held() const noexcept { return request_bytes() + reply_bytes(); }
 
-private:
+  private:
     void read_and_serve();
     void queue_reply(Outgoing&& reply);
     /// Brings the budget's charge for the request buffer up to date.

@@ -71,7 +71,8 @@ Fd connect_tcp(const std::string& host, std::uint16_t port, Deadline deadline) {
     }
     std::string error = "no address";
     for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-        Fd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
+        Fd fd(
+            ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
         if (!fd) {
             error = errno_text("socket");
             continue;

@@ -14,7 +14,7 @@ using Deadline = Clock::time_point;
 
 /// Owns a file descriptor; closes it on destruction. Move-only.
 class Fd {
-public:
+  public:
     Fd() = default;
     explicit Fd(int fd) noexcept : fd_(fd) {}
     ~Fd() { reset(); }
@@ -28,7 +28,7 @@ public:
     int release() noexcept;
     void reset() noexcept;
 
-private:
+  private:
     int fd_ = -1;
 };
 

@@ -65,9 +65,8 @@ void StoreState::wake(const std::string& key, bool only_one, std::vector<Outgoin
     for (ConnId c : ready) out.push_back(reply_u8(c, kStopWaiting));
 }
 
-void StoreState::watch_notify(WatchResponse what, const std::string& key,
-                              const BlobPtr& old_value, const BlobPtr& new_value,
-                              std::vector<Outgoing>& out) {
+void StoreState::watch_notify(WatchResponse what, const std::string& key, const BlobPtr& old_value,
+                              const BlobPtr& new_value, std::vector<Outgoing>& out) {
     auto it = watchers_.find(key);
     if (it == watchers_.end()) return;
     for (ConnId c : it->second) {
@@ -120,8 +119,7 @@ void StoreState::append(const std::string& key, const std::string& tail,
     const std::size_t old_size = it == values_.end() ? 0 : it->second->bytes.size();
     if (old_size + tail.size() > limits_.max_value_bytes) {
         throw ProtocolError("APPEND to key '" + short_key(key) + "' would make its value " +
-                            std::to_string(old_size + tail.size()) +
-                            " bytes, over the limit of " +
+                            std::to_string(old_size + tail.size()) + " bytes, over the limit of " +
                             std::to_string(limits_.max_value_bytes) + " (max_value_bytes)");
     }
     if (it == values_.end() || it->second.use_count() != 1 || watchers_.count(key) != 0) {
@@ -172,8 +170,7 @@ std::int64_t StoreState::counter_plus(const std::string& key, std::int64_t delta
     return result;
 }
 
-void StoreState::list_keys(ConnId from, std::size_t reply_limit,
-                           std::vector<Outgoing>& out) const {
+void StoreState::list_keys(ConnId from, std::size_t reply_limit, std::vector<Outgoing>& out) const {
     // Checked before anything is built: the reply is a copy of every key.
     const std::size_t size = 8 + 8 * values_.size() + key_bytes_;
     if (size > reply_limit) {
@@ -204,7 +201,9 @@ void StoreState::handle(ConnId from, Request&& r, std::vector<Outgoing>& out,
     switch (r.op) {
         case Op::Validate:  // RequestStream consumes the first and rejects any later one
             throw ProtocolError("unexpected VALIDATE");
-        case Op::Set: write(r.keys[0], std::move(r.values[0]), out); break;
+        case Op::Set:
+            write(r.keys[0], std::move(r.values[0]), out);
+            break;
         case Op::CompareSet: {
             const std::string& key = r.keys[0];
             const std::string& expected = r.values[0];
@@ -223,7 +222,9 @@ void StoreState::handle(ConnId from, Request&& r, std::vector<Outgoing>& out,
             out.push_back(reply_bytes(from, find(key)));
             break;
         }
-        case Op::Get: out.push_back(reply_bytes(from, find(r.keys[0]))); break;
+        case Op::Get:
+            out.push_back(reply_bytes(from, find(r.keys[0])));
+            break;
         case Op::Add: {
             const std::int64_t value = counter_plus(r.keys[0], r.number);
             write(r.keys[0], std::to_string(value), out);
@@ -254,8 +255,8 @@ void StoreState::handle(ConnId from, Request&& r, std::vector<Outgoing>& out,
             break;
         case Op::WatchKey: {
             if (watchers_[r.keys[0]].insert(from).second) watched_by_[from].push_back(r.keys[0]);
-            out.push_back(reply_u8(
-                from, static_cast<std::uint8_t>(WatchResponse::KeyCallbackRegistered)));
+            out.push_back(
+                reply_u8(from, static_cast<std::uint8_t>(WatchResponse::KeyCallbackRegistered)));
             break;
         }
         case Op::DeleteKey: {
@@ -268,7 +269,9 @@ void StoreState::handle(ConnId from, Request&& r, std::vector<Outgoing>& out,
             out.push_back(reply_i64(from, existed ? 1 : 0));
             break;
         }
-        case Op::Append: append(r.keys[0], r.values[0], out); break;
+        case Op::Append:
+            append(r.keys[0], r.values[0], out);
+            break;
         case Op::MultiGet: {
             ReplyBuilder b(from);
             for (const auto& k : r.keys) b.field(find(k));
@@ -330,7 +333,9 @@ void StoreState::handle(ConnId from, Request&& r, std::vector<Outgoing>& out,
                 from, it == queues_.end() ? 0 : static_cast<std::int64_t>(it->second.size())));
             break;
         }
-        case Op::ListKeys: list_keys(from, reply_limit, out); break;
+        case Op::ListKeys:
+            list_keys(from, reply_limit, out);
+            break;
         case Op::Barrier: {
             const std::string& key = r.keys[0];
             const std::int64_t count = counter_plus(key, 1);

@@ -18,7 +18,7 @@
 namespace ptrun::rdzv::detail {
 
 class StoreState {
-public:
+  public:
     /// Uses limits.max_value_bytes (APPEND) and limits.max_stored_bytes.
     explicit StoreState(const TcpStoreLimits& limits = {});
 
@@ -45,7 +45,7 @@ public:
     /// max_stored_bytes.
     std::size_t stored_bytes() const noexcept { return stored_; }
 
-private:
+  private:
     bool exists(const std::string& key) const;
     /// Stores `value` at `key`, sends watch notifications and wakes waiters on `key`.
     void write(const std::string& key, std::string value, std::vector<Outgoing>& out);

@@ -43,7 +43,7 @@ Duration since(Clock::time_point start) {
 }  // namespace
 
 class TcpStoreClient::Impl {
-public:
+  public:
     explicit Impl(TcpStoreClientOptions options)
         : options_(std::move(options)), nonce_(static_cast<std::uint32_t>(::getpid())) {
         connect();
@@ -54,14 +54,17 @@ public:
     template <typename Body>
     auto call(std::string_view operation, const Keys& keys, Body&& body) {
         std::lock_guard lock(mu_);
-        if (interrupted_) throw ConnectionLost(std::string(operation) + " on " + endpoint() + ": client interrupted");
+        if (interrupted_)
+            throw ConnectionLost(std::string(operation) + " on " + endpoint() +
+                                 ": client interrupted");
         if (!fd_) connect();
         try {
             return body();
         } catch (const ConnectionLost& e) {
             drop();
             if (interrupted_) {
-                throw ConnectionLost(std::string(operation) + " on " + endpoint() + ": client interrupted");
+                throw ConnectionLost(std::string(operation) + " on " + endpoint() +
+                                     ": client interrupted");
             }
             throw ConnectionLost(std::string(operation) + " " + describe_keys(keys) + " on " +
                                  endpoint() + ": " + e.what());
@@ -167,7 +170,7 @@ public:
         if (fd_) ::shutdown(fd_.get(), SHUT_RDWR);
     }
 
-private:
+  private:
     static void expect_stop_waiting(std::uint8_t reply, std::string_view operation) {
         if (reply != static_cast<std::uint8_t>(detail::WaitResponse::StopWaiting)) {
             throw ConnectionLost("unexpected reply " + std::to_string(reply) + " to " +
@@ -196,8 +199,9 @@ private:
                 last_error = "no PING reply";
             }
             if (tcp_connected) {
-                last_error += " during the VALIDATE/PING handshake (a PyTorch 1.13-2.1 server "
-                              "needs Dialect::Legacy)";
+                last_error +=
+                    " during the VALIDATE/PING handshake (a PyTorch 1.13-2.1 server "
+                    "needs Dialect::Legacy)";
             }
             drop();
             const auto now = Clock::now();
@@ -216,15 +220,16 @@ private:
         Request ping = make(Op::Ping);
         ping.word = ++nonce_;
         const Deadline d = std::min(deadline, io_deadline());
-        detail::send_all(fd_, detail::encode_request(Dialect::Modern, validate) +
-                                  detail::encode_request(Dialect::Modern, ping), d);
+        detail::send_all(fd_,
+                         detail::encode_request(Dialect::Modern, validate) +
+                             detail::encode_request(Dialect::Modern, ping),
+                         d);
         char echo[4];
         if (!detail::recv_exact(fd_, echo, sizeof echo, d)) throw ReplyTimeout{};
         if (detail::load_raw<std::uint32_t>(echo) != ping.word) {
             throw ConnectionLost("PING echoed a different nonce");
         }
     }
-
 
     /// fd_ changes only under fd_mu_, so interrupt() never shuts down a recycled descriptor.
     void adopt(detail::Fd fd) {
@@ -375,15 +380,15 @@ std::string TcpStoreClient::queue_pop(std::string_view key, Duration timeout) {
 }
 
 std::vector<std::string> TcpStoreClient::queue_pop_batch(std::string_view key, std::size_t max,
-                                                        Duration timeout) {
+                                                         Duration timeout) {
     impl_->require_modern("queue_pop_batch");
     const Keys keys{std::string(key)};
     return impl_->call("queue_pop_batch", keys, [&] {
         impl_->wait_for("queue_pop_batch", keys, timeout);
         impl_->send(make(Op::QueueLen, keys));
         const auto len = impl_->read_raw<std::int64_t>();
-        const std::size_t count = std::clamp<std::size_t>(len > 0 ? static_cast<std::size_t>(len) : 1, 1,
-                                                          std::max<std::size_t>(max, 1));
+        const std::size_t count = std::clamp<std::size_t>(
+            len > 0 ? static_cast<std::size_t>(len) : 1, 1, std::max<std::size_t>(max, 1));
         impl_->send_repeated(make(Op::QueuePop, keys), count);
         std::vector<std::string> values;
         values.reserve(count);

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,9 +18,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <spdlog/sinks/null_sink.h>
-#include <spdlog/spdlog.h>
-
 #include "asio.hpp"
 #include "buffer_budget.hpp"
 #include "epoll_set.hpp"
@@ -29,11 +28,11 @@
 namespace ptrun::rdzv {
 
 using boost::asio::ip::tcp;
-using detail::ConnId;
 using detail::Connection;
+using detail::ConnId;
 
 namespace {
-constexpr int kMaxAcceptsPerWakeup = 256;  ///< then let other handlers run
+constexpr int kMaxAcceptsPerWakeup = 256;            ///< then let other handlers run
 constexpr std::size_t kReadBufferBytes = 64 * 1024;  ///< one recv, shared by every connection
 constexpr int kKeepaliveProbes = 6;
 
@@ -55,7 +54,7 @@ std::string describe_peer(const sockaddr_storage& address) {
 }  // namespace
 
 class TcpStoreServer::Impl final : public detail::ConnectionHost {
-public:
+  public:
     explicit Impl(TcpStoreServerOptions options);
     ~Impl() {
         try {
@@ -84,7 +83,7 @@ public:
     /// A connection in the EpollSet is ready.
     void on_ready(ConnId id, std::uint32_t events);
 
-private:
+  private:
     /// Runs `task` on the server thread (here, if it is not running) and returns its result or
     /// rethrows its exception.
     template <typename Task>
@@ -106,9 +105,8 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     tcp::acceptor acceptor_{io_};
     boost::asio::steady_timer accept_retry_{io_};
-    detail::EpollSet connection_set_{io_, [this](ConnId id, std::uint32_t events) {
-                                          on_ready(id, events);
-                                      }};
+    detail::EpollSet connection_set_{
+        io_, [this](ConnId id, std::uint32_t events) { on_ready(id, events); }};
     detail::StoreState state_;
     detail::BufferBudget budget_;  // before connections_: they release into it when destroyed
     std::unique_ptr<char[]> read_buffer_;
@@ -177,9 +175,9 @@ void TcpStoreServer::Impl::listen() {
         endpoints.emplace_back(literal, options_.port);
     } else {
         tcp::resolver resolver(io_);
-        auto results = resolver.resolve(options_.host, std::to_string(options_.port),
-                                        tcp::resolver::passive | tcp::resolver::numeric_service,
-                                        ec);
+        auto results =
+            resolver.resolve(options_.host, std::to_string(options_.port),
+                             tcp::resolver::passive | tcp::resolver::numeric_service, ec);
         if (ec) throw StoreError("store server: cannot resolve " + where + ": " + ec.message());
         for (const auto& entry : results) endpoints.push_back(entry.endpoint());
     }
@@ -256,9 +254,10 @@ void TcpStoreServer::Impl::admit(int fd, const sockaddr_storage& address) noexce
     try {
         if (connections_.size() >= options_.limits.max_connections) {
             ::close(fd);
-            log_->warn("rdzv store: refusing connection from {}: {} connections open "
-                       "(max_connections)",
-                       describe_peer(address), connections_.size());
+            log_->warn(
+                "rdzv store: refusing connection from {}: {} connections open "
+                "(max_connections)",
+                describe_peer(address), connections_.size());
             return;
         }
         const int one = 1;
@@ -299,7 +298,7 @@ void TcpStoreServer::Impl::set_keepalive(int fd) const noexcept {
 void TcpStoreServer::Impl::on_ready(ConnId id, std::uint32_t events) {
     auto it = connections_.find(id);
     if (it == connections_.end()) return;  // closed earlier in this batch
-    const auto conn = it->second;           // on_closed may drop the table's reference
+    const auto conn = it->second;          // on_closed may drop the table's reference
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) conn->on_readable();
     if ((events & EPOLLOUT) && !conn->closed()) conn->on_writable();
 }

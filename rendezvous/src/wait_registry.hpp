@@ -15,7 +15,7 @@ using ConnId = std::uint64_t;
 /// At most one wait per waiter. Registration, notification and removal cost O(keys involved);
 /// no stale entries are left behind, so cancelled waits cannot accumulate.
 class WaitRegistry {
-public:
+  public:
     /// Registers `waiter` on `keys` (duplicates count twice, like torch); replaces any earlier
     /// wait of the same waiter. An empty `keys` registers nothing.
     void add(ConnId waiter, const std::vector<std::string>& keys);
@@ -27,7 +27,7 @@ public:
     bool waiting(ConnId waiter) const { return waits_.count(waiter) != 0; }
     std::size_t size() const noexcept { return waits_.size(); }
 
-private:
+  private:
     struct Slot {
         ConnId waiter;
         std::size_t entry;  ///< index into the waiter's Wait::entries

@@ -1,8 +1,8 @@
 #include "ptrun/slurm/hostlist.hpp"
 
+#include <utility>
 #include <charconv>
 #include <cstdint>
-#include <utility>
 
 namespace ptrun::slurm {
 namespace {

@@ -1,5 +1,6 @@
 #include "ptrun/slurm/slurm_job.hpp"
 
+#include <utility>
 #include <algorithm>
 #include <initializer_list>
 #include <limits>
@@ -7,7 +8,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <utility>
 
 #include "ptrun/env/cuda_devices.hpp"
 #include "ptrun/slurm/hostlist.hpp"

@@ -30,7 +30,8 @@ int checks = 0;
 
 template <class T>
 T value(int rank, std::size_t i) {
-    return static_cast<T>(static_cast<long long>((i * 7 + static_cast<std::size_t>(rank) * 13) % 29) - 10);
+    return static_cast<T>(
+        static_cast<long long>((i * 7 + static_cast<std::size_t>(rank) * 13) % 29) - 10);
 }
 
 template <class T>
@@ -40,9 +41,15 @@ T expected_reduce(int world, std::size_t i, ReduceOp op) {
         const T v = value<T>(r, i);
         switch (op) {
             case ReduceOp::Sum:
-            case ReduceOp::Avg: acc = static_cast<T>(acc + v); break;
-            case ReduceOp::Min: acc = v < acc ? v : acc; break;
-            case ReduceOp::Max: acc = acc < v ? v : acc; break;
+            case ReduceOp::Avg:
+                acc = static_cast<T>(acc + v);
+                break;
+            case ReduceOp::Min:
+                acc = v < acc ? v : acc;
+                break;
+            case ReduceOp::Max:
+                acc = acc < v ? v : acc;
+                break;
         }
     }
     if (op == ReduceOp::Avg) acc = static_cast<T>(acc / static_cast<T>(world));
@@ -92,7 +99,8 @@ void check_type(ProcessGroup& pg, const std::vector<std::size_t>& sizes) {
             for (std::size_t i = 0; i < count; ++i) buf[i] = value<T>(me, i);
             pg.broadcast(buf.data(), count, dt, root)->wait();
             for (std::size_t i = 0; i < count; ++i) {
-                expect(buf[i] == value<T>(root, i), "broadcast", count, i, buf[i], value<T>(root, i));
+                expect(buf[i] == value<T>(root, i), "broadcast", count, i, buf[i],
+                       value<T>(root, i));
                 if (buf[i] != value<T>(root, i)) break;
             }
         }
@@ -178,7 +186,8 @@ int run_failure(bool die, int victim, const std::string& out_dir) {
         code = 4;
     }
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - start).count();
+                        std::chrono::steady_clock::now() - start)
+                        .count();
     std::ofstream(out_dir + "/rank" + std::to_string(pg->rank())) << ms << "\n" << what << "\n";
     std::fprintf(stderr, "rank %d: %s after %lld ms\n", pg->rank(), what.c_str(),
                  static_cast<long long>(ms));

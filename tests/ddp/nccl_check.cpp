@@ -8,9 +8,9 @@
 //                                    for it, and destroy the group: printing "rank N: shut down
 //                                    in MS ms", within about the 1 s timeout, not a hang
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -31,7 +31,8 @@ int failures = 0;
 
 template <class T>
 T value(int rank, std::size_t i) {
-    return static_cast<T>(static_cast<long long>((i * 7 + static_cast<std::size_t>(rank) * 13) % 29) - 10);
+    return static_cast<T>(
+        static_cast<long long>((i * 7 + static_cast<std::size_t>(rank) * 13) % 29) - 10);
 }
 
 template <class T>
@@ -39,9 +40,12 @@ T reduce_expected(int n, std::size_t i, ReduceOp op) {
     T acc = value<T>(0, i);
     for (int r = 1; r < n; ++r) {
         const T v = value<T>(r, i);
-        if (op == ReduceOp::Min) acc = v < acc ? v : acc;
-        else if (op == ReduceOp::Max) acc = acc < v ? v : acc;
-        else acc = static_cast<T>(acc + v);
+        if (op == ReduceOp::Min)
+            acc = v < acc ? v : acc;
+        else if (op == ReduceOp::Max)
+            acc = acc < v ? v : acc;
+        else
+            acc = static_cast<T>(acc + v);
     }
     return op == ReduceOp::Avg ? static_cast<T>(acc / static_cast<T>(n)) : acc;
 }
@@ -49,10 +53,14 @@ T reduce_expected(int n, std::size_t i, ReduceOp op) {
 struct DeviceBuffer {
     const nc::Api& api;
     void* ptr = nullptr;
-    DeviceBuffer(const nc::Api& a, std::size_t bytes) : api(a) { api.Malloc(&ptr, bytes == 0 ? 8 : bytes); }
+    DeviceBuffer(const nc::Api& a, std::size_t bytes) : api(a) {
+        api.Malloc(&ptr, bytes == 0 ? 8 : bytes);
+    }
     ~DeviceBuffer() { api.Free(ptr); }
     template <class T>
-    void put(const std::vector<T>& v) { api.Memcpy(ptr, v.data(), v.size() * sizeof(T), 4); }
+    void put(const std::vector<T>& v) {
+        api.Memcpy(ptr, v.data(), v.size() * sizeof(T), 4);
+    }
     template <class T>
     std::vector<T> get(std::size_t n) {
         std::vector<T> v(n);
@@ -73,14 +81,16 @@ void check(ProcessGroup& pg, const nc::Api& api, std::size_t count) {
         pg.allreduce(d.ptr, count, dt, op)->wait();
         auto got = d.get<T>(count);
         for (std::size_t i = 0; i < count; ++i) failures += got[i] != reduce_expected<T>(n, i, op);
-        DeviceBuffer in(api, count * static_cast<std::size_t>(n) * sizeof(T)), out(api, count * sizeof(T));
+        DeviceBuffer in(api, count * static_cast<std::size_t>(n) * sizeof(T)),
+            out(api, count * sizeof(T));
         std::vector<T> rs(count * static_cast<std::size_t>(n));
         for (std::size_t j = 0; j < rs.size(); ++j) rs[j] = value<T>(me, j);
         in.put(rs);
         pg.reduce_scatter(in.ptr, out.ptr, count, dt, op)->wait();
         got = out.get<T>(count);
         for (std::size_t i = 0; i < count; ++i) {
-            failures += got[i] != reduce_expected<T>(n, static_cast<std::size_t>(me) * count + i, op);
+            failures +=
+                got[i] != reduce_expected<T>(n, static_cast<std::size_t>(me) * count + i, op);
         }
     }
     DeviceBuffer b(api, count * sizeof(T));

@@ -31,8 +31,8 @@ bool bind(void* lib, const char* name, F& slot, std::string& why) {
 
 Loaded load_once() {
     Loaded l;
-    static const char* const cudart_names[] = {"libcudart.so", "libcudart.so.12", "libcudart.so.11.0",
-                                               "libcudart.so.13", nullptr};
+    static const char* const cudart_names[] = {"libcudart.so", "libcudart.so.12",
+                                               "libcudart.so.11.0", "libcudart.so.13", nullptr};
     static const char* const nccl_names[] = {"libnccl.so.2", "libnccl.so", nullptr};
     void* cudart = open_first(cudart_names, l.why);
     if (cudart == nullptr) return l;
@@ -57,8 +57,7 @@ Loaded load_once() {
            bind(cudart, "cudaEventDestroy", a.EventDestroy, l.why) &&
            bind(cudart, "cudaEventRecord", a.EventRecord, l.why) &&
            bind(cudart, "cudaEventQuery", a.EventQuery, l.why) &&
-           bind(cudart, "cudaMalloc", a.Malloc, l.why) &&
-           bind(cudart, "cudaFree", a.Free, l.why) &&
+           bind(cudart, "cudaMalloc", a.Malloc, l.why) && bind(cudart, "cudaFree", a.Free, l.why) &&
            bind(cudart, "cudaMemcpy", a.Memcpy, l.why) &&
            bind(cudart, "cudaDeviceSynchronize", a.DeviceSynchronize, l.why) &&
            bind(cudart, "cudaGetErrorString", a.CudaErrorString, l.why);

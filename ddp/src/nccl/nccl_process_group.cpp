@@ -11,32 +11,45 @@ namespace {
 
 ncclDataType_t to_nccl(DType d) {
     switch (d) {
-        case DType::Float32: return ncclFloat32;
-        case DType::Float64: return ncclFloat64;
-        case DType::Int32: return ncclInt32;
-        case DType::Int64: return ncclInt64;
+        case DType::Float32:
+            return ncclFloat32;
+        case DType::Float64:
+            return ncclFloat64;
+        case DType::Int32:
+            return ncclInt32;
+        case DType::Int64:
+            return ncclInt64;
     }
     return ncclFloat32;
 }
 
 ncclRedOp_t to_nccl(ReduceOp op) {
     switch (op) {
-        case ReduceOp::Sum: return ncclSum;
-        case ReduceOp::Avg: return ncclAvg;
-        case ReduceOp::Min: return ncclMin;
-        case ReduceOp::Max: return ncclMax;
+        case ReduceOp::Sum:
+            return ncclSum;
+        case ReduceOp::Avg:
+            return ncclAvg;
+        case ReduceOp::Min:
+            return ncclMin;
+        case ReduceOp::Max:
+            return ncclMax;
     }
     return ncclSum;
 }
 
 /// Completion of one enqueued collective: an event on the group's stream.
 class NcclWork final : public Work {
-public:
+  public:
     NcclWork(const Api& api, ncclComm_t comm, cudaEvent_t event, const char* collective,
              std::chrono::milliseconds timeout, std::shared_ptr<bool> aborted,
              HeartbeatPtr heartbeat)
-        : api_(api), comm_(comm), event_(event), collective_(collective), timeout_(timeout),
-          start_(std::chrono::steady_clock::now()), aborted_(std::move(aborted)),
+        : api_(api),
+          comm_(comm),
+          event_(event),
+          collective_(collective),
+          timeout_(timeout),
+          start_(std::chrono::steady_clock::now()),
+          aborted_(std::move(aborted)),
           heartbeat_(std::move(heartbeat)) {}
     ~NcclWork() override { api_.EventDestroy(event_); }
 
@@ -74,7 +87,7 @@ public:
         }
     }
 
-private:
+  private:
     /// The collective completed: one beat, the first time only.
     void succeed() {
         if (!done_) beat(heartbeat_);
@@ -93,11 +106,13 @@ private:
 };
 
 void check_cuda(const Api& api, cudaError_t e, const char* what) {
-    if (e != 0) throw CollectiveError(std::string("nccl backend: ") + what + ": " + api.CudaErrorString(e));
+    if (e != 0)
+        throw CollectiveError(std::string("nccl backend: ") + what + ": " + api.CudaErrorString(e));
 }
 
 void check_nccl(const Api& api, ncclResult_t r, const char* what) {
-    if (r != 0) throw CollectiveError(std::string("nccl backend: ") + what + ": " + api.GetErrorString(r));
+    if (r != 0)
+        throw CollectiveError(std::string("nccl backend: ") + what + ": " + api.GetErrorString(r));
 }
 
 }  // namespace
@@ -107,8 +122,12 @@ bool available() { return load() != nullptr && device_count() > 0; }
 NcclProcessGroup::NcclProcessGroup(const Api& api, const RunContext& ctx,
                                    const InitOptions& options, rdzv::Store* store,
                                    HeartbeatPtr heartbeat)
-    : api_(api), rank_(ctx.rank), size_(ctx.world_size), timeout_(options.timeout),
-      aborted_(std::make_shared<bool>(false)), heartbeat_(std::move(heartbeat)) {
+    : api_(api),
+      rank_(ctx.rank),
+      size_(ctx.world_size),
+      timeout_(options.timeout),
+      aborted_(std::make_shared<bool>(false)),
+      heartbeat_(std::move(heartbeat)) {
     const int devices = device_count();
     const int device = options.device >= 0 ? options.device : ctx.local_rank;
     if (device >= devices) {
@@ -123,7 +142,8 @@ NcclProcessGroup::NcclProcessGroup(const Api& api, const RunContext& ctx,
             store->set("nccl_unique_id", std::string_view(id.internal, sizeof id.internal));
         } else {
             const std::string got = store->get("nccl_unique_id", timeout_);
-            if (got.size() != sizeof id.internal) throw CollectiveError("nccl backend: bad unique id in the store");
+            if (got.size() != sizeof id.internal)
+                throw CollectiveError("nccl backend: bad unique id in the store");
             std::memcpy(id.internal, got.data(), sizeof id.internal);
         }
     }
@@ -162,20 +182,23 @@ WorkPtr NcclProcessGroup::finish(const char* collective, ncclResult_t enqueued) 
 
 WorkPtr NcclProcessGroup::allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) {
     check_buffer("allreduce", data, count);
-    return finish("allreduce", api_.AllReduce(data, data, count, to_nccl(dtype), to_nccl(op), comm_, stream_));
+    return finish("allreduce",
+                  api_.AllReduce(data, data, count, to_nccl(dtype), to_nccl(op), comm_, stream_));
 }
 
 WorkPtr NcclProcessGroup::broadcast(void* data, std::size_t count, DType dtype, int root) {
     check_buffer("broadcast", data, count);
     check_root("broadcast", root, size_);
-    return finish("broadcast", api_.Broadcast(data, data, count, to_nccl(dtype), root, comm_, stream_));
+    return finish("broadcast",
+                  api_.Broadcast(data, data, count, to_nccl(dtype), root, comm_, stream_));
 }
 
 WorkPtr NcclProcessGroup::allgather(const void* in, void* out, std::size_t count_per_rank,
                                     DType dtype) {
     check_buffer("allgather", in, count_per_rank);
     check_buffer("allgather", out, count_per_rank);
-    return finish("allgather", api_.AllGather(in, out, count_per_rank, to_nccl(dtype), comm_, stream_));
+    return finish("allgather",
+                  api_.AllGather(in, out, count_per_rank, to_nccl(dtype), comm_, stream_));
 }
 
 WorkPtr NcclProcessGroup::reduce_scatter(const void* in, void* out, std::size_t count_per_rank,
@@ -187,7 +210,8 @@ WorkPtr NcclProcessGroup::reduce_scatter(const void* in, void* out, std::size_t 
 }
 
 WorkPtr NcclProcessGroup::barrier() {
-    return finish("barrier", api_.AllReduce(barrier_buf_, barrier_buf_, 1, ncclInt32, ncclSum, comm_, stream_));
+    return finish("barrier", api_.AllReduce(barrier_buf_, barrier_buf_, 1, ncclInt32, ncclSum,
+                                            comm_, stream_));
 }
 
 }  // namespace ptrun::ddp::detail::nccl

@@ -17,7 +17,7 @@ namespace ptrun::ddp::detail::nccl {
 /// ncclCommGetAsyncError, aborting the communicator and throwing CollectiveTimeout after the
 /// timeout. Avg maps to ncclAvg (integer types: sum then truncating division, as the cpu backend).
 class NcclProcessGroup final : public ProcessGroup {
-public:
+  public:
     /// Rank 0 creates the unique id and publishes it in `store` (nullptr for world size 1);
     /// selects device options.device, or local_rank when -1. A collective whose Work is seen
     /// complete (wait() or completed()) beats `heartbeat`. Throws CollectiveError.
@@ -30,13 +30,12 @@ public:
     std::string backend_name() const override { return "nccl"; }
     WorkPtr allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
     WorkPtr broadcast(void* data, std::size_t count, DType dtype, int root) override;
-    WorkPtr allgather(const void* in, void* out, std::size_t count_per_rank,
-                      DType dtype) override;
+    WorkPtr allgather(const void* in, void* out, std::size_t count_per_rank, DType dtype) override;
     WorkPtr reduce_scatter(const void* in, void* out, std::size_t count_per_rank, DType dtype,
                            ReduceOp op) override;
     WorkPtr barrier() override;
 
-private:
+  private:
     WorkPtr finish(const char* collective, ncclResult_t enqueued);
 
     const Api& api_;

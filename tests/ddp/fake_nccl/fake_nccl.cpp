@@ -115,7 +115,7 @@ struct CUstream_st {
         worker.join();
     }
 
-private:
+  private:
     void run() {
         std::unique_lock lock(mutex);
         for (;;) {
@@ -148,9 +148,12 @@ void reduce_into(T* out, const std::vector<const T*>& ins, std::size_t count, in
         T acc = ins[0][i];
         for (std::size_t r = 1; r < ins.size(); ++r) {
             const T v = ins[r][i];
-            if (op == kMin) acc = v < acc ? v : acc;
-            else if (op == kMax) acc = acc < v ? v : acc;
-            else acc = static_cast<T>(acc + v);
+            if (op == kMin)
+                acc = v < acc ? v : acc;
+            else if (op == kMax)
+                acc = acc < v ? v : acc;
+            else
+                acc = static_cast<T>(acc + v);
         }
         out[i] = op == kAvg ? static_cast<T>(acc / static_cast<T>(ins.size())) : acc;
     }
@@ -168,10 +171,14 @@ void reduce_slots(const ncclComm* comm, void* out, std::size_t offset, std::size
         reduce_into(typed_out, ins, count, op);
     };
     switch (type) {
-        case kInt32: return gather(static_cast<std::int32_t*>(out));
-        case kInt64: return gather(static_cast<std::int64_t*>(out));
-        case kFloat32: return gather(static_cast<float*>(out));
-        default: return gather(static_cast<double*>(out));
+        case kInt32:
+            return gather(static_cast<std::int32_t*>(out));
+        case kInt64:
+            return gather(static_cast<std::int64_t*>(out));
+        case kFloat32:
+            return gather(static_cast<float*>(out));
+        default:
+            return gather(static_cast<double*>(out));
     }
 }
 
@@ -192,8 +199,8 @@ extern "C" {
 int ncclGetUniqueId(ncclUniqueId* id) {
     std::memset(id->internal, 0, sizeof id->internal);
     std::random_device rd;
-    std::snprintf(id->internal, sizeof id->internal, "/ptrun-fake-nccl-%d-%08x%08x", getpid(),
-                  rd(), rd());
+    std::snprintf(id->internal, sizeof id->internal, "/ptrun-fake-nccl-%d-%08x%08x", getpid(), rd(),
+                  rd());
     return kSuccess;
 }
 
@@ -245,16 +252,21 @@ int ncclCommGetAsyncError(ncclComm* comm, int* result) {
 
 const char* ncclGetErrorString(int result) {
     switch (result) {
-        case kSuccess: return "no error";
-        case kSystemError: return "unhandled system error (fake)";
-        case kInvalidArgument: return "invalid argument (fake)";
-        case kRemoteError: return "remote process exited or there was a network error (fake)";
-        default: return "unknown result (fake)";
+        case kSuccess:
+            return "no error";
+        case kSystemError:
+            return "unhandled system error (fake)";
+        case kInvalidArgument:
+            return "invalid argument (fake)";
+        case kRemoteError:
+            return "remote process exited or there was a network error (fake)";
+        default:
+            return "unknown result (fake)";
     }
 }
 
-int ncclAllReduce(const void* send, void* recv, std::size_t count, int type, int op,
-                  ncclComm* comm, CUstream_st* stream) {
+int ncclAllReduce(const void* send, void* recv, std::size_t count, int type, int op, ncclComm* comm,
+                  CUstream_st* stream) {
     if (!valid_type(type) || !valid_op(op)) return kInvalidArgument;
     const std::size_t bytes = count * type_size(type);
     return enqueue(comm, stream, bytes, [=] {
@@ -378,12 +390,18 @@ int cudaDeviceSynchronize() {
 
 const char* cudaGetErrorString(int error) {
     switch (error) {
-        case 0: return "no error";
-        case 2: return "out of memory (fake)";
-        case 101: return "invalid device ordinal (fake)";
-        case 400: return "invalid resource handle (fake)";
-        case 600: return "device not ready (fake)";
-        default: return "unknown error (fake)";
+        case 0:
+            return "no error";
+        case 2:
+            return "out of memory (fake)";
+        case 101:
+            return "invalid device ordinal (fake)";
+        case 400:
+            return "invalid resource handle (fake)";
+        case 600:
+            return "device not ready (fake)";
+        default:
+            return "unknown error (fake)";
     }
 }
 

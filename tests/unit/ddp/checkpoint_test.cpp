@@ -1,10 +1,9 @@
-#include <catch2/catch.hpp>
+#include "ptrun/ddp/checkpoint.hpp"
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-
-#include "ptrun/ddp/checkpoint.hpp"
 
 using namespace ptrun::ddp;
 namespace fs = std::filesystem;
@@ -117,7 +116,8 @@ TEST_CASE("checkpoint dir writes only on rank 0", "[ddp][checkpoint]") {
     CHECK(other.load_latest()->step == 1);
 }
 
-TEST_CASE("checkpoint dir reports a corrupt latest file, ignores and clears temp files", "[ddp][checkpoint]") {
+TEST_CASE("checkpoint dir reports a corrupt latest file, ignores and clears temp files",
+          "[ddp][checkpoint]") {
     TempDir dir;
     CheckpointDir ckpts(dir.path, 0);
     ckpts.save(sample(1));

@@ -1,12 +1,12 @@
-#include <catch2/catch.hpp>
+#include "ptrun/ddp/data_parallel.hpp"
 
 #include <algorithm>
 #include <barrier>
+#include <catch2/catch.hpp>
 #include <numeric>
 #include <random>
 
 #include "fake_group.hpp"
-#include "ptrun/ddp/data_parallel.hpp"
 #include "ptrun/ddp/errors.hpp"
 
 using namespace ptrun::ddp;
@@ -25,20 +25,22 @@ struct Model {
     }
     void register_with(DataParallel& dp) {
         for (std::size_t i = 0; i < params.size(); ++i) {
-            dp.add_parameter("p" + std::to_string(i), params[i].data(), grads[i].data(), params[i].size());
+            dp.add_parameter("p" + std::to_string(i), params[i].data(), grads[i].data(),
+                             params[i].size());
         }
     }
 };
 
 /// Gradient value rank r, step s, parameter i, element j has on that rank before averaging.
 float grad_value(int r, int s, std::size_t i, std::size_t j) {
-    return static_cast<float>(r + 1) * 0.5f + static_cast<float>(s) + static_cast<float>(i) * 0.25f +
-           static_cast<float>(j % 7);
+    return static_cast<float>(r + 1) * 0.5f + static_cast<float>(s) +
+           static_cast<float>(i) * 0.25f + static_cast<float>(j % 7);
 }
 
 }  // namespace
 
-TEST_CASE("data parallel buckets in reverse registration order within the size bound", "[ddp][data_parallel]") {
+TEST_CASE("data parallel buckets in reverse registration order within the size bound",
+          "[ddp][data_parallel]") {
     FakeWorld world(1);
     FakeGroup pg(world, 0);
     Model m(0.0f);
@@ -55,7 +57,8 @@ TEST_CASE("data parallel buckets in reverse registration order within the size b
     CHECK(one.layout().buckets.size() == 1);
 }
 
-TEST_CASE("data parallel averages gradients across ranks in any marking order", "[ddp][data_parallel]") {
+TEST_CASE("data parallel averages gradients across ranks in any marking order",
+          "[ddp][data_parallel]") {
     for (int world_size : {1, 2, 3, 4}) {
         FakeWorld world(world_size);
         std::vector<float> max_error(static_cast<std::size_t>(world_size), 0.0f);
@@ -67,7 +70,8 @@ TEST_CASE("data parallel averages gradients across ranks in any marking order", 
             std::mt19937 gen(static_cast<unsigned>(r));
             for (int step = 0; step < 3; ++step) {
                 for (std::size_t i = 0; i < m.grads.size(); ++i) {
-                    for (std::size_t j = 0; j < m.grads[i].size(); ++j) m.grads[i][j] = grad_value(r, step, i, j);
+                    for (std::size_t j = 0; j < m.grads[i].size(); ++j)
+                        m.grads[i][j] = grad_value(r, step, i, j);
                 }
                 std::vector<std::size_t> order(m.grads.size());
                 std::iota(order.begin(), order.end(), 0u);
@@ -89,7 +93,8 @@ TEST_CASE("data parallel averages gradients across ranks in any marking order", 
     }
 }
 
-TEST_CASE("data parallel launches a bucket before the last gradient is marked", "[ddp][data_parallel]") {
+TEST_CASE("data parallel launches a bucket before the last gradient is marked",
+          "[ddp][data_parallel]") {
     // Overlap: once every rank has marked the first bucket's gradients, that allreduce has been
     // issued and completed while the rest of the backward pass (the last marks) is still to come.
     constexpr int kWorld = 3;
@@ -106,8 +111,8 @@ TEST_CASE("data parallel launches a bucket before the last gradient is marked", 
         sync.arrive_and_wait();
         if (r == 0) completed_before = world.completed();
         sync.arrive_and_wait();
-        dp.mark_grad_ready(4);  // bucket 0: {4}
-        dp.mark_grad_ready(3);  // bucket 1: {3}
+        dp.mark_grad_ready(4);   // bucket 0: {4}
+        dp.mark_grad_ready(3);   // bucket 1: {3}
         sync.arrive_and_wait();  // every rank issued buckets 0 and 1
         const auto u = static_cast<std::size_t>(r);
         issued_mid[u] = dp.buckets_issued();
@@ -127,7 +132,8 @@ TEST_CASE("data parallel launches a bucket before the last gradient is marked", 
     }
 }
 
-TEST_CASE("data parallel holds a ready bucket until the buckets before it are issued", "[ddp][data_parallel]") {
+TEST_CASE("data parallel holds a ready bucket until the buckets before it are issued",
+          "[ddp][data_parallel]") {
     FakeWorld world(1);
     FakeGroup pg(world, 0);
     Model m(0.0f);

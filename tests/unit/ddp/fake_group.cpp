@@ -36,9 +36,15 @@ void reduce(FakeWorld::Op& op, int size) {
         for (std::size_t i = 0; i < op.count; ++i) {
             switch (op.op) {
                 case ReduceOp::Sum:
-                case ReduceOp::Avg: acc[i] = static_cast<T>(acc[i] + x[i]); break;
-                case ReduceOp::Min: acc[i] = std::min(acc[i], x[i]); break;
-                case ReduceOp::Max: acc[i] = std::max(acc[i], x[i]); break;
+                case ReduceOp::Avg:
+                    acc[i] = static_cast<T>(acc[i] + x[i]);
+                    break;
+                case ReduceOp::Min:
+                    acc[i] = std::min(acc[i], x[i]);
+                    break;
+                case ReduceOp::Max:
+                    acc[i] = std::max(acc[i], x[i]);
+                    break;
             }
         }
     }
@@ -53,10 +59,18 @@ void perform(FakeWorld::Op& op, int size) {
     switch (op.kind) {
         case Kind::Allreduce:
             switch (op.dtype) {
-                case DType::Float32: reduce<float>(op, size); break;
-                case DType::Float64: reduce<double>(op, size); break;
-                case DType::Int32: reduce<std::int32_t>(op, size); break;
-                case DType::Int64: reduce<std::int64_t>(op, size); break;
+                case DType::Float32:
+                    reduce<float>(op, size);
+                    break;
+                case DType::Float64:
+                    reduce<double>(op, size);
+                    break;
+                case DType::Int32:
+                    reduce<std::int32_t>(op, size);
+                    break;
+                case DType::Int64:
+                    reduce<std::int64_t>(op, size);
+                    break;
             }
             break;
         case Kind::Broadcast: {
@@ -72,17 +86,19 @@ void perform(FakeWorld::Op& op, int size) {
                 }
             }
             break;
-        case Kind::Barrier: break;
+        case Kind::Barrier:
+            break;
     }
 }
 
 class FakeWork : public Work {
-public:
-    FakeWork(FakeWorld& world, std::shared_ptr<FakeWorld::Op> op) : world_(world), op_(std::move(op)) {}
+  public:
+    FakeWork(FakeWorld& world, std::shared_ptr<FakeWorld::Op> op)
+        : world_(world), op_(std::move(op)) {}
     void wait() override { world_.wait(op_); }
     bool completed() override { return world_.is_done(op_); }
 
-private:
+  private:
     FakeWorld& world_;
     std::shared_ptr<FakeWorld::Op> op_;
 };
@@ -111,8 +127,8 @@ std::shared_ptr<FakeWorld::Op> FakeWorld::join(int rank, std::uint64_t seq, cons
         op->out.assign(n, nullptr);
         op->arrived = 0;
     } else if (op->kind != mine.kind || op->count != mine.count || op->dtype != mine.dtype) {
-        op->error = "fake group: rank " + std::to_string(rank) + " issued a different collective #" +
-                    std::to_string(seq);
+        op->error = "fake group: rank " + std::to_string(rank) +
+                    " issued a different collective #" + std::to_string(seq);
     }
     op->in[static_cast<std::size_t>(rank)] = mine.in[0];
     op->out[static_cast<std::size_t>(rank)] = mine.out[0];
@@ -179,7 +195,9 @@ WorkPtr FakeGroup::reduce_scatter(const void*, void*, std::size_t, DType, Reduce
     throw CollectiveError("fake group: reduce_scatter is not implemented");
 }
 
-WorkPtr FakeGroup::barrier() { return issue(make_op(Kind::Barrier, 0, DType::Float32, nullptr, nullptr)); }
+WorkPtr FakeGroup::barrier() {
+    return issue(make_op(Kind::Barrier, 0, DType::Float32, nullptr, nullptr));
+}
 
 void run_ranks(int size, const std::function<void(int)>& fn) {
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));

@@ -18,7 +18,7 @@
 namespace ptrun::ddp::testing {
 
 class FakeWorld {
-public:
+  public:
     explicit FakeWorld(int size, std::chrono::milliseconds timeout = std::chrono::seconds(20))
         : size_(size), timeout_(timeout) {}
 
@@ -34,7 +34,7 @@ public:
     void wait(const std::shared_ptr<Op>& op);
     bool is_done(const std::shared_ptr<Op>& op) const;
 
-private:
+  private:
     int size_;
     std::chrono::milliseconds timeout_;
     mutable std::mutex mu_;
@@ -46,7 +46,7 @@ private:
 
 /// One rank's view of a FakeWorld.
 class FakeGroup : public ProcessGroup {
-public:
+  public:
     FakeGroup(FakeWorld& world, int rank) : world_(world), rank_(rank) {}
     int rank() const override { return rank_; }
     int size() const override { return world_.size(); }
@@ -58,7 +58,7 @@ public:
                            ReduceOp op) override;
     WorkPtr barrier() override;
 
-private:
+  private:
     WorkPtr issue(const FakeWorld::Op& mine);
     FakeWorld& world_;
     int rank_;

@@ -22,9 +22,12 @@ TEST_CASE("without a launcher the run context is world size 1", "[ddp]") {
 }
 
 TEST_CASE("the run context reads ptrun's variables", "[ddp]") {
-    const RunContext ctx = run_context_from_env({{"RANK", "3"}, {"WORLD_SIZE", "4"},
-                                                 {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
-                                                 {"GROUP_RANK", "1"}, {"MASTER_ADDR", "10.0.0.1"},
+    const RunContext ctx = run_context_from_env({{"RANK", "3"},
+                                                 {"WORLD_SIZE", "4"},
+                                                 {"LOCAL_RANK", "1"},
+                                                 {"LOCAL_WORLD_SIZE", "2"},
+                                                 {"GROUP_RANK", "1"},
+                                                 {"MASTER_ADDR", "10.0.0.1"},
                                                  {"MASTER_PORT", "29400"},
                                                  {"TORCHELASTIC_RESTART_COUNT", "2"},
                                                  {"TORCHELASTIC_RUN_ID", "job7"}});
@@ -86,8 +89,7 @@ TEST_CASE("ranks of a node asking for different shm_copy fail naming both", "[dd
     CHECK_THROWS_AS(std::rethrow_exception(errors[0]), CollectiveTimeout);
 }
 
-TEST_CASE("a process's groups are told apart by name, and a name used twice is refused",
-          "[ddp]") {
+TEST_CASE("a process's groups are told apart by name, and a name used twice is refused", "[ddp]") {
     ptrun::rdzv::TcpStoreServer server({.host = "127.0.0.1", .port = 0});
     // Catch's assertions are not thread-safe: ranks record, the main thread checks.
     std::vector<std::string> refusals(2);

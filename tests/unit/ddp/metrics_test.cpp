@@ -1,7 +1,8 @@
+#include "ptrun/ddp/metrics.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "fake_group.hpp"
-#include "ptrun/ddp/metrics.hpp"
 
 using namespace ptrun::ddp;
 using namespace ptrun::ddp::testing;
@@ -37,8 +38,10 @@ TEST_CASE("metrics with different names on some rank fail on every rank", "[ddp]
             errors[static_cast<std::size_t>(r)] = e.what();
         }
     });
-    CHECK_THAT(errors[0], Catch::Contains("rank 2 has 2 metric names") && Catch::Contains("{loss}"));
-    CHECK_THAT(errors[2], Catch::Contains("rank 0 has 1 metric names") && Catch::Contains("{accuracy, loss}"));
+    CHECK_THAT(errors[0],
+               Catch::Contains("rank 2 has 2 metric names") && Catch::Contains("{loss}"));
+    CHECK_THAT(errors[2],
+               Catch::Contains("rank 0 has 1 metric names") && Catch::Contains("{accuracy, loss}"));
     CHECK_FALSE(errors[1].empty());
 }
 

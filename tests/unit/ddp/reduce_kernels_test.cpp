@@ -39,8 +39,7 @@ TEST_CASE("reduce2 may write over its first input", "[ddp]") {
     CHECK(a == std::vector<double>(1000, 3.5));
 }
 
-TEST_CASE("Avg on integers is the sum divided by the world size, truncating toward zero",
-          "[ddp]") {
+TEST_CASE("Avg on integers is the sum divided by the world size, truncating toward zero", "[ddp]") {
     const std::vector<std::int32_t> s0{7, -7, 1}, s1{0, 0, 0}, s2{0, 0, 1};
     const void* srcs[] = {s0.data(), s1.data(), s2.data()};
     std::vector<std::int32_t> out(3);
@@ -88,8 +87,8 @@ std::vector<const void*> pointers(const std::vector<std::vector<T>>& sources) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("reduce_n_publish stores reduce_n's result to shared and local outputs",
-                   "[ddp]", float, double, std::int32_t, std::int64_t) {
+TEMPLATE_TEST_CASE("reduce_n_publish stores reduce_n's result to shared and local outputs", "[ddp]",
+                   float, double, std::int32_t, std::int64_t) {
     // Counts and offsets cover the element-wise head and tail around whole 64-byte lines, stored
     // (short) and streamed (8200 elements: at least 32 KiB);
     // the local output is each source in turn (it may alias one) or absent (alias -1).
@@ -106,10 +105,10 @@ TEMPLATE_TEST_CASE("reduce_n_publish stores reduce_n's result to shared and loca
                         alignas(64) static TestType shared[8200 + 3];
                         TestType* out = shared + offset;
                         void* local = alias < 0 ? nullptr : copy[std::size_t(alias)].data();
-                        reduce_n_publish(dtype, op, out, local, pointers(copy).data(), nsrc,
-                                         count, nsrc);
-                        INFO("op=" << reduce_op_name(op) << " nsrc=" << nsrc << " count="
-                                   << count << " offset=" << offset << " alias=" << alias);
+                        reduce_n_publish(dtype, op, out, local, pointers(copy).data(), nsrc, count,
+                                         nsrc);
+                        INFO("op=" << reduce_op_name(op) << " nsrc=" << nsrc << " count=" << count
+                                   << " offset=" << offset << " alias=" << alias);
                         CHECK(std::vector<TestType>(out, out + count) == want);
                         if (alias >= 0) CHECK(copy[std::size_t(alias)] == want);
                     }

@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
+#include "ptrun/ddp/sampler.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
-
-#include "ptrun/ddp/sampler.hpp"
 
 using namespace ptrun::ddp;
 
@@ -31,13 +30,15 @@ TEST_CASE("sampler without shuffle strides like torch", "[ddp][sampler]") {
 }
 
 TEST_CASE("sampler with drop_last drops the uneven tail", "[ddp][sampler]") {
-    auto ranks = all_ranks({.dataset_size = 10, .world_size = 3, .shuffle = false, .drop_last = true});
+    auto ranks =
+        all_ranks({.dataset_size = 10, .world_size = 3, .shuffle = false, .drop_last = true});
     CHECK(ranks[0] == std::vector<std::size_t>{0, 3, 6});
     CHECK(ranks[1] == std::vector<std::size_t>{1, 4, 7});
     CHECK(ranks[2] == std::vector<std::size_t>{2, 5, 8});
 }
 
-TEST_CASE("sampler pads by repeating the list when the world exceeds the dataset", "[ddp][sampler]") {
+TEST_CASE("sampler pads by repeating the list when the world exceeds the dataset",
+          "[ddp][sampler]") {
     SamplerOptions o{.dataset_size = 2, .world_size = 5, .shuffle = false};
     DistributedSampler s(o);
     CHECK(s.num_samples() == 1);
@@ -72,16 +73,19 @@ TEST_CASE("sampler shuffle depends on seed and epoch only", "[ddp][sampler]") {
 }
 
 TEST_CASE("sampler's first rounds are the same samples at every world size", "[ddp][sampler]") {
-    // A fixed global batch of 12: step k takes permutation positions [12k, 12k+12) at any world size.
+    // A fixed global batch of 12: step k takes permutation positions [12k, 12k+12) at any world
+    // size.
     const auto order = DistributedSampler({.dataset_size = 100, .seed = 5}).epoch_order();
     for (int world : {2, 3, 4}) {
         auto ranks = all_ranks({.dataset_size = 100, .world_size = world, .seed = 5});
         const auto local = 12 / static_cast<std::size_t>(world);
         for (std::size_t step = 0; step < 100 / 12; ++step) {
-            std::multiset<std::size_t> global, expected(order.begin() + static_cast<long>(step * 12),
-                                                       order.begin() + static_cast<long>(step * 12 + 12));
-            for (auto& r : ranks) global.insert(r.begin() + static_cast<long>(step * local),
-                                               r.begin() + static_cast<long>(step * local + local));
+            std::multiset<std::size_t> global,
+                expected(order.begin() + static_cast<long>(step * 12),
+                         order.begin() + static_cast<long>(step * 12 + 12));
+            for (auto& r : ranks)
+                global.insert(r.begin() + static_cast<long>(step * local),
+                              r.begin() + static_cast<long>(step * local + local));
             CHECK(global == expected);
         }
     }
@@ -97,6 +101,8 @@ TEST_CASE("seeded_permutation is a fixed permutation", "[ddp][sampler]") {
 }
 
 TEST_CASE("sampler rejects a bad rank or world size", "[ddp][sampler]") {
-    CHECK_THROWS_AS(DistributedSampler({.dataset_size = 4, .rank = 2, .world_size = 2}), std::invalid_argument);
-    CHECK_THROWS_AS(DistributedSampler({.dataset_size = 4, .world_size = 0}), std::invalid_argument);
+    CHECK_THROWS_AS(DistributedSampler({.dataset_size = 4, .rank = 2, .world_size = 2}),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(DistributedSampler({.dataset_size = 4, .world_size = 0}),
+                    std::invalid_argument);
 }

@@ -36,7 +36,8 @@ TEST_CASE("shm allreduce sums across chunk boundaries and odd splits", "[ddp]") 
             run_ranks(n, 2 * 16384, [&](ShmCollectives& shm) {
                 const int me = shm.local_index();
                 std::vector<std::int64_t> v(count);
-                for (std::size_t i = 0; i < count; ++i) v[i] = static_cast<std::int64_t>(i) * (me + 1);
+                for (std::size_t i = 0; i < count; ++i)
+                    v[i] = static_cast<std::int64_t>(i) * (me + 1);
                 shm.allreduce(v.data(), count, DType::Int64, ReduceOp::Sum, n, timer());
                 const std::int64_t factor = n * (n + 1) / 2;
                 for (std::size_t i = 0; i < count; ++i) {
@@ -54,7 +55,8 @@ TEST_CASE("shm allreduce gives every rank the same bits for floats", "[ddp]") {
     run_ranks(3, 2 * 8192, [&](ShmCollectives& shm) {
         const int me = shm.local_index();
         std::vector<float> v(10000);
-        for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.1f * static_cast<float>(i + 1) / static_cast<float>(me + 3);
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = 0.1f * static_cast<float>(i + 1) / static_cast<float>(me + 3);
         shm.allreduce(v.data(), v.size(), DType::Float32, ReduceOp::Avg, 3, timer());
         results[static_cast<std::size_t>(me)] = v;
     });
@@ -74,13 +76,16 @@ TEST_CASE("shm broadcast, allgather and reduce_scatter", "[ddp]") {
         std::vector<std::int32_t> in(count, me), out(count * n, -1);
         shm.allgather(in.data(), out.data(), count * 4, timer());
         for (int r = 0; r < n; ++r) {
-            for (std::size_t i = 0; i < count; ++i) bad += out[static_cast<std::size_t>(r) * count + i] != r;
+            for (std::size_t i = 0; i < count; ++i)
+                bad += out[static_cast<std::size_t>(r) * count + i] != r;
         }
         std::vector<std::int32_t> rs_in(count * n), rs_out(count);
         for (std::size_t j = 0; j < rs_in.size(); ++j) rs_in[j] = static_cast<std::int32_t>(j) + me;
-        shm.reduce_scatter(rs_in.data(), rs_out.data(), count, DType::Int32, ReduceOp::Max, n, timer());
+        shm.reduce_scatter(rs_in.data(), rs_out.data(), count, DType::Int32, ReduceOp::Max, n,
+                           timer());
         for (std::size_t i = 0; i < count; ++i) {
-            bad += rs_out[i] != static_cast<std::int32_t>(static_cast<std::size_t>(me) * count + i) + n - 1;
+            bad += rs_out[i] !=
+                   static_cast<std::int32_t>(static_cast<std::size_t>(me) * count + i) + n - 1;
         }
         shm.barrier(timer());
     });

@@ -32,8 +32,10 @@ void run_ring(
             try {
                 const CallTimer t = CallTimer::start("ring setup", std::chrono::seconds(10));
                 const int next = (i + 1) % n;
-                Fd to_next = connect_link("127.0.0.1", listeners[static_cast<std::size_t>(next)].port, i, t);
-                Fd from_prev = accept_link(listeners[static_cast<std::size_t>(i)], (i + n - 1) % n, t);
+                Fd to_next =
+                    connect_link("127.0.0.1", listeners[static_cast<std::size_t>(next)].port, i, t);
+                Fd from_prev =
+                    accept_link(listeners[static_cast<std::size_t>(i)], (i + n - 1) % n, t);
                 TcpRing ring(i, ranks, std::move(from_prev), std::move(to_next), board(i));
                 body(ring, i);
             } catch (...) {
@@ -54,7 +56,8 @@ TEST_CASE("ring allreduce over loopback sums for 2, 3 and 4 leaders", "[ddp]") {
         std::atomic<int> bad{0};
         run_ring(n, [&](TcpRing& ring, int me) {
             std::vector<std::int32_t> v(1'000'003);
-            for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int32_t>(i % 1000) + me;
+            for (std::size_t i = 0; i < v.size(); ++i)
+                v[i] = static_cast<std::int32_t>(i % 1000) + me;
             ring.allreduce(v.data(), v.size(), DType::Int32, ReduceOp::Sum,
                            CallTimer::start("allreduce", std::chrono::seconds(20)));
             for (std::size_t i = 0; i < v.size(); ++i) {

@@ -2,7 +2,6 @@
 // fixed global batch gives the single-process result, and a resumed run ends where an
 // uninterrupted one does.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <sstream>
 
@@ -50,7 +49,8 @@ float max_diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
 struct TempDir {
     std::filesystem::path path;
     TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "ptrun-train-test-XXXXXX").string();
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / "ptrun-train-test-XXXXXX").string();
         path = ::mkdtemp(tmpl.data());
     }
     ~TempDir() { std::filesystem::remove_all(path); }

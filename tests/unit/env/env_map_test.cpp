@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "ptrun/env/env_map.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ptrun::env;
 
@@ -17,7 +17,8 @@ TEST_CASE("parse_int accepts whole decimal integers only", "[env]") {
 TEST_CASE("lookup_int names the variable and the value when out of range", "[env]") {
     EnvMap env{{"N", "0"}, {"M", "abc"}};
     CHECK_FALSE(lookup_int(env, "UNSET", 1, 10));
-    CHECK_THROWS_WITH(lookup_int(env, "N", 1, 10), Catch::Contains("N='0'") && Catch::Contains("1 to 10"));
+    CHECK_THROWS_WITH(lookup_int(env, "N", 1, 10),
+                      Catch::Contains("N='0'") && Catch::Contains("1 to 10"));
     CHECK_THROWS_AS(lookup_int(env, "M", 0, 10), ParseError);
 }
 

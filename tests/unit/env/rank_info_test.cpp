@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "ptrun/env/rank_info.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ptrun::env;
 
@@ -32,7 +32,10 @@ TEST_CASE("rank_info_from_env reads the launcher's variables", "[env]") {
 }
 
 TEST_CASE("rank_info_from_env rejects bad values by name", "[env]") {
-    CHECK_THROWS_WITH(rank_info_from_env({{"RANK", "4"}, {"WORLD_SIZE", "4"}}), Catch::Contains("RANK='4'"));
-    CHECK_THROWS_WITH(rank_info_from_env({{"MASTER_PORT", "70000"}}), Catch::Contains("MASTER_PORT='70000'"));
-    CHECK_THROWS_WITH(rank_info_from_env({{"WORLD_SIZE", "two"}}), Catch::Contains("WORLD_SIZE='two'"));
+    CHECK_THROWS_WITH(rank_info_from_env({{"RANK", "4"}, {"WORLD_SIZE", "4"}}),
+                      Catch::Contains("RANK='4'"));
+    CHECK_THROWS_WITH(rank_info_from_env({{"MASTER_PORT", "70000"}}),
+                      Catch::Contains("MASTER_PORT='70000'"));
+    CHECK_THROWS_WITH(rank_info_from_env({{"WORLD_SIZE", "two"}}),
+                      Catch::Contains("WORLD_SIZE='two'"));
 }

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "ptrun/env/worker_env.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ptrun::env;
 
@@ -46,7 +46,8 @@ TEST_CASE("worker_env sets torchrun's whole contract", "[env]") {
 TEST_CASE("worker_env keeps inherited OMP and NCCL settings", "[env]") {
     WorkerIdentity id;
     id.local_world_size = 4;
-    auto env = worker_env(id, EnvMap{{"OMP_NUM_THREADS", "8"}, {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "0"}});
+    auto env =
+        worker_env(id, EnvMap{{"OMP_NUM_THREADS", "8"}, {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "0"}});
     CHECK(env["OMP_NUM_THREADS"] == "8");
     CHECK(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "0");
     CHECK(env["TORCHELASTIC_USE_AGENT_STORE"] == "False");

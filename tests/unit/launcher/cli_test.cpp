@@ -1,6 +1,7 @@
+#include "ptrun/launcher/cli.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "ptrun/launcher/cli.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 using namespace ptrun::launcher;
@@ -33,7 +34,8 @@ TEST_CASE("cli leaves everything after the program to the worker", "[launcher][c
 }
 
 TEST_CASE("cli falls back to PET_ variables, then defaults", "[launcher][cli]") {
-    auto o = parse({"train"}, {{"PET_NNODES", "1:1"}, {"PET_NPROC_PER_NODE", "3"}, {"PET_STANDALONE", "1"}});
+    auto o = parse({"train"},
+                   {{"PET_NNODES", "1:1"}, {"PET_NPROC_PER_NODE", "3"}, {"PET_STANDALONE", "1"}});
     CHECK(o.at("nproc-per-node").value == "3");
     CHECK(o.at("nproc-per-node").source == Source::PetEnv);
     CHECK(o.flag("standalone"));
@@ -52,14 +54,16 @@ TEST_CASE("cli short options -m, -r and -t", "[launcher][cli]") {
 
 TEST_CASE("cli rejects unknown options and a missing program", "[launcher][cli]") {
     CHECK_THROWS_AS(parse_command_line({"--frobnicate", "train"}, {}), UsageError);
-    CHECK_THROWS_WITH(parse_command_line({"--nproc-per-node", "2"}, {}), Catch::Contains("missing PROGRAM"));
+    CHECK_THROWS_WITH(parse_command_line({"--nproc-per-node", "2"}, {}),
+                      Catch::Contains("missing PROGRAM"));
     CHECK_THROWS_AS(parse_command_line({"--nproc-per-node"}, {}), UsageError);
 }
 
 TEST_CASE("cli answers --help and --version", "[launcher][cli]") {
     auto help = parse_command_line({"--help"}, {});
     REQUIRE(std::holds_alternative<InfoRequest>(help));
-    CHECK_THAT(std::get<InfoRequest>(help).text, Catch::Contains("--rdzv-endpoint,--rdzv_endpoint"));
+    CHECK_THAT(std::get<InfoRequest>(help).text,
+               Catch::Contains("--rdzv-endpoint,--rdzv_endpoint"));
     auto version = parse_command_line({"--version"}, {});
     CHECK_THAT(std::get<InfoRequest>(version).text, Catch::StartsWith("ptrun "));
 }

@@ -1,5 +1,3 @@
-#include "ptrun/launcher/containment.hpp"
-
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
@@ -9,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
+
+#include "ptrun/launcher/containment.hpp"
 
 using namespace ptrun::launcher;
 
@@ -33,9 +33,8 @@ TEST_CASE("a Containment leaves the process's subreaper flag to main", "[launche
     options.record_dirs = {dir.string()};
     std::string described;
     {
-        Containment containment(options,
-                                std::make_shared<spdlog::logger>(
-                                    "t", std::make_shared<spdlog::sinks::null_sink_mt>()));
+        Containment containment(options, std::make_shared<spdlog::logger>(
+                                             "t", std::make_shared<spdlog::sinks::null_sink_mt>()));
         described = containment.describe();
     }
     std::filesystem::remove_all(dir);

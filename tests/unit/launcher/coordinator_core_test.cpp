@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <optional>
-
 #include "ptrun/launcher/coordinator_core.hpp"
+
+#include <catch2/catch.hpp>
+#include <optional>
 
 using namespace ptrun::launcher;
 using namespace std::chrono_literals;
@@ -40,8 +39,8 @@ std::optional<T> find(const std::vector<CoordinatorCommand>& cmds) {
 }
 
 /// Node `id` joins (its seq-th join) with the --max-restarts every node of the job shares.
-std::vector<CoordinatorCommand> join(CoordinatorCore& c, const std::string& id, SteadyTime at = t0, int seq = 1,
-                                     int max_restarts = 0) {
+std::vector<CoordinatorCommand> join(CoordinatorCore& c, const std::string& id, SteadyTime at = t0,
+                                     int seq = 1, int max_restarts = 0) {
     JoinEvent e{node(id), seq};
     e.node.max_restarts = max_restarts;
     return c.on_event(e, at);
@@ -49,7 +48,8 @@ std::vector<CoordinatorCommand> join(CoordinatorCore& c, const std::string& id, 
 
 }  // namespace
 
-TEST_CASE("coordinator: a fixed-size round closes when the last node joins", "[launcher][coordinator]") {
+TEST_CASE("coordinator: a fixed-size round closes when the last node joins",
+          "[launcher][coordinator]") {
     CoordinatorCore c(policy(2, 2));
     CHECK(find<PublishRound>(join(c, "a")) == std::nullopt);
     auto out = join(c, "b");
@@ -63,7 +63,8 @@ TEST_CASE("coordinator: a fixed-size round closes when the last node joins", "[l
     CHECK(c.running_members().size() == 2);
 }
 
-TEST_CASE("coordinator: MIN opens a last call that admits more up to MAX", "[launcher][coordinator]") {
+TEST_CASE("coordinator: MIN opens a last call that admits more up to MAX",
+          "[launcher][coordinator]") {
     CoordinatorCore c(policy(2, 3));
     join(c, "a");
     join(c, "b", t0 + 1s);
@@ -75,7 +76,8 @@ TEST_CASE("coordinator: MIN opens a last call that admits more up to MAX", "[lau
     CoordinatorCore full(policy(2, 3));
     join(full, "a");
     join(full, "b");
-    CHECK(find<PublishRound>(join(full, "c"))->assignment.members.size() == 3);  // MAX closes at once
+    CHECK(find<PublishRound>(join(full, "c"))->assignment.members.size() ==
+          3);  // MAX closes at once
 }
 
 TEST_CASE("coordinator: a failure ends the round, counts a restart, and the last one is final",
@@ -103,7 +105,8 @@ TEST_CASE("coordinator: a failure ends the round, counts a restart, and the last
     CHECK(c.finished());
 }
 
-TEST_CASE("coordinator: every member succeeding completes the job, departures drain it", "[launcher][coordinator]") {
+TEST_CASE("coordinator: every member succeeding completes the job, departures drain it",
+          "[launcher][coordinator]") {
     CoordinatorCore c(policy(2, 2));
     join(c, "a");
     join(c, "b");
@@ -130,14 +133,16 @@ TEST_CASE("coordinator: a silent member is lost after lost_after, survivors re-f
     CHECK(end->end.reason == EndReason::NodeLost);
     CHECK(end->end.host == "host-b");
     CHECK_FALSE(end->end.final);
-    auto round = find<PublishRound>(join(c, "a", t0 + 5s, 2, 3));  // the only survivor is back: no last call
+    auto round =
+        find<PublishRound>(join(c, "a", t0 + 5s, 2, 3));  // the only survivor is back: no last call
     REQUIRE(round);
     CHECK(round->assignment.members.size() == 1);
     CHECK(round->assignment.restart_count == 1);
 }
 
-TEST_CASE("coordinator: a node arriving mid-run is admitted at a new round up to MAX (not a restart)",
-          "[launcher][coordinator]") {
+TEST_CASE(
+    "coordinator: a node arriving mid-run is admitted at a new round up to MAX (not a restart)",
+    "[launcher][coordinator]") {
     CoordinatorCore c(policy(1, 2));
     join(c, "a");
     find<PublishRound>(c.on_tick(t0 + 10s));
@@ -152,7 +157,8 @@ TEST_CASE("coordinator: a node arriving mid-run is admitted at a new round up to
     CHECK(find<EndRound>(join(c, "c", t0 + 22s)) == std::nullopt);  // full: c waits
 }
 
-TEST_CASE("coordinator: an agent leaving mid-run ends the round, bad joins are refused", "[launcher][coordinator]") {
+TEST_CASE("coordinator: an agent leaving mid-run ends the round, bad joins are refused",
+          "[launcher][coordinator]") {
     CoordinatorCore c(policy(2, 2, 1));
     join(c, "a", t0, 1, 1);
     join(c, "b", t0, 1, 1);

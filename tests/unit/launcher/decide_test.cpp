@@ -1,7 +1,7 @@
+#include "ptrun/launcher/decide.hpp"
+
 #include <catch2/catch.hpp>
 #include <csignal>
-
-#include "ptrun/launcher/decide.hpp"
 
 using namespace ptrun::launcher;
 
@@ -43,32 +43,36 @@ TEST_CASE("decide: one row per transition of the worker group", "[launcher][deci
     interrupted.interrupts = 1;
 
     const Row rows[] = {
-        {"a success while others run keeps waiting", running(3), 0, WorkerExited{0, kOk}, ActionKind::None, 0, 0},
-        {"the last success finishes with 0", running(1), 0, WorkerExited{0, kOk}, ActionKind::Finish, 0, 0},
-        {"a failure stops the others with SIGTERM", running(3), 0, WorkerExited{1, kCode3}, ActionKind::TerminateGroup,
-         SIGTERM, 0},
+        {"a success while others run keeps waiting", running(3), 0, WorkerExited{0, kOk},
+         ActionKind::None, 0, 0},
+        {"the last success finishes with 0", running(1), 0, WorkerExited{0, kOk},
+         ActionKind::Finish, 0, 0},
+        {"a failure stops the others with SIGTERM", running(3), 0, WorkerExited{1, kCode3},
+         ActionKind::TerminateGroup, SIGTERM, 0},
         {"a failure of the only worker without restarts finishes with its code", running(1), 0,
          WorkerExited{0, kCode3}, ActionKind::Finish, 0, 3},
-        {"a failure of the only worker with restarts left restarts", running(1), 2, WorkerExited{0, kCode3},
-         ActionKind::RestartGroup, 0, 0},
-        {"a signal death finishes with 128+signal", running(1), 0, WorkerExited{0, kKilled}, ActionKind::Finish, 0,
-         137},
-        {"exits while stopping after a failure keep waiting", stopping_after_failure, 0, WorkerExited{1, kOk},
-         ActionKind::None, 0, 0},
-        {"the last exit after a failure finishes with the first failure's code", last_after_failure, 0,
-         WorkerExited{1, WorkerExit{0, SIGTERM}}, ActionKind::Finish, 0, 3},
+        {"a failure of the only worker with restarts left restarts", running(1), 2,
+         WorkerExited{0, kCode3}, ActionKind::RestartGroup, 0, 0},
+        {"a signal death finishes with 128+signal", running(1), 0, WorkerExited{0, kKilled},
+         ActionKind::Finish, 0, 137},
+        {"exits while stopping after a failure keep waiting", stopping_after_failure, 0,
+         WorkerExited{1, kOk}, ActionKind::None, 0, 0},
+        {"the last exit after a failure finishes with the first failure's code", last_after_failure,
+         0, WorkerExited{1, WorkerExit{0, SIGTERM}}, ActionKind::Finish, 0, 3},
         {"the last exit after a failure restarts when restarts remain", last_after_failure, 1,
          WorkerExited{1, WorkerExit{0, SIGTERM}}, ActionKind::RestartGroup, 0, 0},
         {"SIGTERM is forwarded and arms the grace", running(2), 0, SignalReceived{SIGTERM, true},
          ActionKind::TerminateGroup, SIGTERM, 0},
-        {"SIGUSR1 is only forwarded", running(2), 0, SignalReceived{SIGUSR1, false}, ActionKind::Forward, SIGUSR1, 0},
-        {"a second stop signal is forwarded again", stopping_by_signal, 0, SignalReceived{SIGTERM, true},
-         ActionKind::Forward, SIGTERM, 0},
-        {"a second SIGINT escalates to SIGKILL", interrupted, 0, SignalReceived{SIGINT, true}, ActionKind::KillGroup,
-         SIGKILL, 0},
+        {"SIGUSR1 is only forwarded", running(2), 0, SignalReceived{SIGUSR1, false},
+         ActionKind::Forward, SIGUSR1, 0},
+        {"a second stop signal is forwarded again", stopping_by_signal, 0,
+         SignalReceived{SIGTERM, true}, ActionKind::Forward, SIGTERM, 0},
+        {"a second SIGINT escalates to SIGKILL", interrupted, 0, SignalReceived{SIGINT, true},
+         ActionKind::KillGroup, SIGKILL, 0},
         {"a stop signal after a failure wins over restarting", stopping_after_failure, 3,
          SignalReceived{SIGTERM, true}, ActionKind::Forward, SIGTERM, 0},
-        {"the last exit after a stop signal finishes with 128+signal", [] {
+        {"the last exit after a stop signal finishes with 128+signal",
+         [] {
              GroupState s;
              s.alive = 1;
              s.stopping = true;
@@ -76,10 +80,10 @@ TEST_CASE("decide: one row per transition of the worker group", "[launcher][deci
              return s;
          }(),
          3, WorkerExited{0, WorkerExit{0, SIGTERM}}, ActionKind::Finish, 0, 143},
-        {"the grace running out kills the group", stopping_by_signal, 0, GraceExpired{}, ActionKind::KillGroup, SIGKILL,
-         0},
-        {"the grace running out when nothing is left does nothing", running(0), 0, GraceExpired{}, ActionKind::None, 0,
-         0},
+        {"the grace running out kills the group", stopping_by_signal, 0, GraceExpired{},
+         ActionKind::KillGroup, SIGKILL, 0},
+        {"the grace running out when nothing is left does nothing", running(0), 0, GraceExpired{},
+         ActionKind::None, 0, 0},
     };
     for (const auto& row : rows) {
         SECTION(row.what) {
@@ -91,7 +95,8 @@ TEST_CASE("decide: one row per transition of the worker group", "[launcher][deci
     }
 }
 
-TEST_CASE("decide: a restart advances the restart count and clears the failure", "[launcher][decide]") {
+TEST_CASE("decide: a restart advances the restart count and clears the failure",
+          "[launcher][decide]") {
     auto d = decide(running(1, 1), RestartPolicy{3}, WorkerExited{0, kCode3});
     REQUIRE(d.action.kind == ActionKind::RestartGroup);
     CHECK(d.next.restart_count == 2);
@@ -127,8 +132,10 @@ TEST_CASE("decide: a failure that is the group's last exit is still named as the
 }
 
 TEST_CASE("decide: restarts are exhausted exactly at max_restarts", "[launcher][decide]") {
-    CHECK(decide(running(1, 1), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind == ActionKind::RestartGroup);
-    CHECK(decide(running(1, 2), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind == ActionKind::Finish);
+    CHECK(decide(running(1, 1), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind ==
+          ActionKind::RestartGroup);
+    CHECK(decide(running(1, 2), RestartPolicy{2}, WorkerExited{0, kCode3}).action.kind ==
+          ActionKind::Finish);
 }
 
 namespace {
@@ -141,7 +148,8 @@ GroupState node_running(int alive) {
 
 }  // namespace
 
-TEST_CASE("decide: multi-node rows: the round's end decides restarts, never the agent", "[launcher][decide]") {
+TEST_CASE("decide: multi-node rows: the round's end decides restarts, never the agent",
+          "[launcher][decide]") {
     // Every local success is reported, then the node waits for the round to end.
     auto success = decide(node_running(1), RestartPolicy{5}, WorkerExited{0, kOk});
     CHECK(success.action.kind == ActionKind::ReportSuccess);
@@ -166,14 +174,15 @@ TEST_CASE("decide: multi-node rows: the round's end decides restarts, never the 
     CHECK(remote.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
     auto one_left = decide(remote.next, RestartPolicy{5}, WorkerExited{0, WorkerExit{0, SIGTERM}});
     CHECK(one_left.action.kind == ActionKind::None);
-    CHECK(decide(one_left.next, RestartPolicy{5}, WorkerExited{1, WorkerExit{0, SIGTERM}}).action.kind ==
-          ActionKind::Rejoin);
+    CHECK(decide(one_left.next, RestartPolicy{5}, WorkerExited{1, WorkerExit{0, SIGTERM}})
+              .action.kind == ActionKind::Rejoin);
     auto final_end = decide(node_running(1), RestartPolicy{5}, RoundEnded{true, 3});
     auto last = decide(final_end.next, RestartPolicy{5}, WorkerExited{0, WorkerExit{0, SIGTERM}});
     CHECK(last.action == Action{ActionKind::Finish, 0, 3});
 
     // A scale-up after the local workers succeeded runs them again in the new round.
-    CHECK(decide(success.next, RestartPolicy{0}, RoundEnded{false, 0}).action.kind == ActionKind::Rejoin);
+    CHECK(decide(success.next, RestartPolicy{0}, RoundEnded{false, 0}).action.kind ==
+          ActionKind::Rejoin);
     // A stop signal wins over everything.
     auto stopped = decide(node_running(0), RestartPolicy{5}, SignalReceived{SIGTERM, true});
     CHECK(stopped.action == Action{ActionKind::Finish, 0, 143});

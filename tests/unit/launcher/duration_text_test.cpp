@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "ptrun/launcher/duration_text.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ptrun::launcher;
 using namespace std::chrono_literals;

@@ -1,6 +1,7 @@
+#include "ptrun/launcher/endpoint.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 using namespace ptrun::launcher;
@@ -16,5 +17,6 @@ TEST_CASE("endpoint: HOST[:PORT] with IPv6 in brackets", "[launcher][endpoint]")
     for (const char* bad : {"", ":1", "h:70000", "h:", "[::1", "[::1]x", "[]:1"}) {
         CHECK_THROWS_AS(parse_endpoint(bad, 1, "rdzv-endpoint"), UsageError);
     }
-    CHECK_THROWS_WITH(parse_endpoint("h:x", 1, "rdzv-endpoint"), Catch::Contains("--rdzv-endpoint 'h:x'"));
+    CHECK_THROWS_WITH(parse_endpoint("h:x", 1, "rdzv-endpoint"),
+                      Catch::Contains("--rdzv-endpoint 'h:x'"));
 }

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "ptrun/launcher/error_file.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ptrun::launcher;
 

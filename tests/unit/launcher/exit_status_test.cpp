@@ -1,7 +1,7 @@
+#include "ptrun/launcher/exit_status.hpp"
+
 #include <catch2/catch.hpp>
 #include <csignal>
-
-#include "ptrun/launcher/exit_status.hpp"
 
 using namespace ptrun::launcher;
 

@@ -1,9 +1,9 @@
+#include "ptrun/launcher/failure_report.hpp"
+
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
-
-#include "ptrun/launcher/failure_report.hpp"
 
 using namespace ptrun::launcher;
 
@@ -27,7 +27,8 @@ TEST_CASE("failure report names host, ranks, pid, exit and time", "[launcher][re
     CHECK_THAT(text, Catch::Contains("OOM killer"));
     CHECK_THAT(text, Catch::Contains("UTC"));
     CHECK_THAT(text, Catch::Contains("restarts used: 1 of 3"));
-    CHECK_THAT(text, Catch::Contains("rank 4 (local rank 0, pid 4241): signal 15 (SIGTERM), stopped by ptrun"));
+    CHECK_THAT(text, Catch::Contains(
+                         "rank 4 (local rank 0, pid 4241): signal 15 (SIGTERM), stopped by ptrun"));
 }
 
 TEST_CASE("tail_of_file keeps the last lines", "[launcher][report]") {

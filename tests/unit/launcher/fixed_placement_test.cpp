@@ -1,11 +1,13 @@
+#include "ptrun/launcher/fixed_placement.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "../slurm/env_columns.hpp"
-#include "ptrun/launcher/fixed_placement.hpp"
 
 using namespace ptrun::launcher;
 
-TEST_CASE("fixed placement: a SLURM task's ranks become the worker's identity", "[launcher][slurm]") {
+TEST_CASE("fixed placement: a SLURM task's ranks become the worker's identity",
+          "[launcher][slurm]") {
     auto job = ptrun::slurm::slurm_job_from_env(ptrun::slurm::test_env::column_E());
     REQUIRE(job);
     auto p = placement_from_slurm(*job);

@@ -1,15 +1,17 @@
+#include "ptrun/launcher/launch_config.hpp"
+
 #include <catch2/catch.hpp>
 #include <csignal>
 
 #include "ptrun/launcher/cli.hpp"
-#include "ptrun/launcher/launch_config.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 using namespace ptrun::launcher;
 
 namespace {
 
-LaunchConfig config_for(std::vector<std::string> args, HostFacts host = {}, ptrun::env::EnvMap env = {}) {
+LaunchConfig config_for(std::vector<std::string> args, HostFacts host = {},
+                        ptrun::env::EnvMap env = {}) {
     args.push_back("train");
     return resolve(std::get<LaunchOptions>(parse_command_line(args, env)), host);
 }
@@ -40,46 +42,60 @@ TEST_CASE("resolve: standalone picks a random run id unless one is given", "[lau
     CHECK(config_for({"--standalone"}, host).rdzv_backend == "c10d");
 }
 
-TEST_CASE("resolve: multi-node jobs meet at the c10d endpoint or static's master address", "[launcher][config]") {
+TEST_CASE("resolve: multi-node jobs meet at the c10d endpoint or static's master address",
+          "[launcher][config]") {
     auto c = config_for({"--nnodes", "2:3", "--rdzv-endpoint", "head:29411", "--rdzv-id", "j"});
     CHECK(c.multi_node());
     CHECK(c.rdzv_backend == "c10d");  // an endpoint without a backend means c10d
     CHECK(c.rendezvous_store == HostPort{"head", 29411});
     CHECK_FALSE(c.node_rank_given);
-    CHECK(config_for({"--nnodes", "2", "--rdzv-endpoint", "[fd00::1]"}).rendezvous_store == HostPort{"fd00::1", 29400});
-    auto s = config_for({"--nnodes", "2", "--node-rank", "1", "--master-addr", "n0", "--master-port", "1234"});
+    CHECK(config_for({"--nnodes", "2", "--rdzv-endpoint", "[fd00::1]"}).rendezvous_store ==
+          HostPort{"fd00::1", 29400});
+    auto s = config_for(
+        {"--nnodes", "2", "--node-rank", "1", "--master-addr", "n0", "--master-port", "1234"});
     CHECK(s.rdzv_backend == "static");
     CHECK(s.rendezvous_store == HostPort{"n0", 1234});
     CHECK(s.rdzv.is_host == false);
     CHECK(config_for({"--nnodes", "2", "--master-addr", "n0"}).rdzv.is_host == true);
-    CHECK(config_for({"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1", "--rdzv-conf",
-                      "join_timeout=5,heartbeat=0.5,keep_alive_max_attempt=4"})
+    CHECK(config_for({"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1",
+                      "--rdzv-conf", "join_timeout=5,heartbeat=0.5,keep_alive_max_attempt=4"})
               .rdzv.heartbeat == std::chrono::milliseconds(500));
 }
 
-TEST_CASE("resolve: inconsistent multi-node options are refused naming the value", "[launcher][config]") {
-    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-backend", "c10d"}), Catch::Contains("--rdzv-endpoint ''"));
-    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-endpoint", "h:0"}), Catch::Contains("fixed port"));
-    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-endpoint", "h:x"}), Catch::Contains("'h:x'"));
-    CHECK_THROWS_WITH(config_for({"--nnodes", "1:2", "--rdzv-backend", "static"}), Catch::Contains("fixed node count"));
+TEST_CASE("resolve: inconsistent multi-node options are refused naming the value",
+          "[launcher][config]") {
+    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-backend", "c10d"}),
+                      Catch::Contains("--rdzv-endpoint ''"));
+    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-endpoint", "h:0"}),
+                      Catch::Contains("fixed port"));
+    CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--rdzv-endpoint", "h:x"}),
+                      Catch::Contains("'h:x'"));
+    CHECK_THROWS_WITH(config_for({"--nnodes", "1:2", "--rdzv-backend", "static"}),
+                      Catch::Contains("fixed node count"));
     CHECK_THROWS_WITH(config_for({"--nnodes", "2", "--node-rank", "2", "--rdzv-endpoint", "h"}),
                       Catch::Contains("--node-rank 2"));
     CHECK_THROWS_WITH(config_for({"--node-rank", "1"}), Catch::Contains("single-node"));
-    CHECK_THROWS_WITH(config_for({"--rdzv-conf", "join_timeout=-1"}), Catch::Contains("join_timeout=-1"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-conf", "join_timeout=-1"}),
+                      Catch::Contains("join_timeout=-1"));
     CHECK_THROWS_WITH(config_for({"--rdzv-conf", "bogus=1"}), Catch::Contains("'bogus'"));
     CHECK_THROWS_AS(config_for({"--rdzv-backend", "etcd"}), NotSupportedError);
-    CHECK_THROWS_WITH(config_for({"--standalone", "--nnodes", "2"}), Catch::Contains("single node"));
+    CHECK_THROWS_WITH(config_for({"--standalone", "--nnodes", "2"}),
+                      Catch::Contains("single node"));
 }
 
 TEST_CASE("resolve: store port from --master-port or the c10d endpoint", "[launcher][config]") {
     CHECK_FALSE(config_for({}).master_port);
     CHECK(config_for({"--master-port", "29501"}).master_port == 29501);
-    CHECK(config_for({"--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:29400"}).master_port == 29400);
+    CHECK(
+        config_for({"--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:29400"}).master_port ==
+        29400);
     CHECK(config_for({"--rdzv-endpoint", "[::1]:29401"}).master_port == 29401);
     CHECK_FALSE(config_for({"--rdzv-endpoint", "localhost:0"}).master_port);
     CHECK_FALSE(config_for({"--rdzv-endpoint", "localhost"}).master_port);
-    CHECK_THROWS_WITH(config_for({"--rdzv-endpoint", "localhost:x"}), Catch::Contains("--rdzv-endpoint 'localhost:x'"));
-    CHECK_THROWS_WITH(config_for({"--master-port", "70000"}), Catch::Contains("--master-port '70000'"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-endpoint", "localhost:x"}),
+                      Catch::Contains("--rdzv-endpoint 'localhost:x'"));
+    CHECK_THROWS_WITH(config_for({"--master-port", "70000"}),
+                      Catch::Contains("--master-port '70000'"));
     CHECK_THROWS_WITH(config_for({"--rdzv-backend", "c10d", "--rdzv-endpoint", "h:x"}),
                       Catch::Contains("--rdzv-endpoint 'h:x'"));
 }
@@ -96,7 +112,8 @@ TEST_CASE("resolve: signals, timeouts and filters", "[launcher][config]") {
         config_for({"--local-ranks-filter", "5", "--nproc-per-node", "2"}),
         Catch::Contains("local rank 5 does not exist") && Catch::Contains("local ranks 0-1"));
     CHECK_THROWS_WITH(config_for({"--monitor-interval", "0"}), Catch::Contains("positive"));
-    CHECK_THROWS_WITH(config_for({"--start-method", "x"}), Catch::Contains("spawn, fork or forkserver"));
+    CHECK_THROWS_WITH(config_for({"--start-method", "x"}),
+                      Catch::Contains("spawn, fork or forkserver"));
 }
 
 TEST_CASE("resolve: a bad PET_ value says it came from the environment", "[launcher][config]") {

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "ptrun/launcher/node_placement.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ptrun::launcher;
 
@@ -16,7 +16,8 @@ NodeInfo node(std::string id, int nproc) {
 
 }  // namespace
 
-TEST_CASE("node placement: each member gets its group rank and rank base in order", "[launcher][round]") {
+TEST_CASE("node placement: each member gets its group rank and rank base in order",
+          "[launcher][round]") {
     RoundAssignment a;
     a.round = 2;
     a.restart_count = 1;

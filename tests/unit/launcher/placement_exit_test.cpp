@@ -1,11 +1,12 @@
-#include <catch2/catch.hpp>
+#include "ptrun/launcher/placement_exit.hpp"
+
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <future>
 
-#include "ptrun/launcher/placement_exit.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 
 using namespace ptrun::launcher;
@@ -27,23 +28,27 @@ LaunchConfig task(int rank, std::uint16_t port) {
 }
 
 std::shared_ptr<spdlog::logger> quiet() {
-    return std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_st>());
+    return std::make_shared<spdlog::logger>("test",
+                                            std::make_shared<spdlog::sinks::null_sink_st>());
 }
 
 }  // namespace
 
-TEST_CASE("exit barrier: the store host waits until every other rank has ended", "[launcher][slurm]") {
+TEST_CASE("exit barrier: the store host waits until every other rank has ended",
+          "[launcher][slurm]") {
     ptrun::rdzv::TcpStoreServer server({.host = "127.0.0.1", .port = 0});
     const auto port = server.port();
-    auto host = std::async(std::launch::async, [&] { placement_exit_barrier(task(0, port), 0, quiet(), 20s); });
+    auto host = std::async(std::launch::async,
+                           [&] { placement_exit_barrier(task(0, port), 0, quiet(), 20s); });
     placement_exit_barrier(task(1, port), 0, quiet());
     CHECK(host.wait_for(200ms) == std::future_status::timeout);  // one rank is still running
-    placement_exit_barrier(task(2, port), 1, quiet());            // a failed rank counts out too
+    placement_exit_barrier(task(2, port), 1, quiet());           // a failed rank counts out too
     CHECK(host.wait_for(10s) == std::future_status::ready);
     host.get();
 }
 
-TEST_CASE("exit barrier: a failed store host does not wait, nor does a timed-out one hang", "[launcher][slurm]") {
+TEST_CASE("exit barrier: a failed store host does not wait, nor does a timed-out one hang",
+          "[launcher][slurm]") {
     ptrun::rdzv::TcpStoreServer server({.host = "127.0.0.1", .port = 0});
     auto t0 = std::chrono::steady_clock::now();
     placement_exit_barrier(task(0, server.port()), 1, quiet(), 20s);

@@ -1,13 +1,15 @@
+#include "ptrun/launcher/round.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "ptrun/launcher/rdzv_events.hpp"
-#include "ptrun/launcher/round.hpp"
 
 using namespace ptrun::launcher;
 
 namespace {
 
-NodeInfo node(std::string id, std::string host, int node_rank = -1, bool store_host = false, int nproc = 2) {
+NodeInfo node(std::string id, std::string host, int node_rank = -1, bool store_host = false,
+              int nproc = 2) {
     NodeInfo n;
     n.id = std::move(id);
     n.hostname = std::move(host);
@@ -27,7 +29,8 @@ std::vector<std::string> ids(const std::vector<NodeInfo>& nodes) {
 }  // namespace
 
 TEST_CASE("round: records survive the trip through the store", "[launcher][round]") {
-    for (const auto& n : {node("a", "n1", -1, true), node("b", "n2", 1)}) CHECK(decode_node(encode(n)) == n);
+    for (const auto& n : {node("a", "n1", -1, true), node("b", "n2", 1)})
+        CHECK(decode_node(encode(n)) == n);
     RoundEnd e{EndReason::NodeLost, true, 7, "n2", 5, "gone"};
     CHECK(decode_end(encode(e)) == e);
     auto ev = decode_event(encode(RdzvEvent{JoinEvent{node("x", "h"), 4}}));
@@ -36,9 +39,11 @@ TEST_CASE("round: records survive the trip through the store", "[launcher][round
     CHECK(std::get<JoinEvent>(ev).node == node("x", "h"));
 }
 
-TEST_CASE("round: malformed records from the network are errors, not crashes", "[launcher][round]") {
-    for (const char* bad : {"", "[]", "{}", "{\"round\":\"x\"}", "not json", "{\"type\":\"join\"}",
-                            "{\"type\":\"nope\"}", "{\"type\":\"failed\",\"round\":1,\"id\":\"a\",\"end\":{}}"}) {
+TEST_CASE("round: malformed records from the network are errors, not crashes",
+          "[launcher][round]") {
+    for (const char* bad :
+         {"", "[]", "{}", "{\"round\":\"x\"}", "not json", "{\"type\":\"join\"}",
+          "{\"type\":\"nope\"}", "{\"type\":\"failed\",\"round\":1,\"id\":\"a\",\"end\":{}}"}) {
         CHECK_THROWS_AS(decode_node(bad), std::runtime_error);
         CHECK_THROWS_AS(decode_event(bad), std::runtime_error);
         CHECK_THROWS_AS(decode_end(bad), std::runtime_error);
@@ -48,14 +53,16 @@ TEST_CASE("round: malformed records from the network are errors, not crashes", "
     CHECK_THROWS_WITH(decode_node(encode(n)), Catch::Contains("nproc"));
 }
 
-TEST_CASE("round: group ranks are explicit node ranks, then store host, then hostname", "[launcher][round]") {
-    std::vector<NodeInfo> nodes{node("c", "node3"), node("b", "node2", 0), node("a", "node9", -1, true),
-                                node("d", "node1")};
+TEST_CASE("round: group ranks are explicit node ranks, then store host, then hostname",
+          "[launcher][round]") {
+    std::vector<NodeInfo> nodes{node("c", "node3"), node("b", "node2", 0),
+                                node("a", "node9", -1, true), node("d", "node1")};
     REQUIRE(order_members(nodes).empty());
     CHECK(ids(nodes) == std::vector<std::string>{"b", "a", "d", "c"});
 
     RoundAssignment r;
-    r.members = {node("a", "h", -1, false, 2), node("b", "h", -1, false, 3), node("c", "h", -1, false, 1)};
+    r.members = {node("a", "h", -1, false, 2), node("b", "h", -1, false, 3),
+                 node("c", "h", -1, false, 1)};
     CHECK(r.rank_base(0) == 0);
     CHECK(r.rank_base(2) == 5);
     CHECK(r.world_size() == 6);

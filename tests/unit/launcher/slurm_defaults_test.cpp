@@ -1,10 +1,11 @@
+#include "ptrun/launcher/slurm_defaults.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "../slurm/env_columns.hpp"
 #include "ptrun/launcher/cli.hpp"
 #include "ptrun/launcher/explain.hpp"
 #include "ptrun/launcher/launch_config.hpp"
-#include "ptrun/launcher/slurm_defaults.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 using namespace ptrun::launcher;
@@ -19,7 +20,8 @@ SlurmDefaults infer(const EnvMap& env, std::vector<std::string> args = {}) {
     return apply_slurm_defaults(std::get<LaunchOptions>(parse_command_line(args, env)), env);
 }
 
-void check_slurm(const LaunchOptions& o, std::string_view name, const std::string& value, const std::string& origin) {
+void check_slurm(const LaunchOptions& o, std::string_view name, const std::string& value,
+                 const std::string& origin) {
     INFO("option " << name);
     CHECK(o.at(name).value == value);
     CHECK(o.at(name).source == Source::Slurm);
@@ -43,7 +45,8 @@ TEST_CASE("slurm defaults: nothing changes outside SLURM", "[launcher][slurm]") 
     CHECK(d.warnings.empty());
 }
 
-TEST_CASE("slurm defaults: one task per node fills the topology from the step", "[launcher][slurm]") {
+TEST_CASE("slurm defaults: one task per node fills the topology from the step",
+          "[launcher][slurm]") {
     auto d = infer(cols::column_C());  // srun -N2 --ntasks-per-node=1, task 1 on node2, job 1
     const auto& o = d.options;
     CHECK_FALSE(d.placement);
@@ -51,13 +54,15 @@ TEST_CASE("slurm defaults: one task per node fills the topology from the step", 
     check_slurm(o, "nnodes", "2", "SLURM_STEP_NUM_NODES");
     check_slurm(o, "node-rank", "1", "SLURM_NODEID");
     check_slurm(o, "rdzv-backend", "c10d", "inside SLURM");
-    check_slurm(o, "rdzv-endpoint", "node1:29501", "first host of SLURM_STEP_NODELIST : 29500 + SLURM_JOB_ID % 2000");
+    check_slurm(o, "rdzv-endpoint", "node1:29501",
+                "first host of SLURM_STEP_NODELIST : 29500 + SLURM_JOB_ID % 2000");
     check_slurm(o, "rdzv-id", "slurm-1.0", "SLURM_JOB_ID.SLURM_STEP_ID");
     check_slurm(o, "nproc-per-node", "1", "no GPU in SLURM_GPUS_ON_NODE or CUDA_VISIBLE_DEVICES");
     CHECK(o.at("master-addr").source == Source::Default);
 }
 
-TEST_CASE("slurm defaults: workers per node are the GPUs SLURM gave the node", "[launcher][slurm]") {
+TEST_CASE("slurm defaults: workers per node are the GPUs SLURM gave the node",
+          "[launcher][slurm]") {
     auto env = cols::column_H();  // --gpus-per-node=2
     check_slurm(infer(env).options, "nproc-per-node", "2", "SLURM_GPUS_ON_NODE");
     env.erase("SLURM_GPUS_ON_NODE");
@@ -70,7 +75,8 @@ TEST_CASE("slurm defaults: workers per node are the GPUs SLURM gave the node", "
 TEST_CASE("slurm defaults: explicit flags and PET_ variables win", "[launcher][slurm]") {
     auto env = cols::column_H();
     env["PET_NNODES"] = "1:3";
-    auto d = infer(env, {"--nproc-per-node", "5", "--rdzv-endpoint", "login1:1234", "--rdzv-id", "mine"});
+    auto d = infer(
+        env, {"--nproc-per-node", "5", "--rdzv-endpoint", "login1:1234", "--rdzv-id", "mine"});
     const auto& o = d.options;
     CHECK(o.at("nproc-per-node").value == "5");
     CHECK(o.at("nproc-per-node").source == Source::Flag);
@@ -84,7 +90,8 @@ TEST_CASE("slurm defaults: explicit flags and PET_ variables win", "[launcher][s
 TEST_CASE("slurm defaults: the sub-step's variables win over the job's", "[launcher][slurm]") {
     auto d = infer(cols::column_D());  // srun -N1 -n1 inside a 2-node job
     check_slurm(d.options, "nnodes", "1", "SLURM_STEP_NUM_NODES");
-    check_slurm(d.options, "rdzv-endpoint", "node1:29501", "first host of SLURM_STEP_NODELIST : 29500 + SLURM_JOB_ID % 2000");
+    check_slurm(d.options, "rdzv-endpoint", "node1:29501",
+                "first host of SLURM_STEP_NODELIST : 29500 + SLURM_JOB_ID % 2000");
     check_slurm(d.options, "rdzv-id", "slurm-1.1", "SLURM_JOB_ID.SLURM_STEP_ID");
     auto c = resolved(d);
     CHECK(c.nnodes.max == 1);
@@ -94,9 +101,11 @@ TEST_CASE("slurm defaults: the sub-step's variables win over the job's", "[launc
 TEST_CASE("slurm defaults: PTRUN_SLURM_PORT replaces the derived port", "[launcher][slurm]") {
     auto env = cols::column_B();
     env["PTRUN_SLURM_PORT"] = "31000";
-    check_slurm(infer(env).options, "rdzv-endpoint", "node1:31000", "first host of SLURM_STEP_NODELIST : PTRUN_SLURM_PORT");
+    check_slurm(infer(env).options, "rdzv-endpoint", "node1:31000",
+                "first host of SLURM_STEP_NODELIST : PTRUN_SLURM_PORT");
     env["PTRUN_SLURM_PORT"] = "70000";
-    CHECK_THROWS_WITH(infer(env), Catch::Contains("PTRUN_SLURM_PORT='70000'") && Catch::Contains("1 to 65535"));
+    CHECK_THROWS_WITH(infer(env),
+                      Catch::Contains("PTRUN_SLURM_PORT='70000'") && Catch::Contains("1 to 65535"));
 }
 
 TEST_CASE("slurm defaults: more tasks than nodes is one-task-per-rank mode", "[launcher][slurm]") {
@@ -104,7 +113,8 @@ TEST_CASE("slurm defaults: more tasks than nodes is one-task-per-rank mode", "[l
     REQUIRE(d.placement);
     const auto& p = *d.placement;
     CHECK(d.options.at("slurm-mode").value == "per-rank");
-    CHECK(d.options.at("slurm-mode").origin == "SLURM_STEP_NUM_TASKS='4' > SLURM_STEP_NUM_NODES='2'");
+    CHECK(d.options.at("slurm-mode").origin ==
+          "SLURM_STEP_NUM_TASKS='4' > SLURM_STEP_NUM_NODES='2'");
     CHECK(p.rank == 3);
     CHECK(p.local_rank == 1);
     CHECK(p.world_size == 4);
@@ -125,7 +135,8 @@ TEST_CASE("slurm defaults: more tasks than nodes is one-task-per-rank mode", "[l
     CHECK(c.run_id == "slurm-2.0");
 }
 
-TEST_CASE("slurm defaults: the first task of the first node hosts the per-rank store", "[launcher][slurm]") {
+TEST_CASE("slurm defaults: the first task of the first node hosts the per-rank store",
+          "[launcher][slurm]") {
     auto env = cols::column_E();
     env["SLURM_NODEID"] = "0";
     env["SLURM_PROCID"] = "0";
@@ -169,21 +180,26 @@ TEST_CASE("slurm defaults: --slurm-mode overrides the detection", "[launcher][sl
     CHECK_FALSE(d.placement);
     CHECK(d.options.at("nproc-per-node").source == Source::Default);
     CHECK_THROWS_WITH(infer(cols::column_B(), {"--slurm-mode", "rank"}),
-                      Catch::Contains("--slurm-mode 'rank'") && Catch::Contains("auto, per-node, per-rank or off"));
+                      Catch::Contains("--slurm-mode 'rank'") &&
+                          Catch::Contains("auto, per-node, per-rank or off"));
 }
 
-TEST_CASE("slurm defaults: options per-rank mode cannot honour are refused by name", "[launcher][slurm]") {
+TEST_CASE("slurm defaults: options per-rank mode cannot honour are refused by name",
+          "[launcher][slurm]") {
     auto env = cols::column_E();
-    CHECK_THROWS_WITH(infer(env, {"--nproc-per-node", "2"}), Catch::Contains("--nproc-per-node '2'"));
+    CHECK_THROWS_WITH(infer(env, {"--nproc-per-node", "2"}),
+                      Catch::Contains("--nproc-per-node '2'"));
     CHECK_THROWS_WITH(infer(env, {"--nnodes", "2"}), Catch::Contains("--nnodes '2'"));
     CHECK_THROWS_WITH(infer(env, {"--node-rank", "1"}), Catch::Contains("--node-rank '1'"));
     CHECK_THROWS_WITH(infer(env, {"--max-restarts", "3"}), Catch::Contains("--max-restarts '3'"));
     CHECK_THROWS_WITH(infer(env, {"--standalone"}), Catch::Contains("--standalone"));
     CHECK_NOTHROW(infer(env, {"--nproc-per-node", "1", "--max-restarts", "0"}));
-    CHECK_THROWS_AS(infer(cols::column_A(), {"--slurm-mode", "per-rank"}), UsageError);  // batch script
+    CHECK_THROWS_AS(infer(cols::column_A(), {"--slurm-mode", "per-rank"}),
+                    UsageError);  // batch script
 }
 
-TEST_CASE("slurm defaults: a malformed SLURM value names the variable and the value", "[launcher][slurm]") {
+TEST_CASE("slurm defaults: a malformed SLURM value names the variable and the value",
+          "[launcher][slurm]") {
     auto env = cols::column_C();
     env["SLURM_STEP_NODELIST"] = "node[2-1]";
     CHECK_THROWS_WITH(infer(env), Catch::Contains("SLURM_STEP_NODELIST='node[2-1]'"));
@@ -201,8 +217,10 @@ TEST_CASE("slurm defaults: a malformed SLURM value names the variable and the va
     CHECK_NOTHROW(infer(env, {"--slurm-mode", "off"}));
 }
 
-TEST_CASE("slurm defaults: a multi-node batch script outside srun is refused", "[launcher][slurm]") {
-    CHECK_THROWS_WITH(infer(cols::column_A()), Catch::Contains("SLURM_NNODES='2'") && Catch::Contains("srun ptrun"));
+TEST_CASE("slurm defaults: a multi-node batch script outside srun is refused",
+          "[launcher][slurm]") {
+    CHECK_THROWS_WITH(infer(cols::column_A()),
+                      Catch::Contains("SLURM_NNODES='2'") && Catch::Contains("srun ptrun"));
     auto d = infer(cols::column_A(), {"--nnodes", "1"});
     CHECK(d.options.at("slurm-mode").value == "per-node");
     check_slurm(d.options, "node-rank", "0", "batch script outside srun: this node only");

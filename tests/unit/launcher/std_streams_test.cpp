@@ -1,6 +1,7 @@
+#include "ptrun/launcher/std_streams.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "ptrun/launcher/std_streams.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 using namespace ptrun::launcher;
@@ -28,7 +29,8 @@ TEST_CASE("std spec: torchrun's 9:0 workaround is accepted", "[launcher][logs]")
 
 TEST_CASE("std spec: bad values name the flag", "[launcher][logs]") {
     CHECK_THROWS_WITH(parse_std_spec("4", "--tee"), Catch::Contains("--tee '4'"));
-    CHECK_THROWS_WITH(parse_std_spec("0:1,x", "--redirects"), Catch::Contains("--redirects '0:1,x'"));
+    CHECK_THROWS_WITH(parse_std_spec("0:1,x", "--redirects"),
+                      Catch::Contains("--redirects '0:1,x'"));
     CHECK_THROWS_AS(parse_std_spec("", "--tee"), UsageError);
     CHECK_THROWS_AS(parse_std_spec("a:1", "--tee"), UsageError);
 }

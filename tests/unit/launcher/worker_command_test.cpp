@@ -1,7 +1,8 @@
+#include "ptrun/launcher/worker_command.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "ptrun/launcher/usage_error.hpp"
-#include "ptrun/launcher/worker_command.hpp"
 
 using namespace ptrun::launcher;
 
@@ -25,8 +26,10 @@ TEST_CASE("worker command: executables run directly with their arguments", "[lau
 TEST_CASE("worker command: modules run under python3 -u -m", "[launcher]") {
     auto c = with_program("pkg.train", {"--lr", "1"});
     c.module = true;
-    auto cmd = make_worker_command(c, {{"PATH", "/usr/bin:/bin"}, {"PYTHON_EXEC", "/usr/bin/python3"}});
-    CHECK(cmd.argv == std::vector<std::string>{"/usr/bin/python3", "-u", "-m", "pkg.train", "--lr", "1"});
+    auto cmd =
+        make_worker_command(c, {{"PATH", "/usr/bin:/bin"}, {"PYTHON_EXEC", "/usr/bin/python3"}});
+    CHECK(cmd.argv ==
+          std::vector<std::string>{"/usr/bin/python3", "-u", "-m", "pkg.train", "--lr", "1"});
 }
 
 TEST_CASE("worker command: --no-python runs a .py file directly", "[launcher]") {
@@ -38,6 +41,7 @@ TEST_CASE("worker command: --no-python runs a .py file directly", "[launcher]") 
 TEST_CASE("worker command: missing programs and interpreters are named", "[launcher]") {
     CHECK_THROWS_WITH(make_worker_command(with_program("definitely-not-here"), {{"PATH", "/bin"}}),
                       Catch::Contains("not found on PATH"));
-    CHECK_THROWS_WITH(make_worker_command(with_program("x.py"), {{"PYTHON_EXEC", "/nonexistent/python"}}),
-                      Catch::Contains("python interpreter '/nonexistent/python'"));
+    CHECK_THROWS_WITH(
+        make_worker_command(with_program("x.py"), {{"PYTHON_EXEC", "/nonexistent/python"}}),
+        Catch::Contains("python interpreter '/nonexistent/python'"));
 }

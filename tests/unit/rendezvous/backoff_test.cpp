@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <stdexcept>
-
 #include "ptrun/rendezvous/backoff.hpp"
+
+#include <catch2/catch.hpp>
+#include <stdexcept>
 
 using namespace ptrun::rdzv;
 using std::chrono::milliseconds;
@@ -30,7 +29,10 @@ TEST_CASE("Backoff jitter stays within its band and the cap", "[rdzv][backoff]")
 }
 
 TEST_CASE("Backoff rejects nonsense options", "[rdzv][backoff]") {
-    CHECK_THROWS_AS(Backoff({milliseconds(1), milliseconds(2), 0.5, 0.1, 0}), std::invalid_argument);
-    CHECK_THROWS_AS(Backoff({milliseconds(1), milliseconds(2), 2.0, 1.5, 0}), std::invalid_argument);
-    CHECK_THROWS_AS(Backoff({milliseconds(-1), milliseconds(2), 2.0, 0.1, 0}), std::invalid_argument);
+    CHECK_THROWS_AS(Backoff({milliseconds(1), milliseconds(2), 0.5, 0.1, 0}),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(Backoff({milliseconds(1), milliseconds(2), 2.0, 1.5, 0}),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(Backoff({milliseconds(-1), milliseconds(2), 2.0, 0.1, 0}),
+                    std::invalid_argument);
 }

@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
-
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <stdexcept>
 #include <thread>
 
@@ -29,7 +28,7 @@ TcpStoreClientOptions client_options(std::uint16_t port, Dialect dialect = Diale
 
 /// A one-connection scripted server for client behaviour the real server cannot provoke.
 class ScriptedServer {
-public:
+  public:
     ScriptedServer() : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
@@ -42,9 +41,12 @@ public:
     }
     std::uint16_t port() const { return port_; }
     /// Accepts one connection (blocking); the socket is non-blocking, as socket_io expects.
-    detail::Fd accept() { return detail::Fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)); }
+    detail::Fd accept() {
+        return detail::Fd(
+            ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    }
 
-private:
+  private:
     detail::Fd listener_;
     std::uint16_t port_ = 0;
 };
@@ -192,8 +194,9 @@ TEST_CASE("TcpStoreClient reports ConnectionLost with the endpoint and attempts"
     auto options = client_options(port);
     options.connect_timeout = 200ms;
     options.backoff = {10ms, 20ms, 2.0, 0.0, 1};
-    CHECK_THROWS_WITH(TcpStoreClient(options), Catch::Contains("127.0.0.1:" + std::to_string(port)) &&
-                                                   Catch::Contains("attempts"));
+    CHECK_THROWS_WITH(
+        TcpStoreClient(options),
+        Catch::Contains("127.0.0.1:" + std::to_string(port)) && Catch::Contains("attempts"));
 }
 
 TEST_CASE("TcpStoreClient throws ConnectionLost when the server goes and reconnects after",
@@ -213,8 +216,7 @@ TEST_CASE("TcpStoreClient throws ConnectionLost when the server goes and reconne
     CHECK(client.add("n", 1) == 1);  // reconnected; a fresh store
 }
 
-TEST_CASE("32 client threads meet at an add/wait barrier and a server barrier",
-          "[rdzv][client]") {
+TEST_CASE("32 client threads meet at an add/wait barrier and a server barrier", "[rdzv][client]") {
     TcpStoreServer server;
     constexpr int kRanks = 32;
     spawn_threads(kRanks, [&](int rank) {

@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
+#include "ptrun/rendezvous/in_memory_store.hpp"
 
+#include <catch2/catch.hpp>
 #include <string>
 
-#include "ptrun/rendezvous/in_memory_store.hpp"
 #include "store_conformance.hpp"
 
 using namespace ptrun::rdzv;

@@ -15,7 +15,7 @@ namespace ptrun::rdzv::test {
 
 /// Keeps every line logged through logger(), at every level.
 class LogCapture {
-public:
+  public:
     LogCapture()
         : sink_(std::make_shared<Sink>()),
           logger_(std::make_shared<spdlog::logger>("capture", sink_)) {
@@ -37,9 +37,9 @@ public:
         return sink_->wait_for_count(needle, count, timeout);
     }
 
-private:
+  private:
     class Sink : public spdlog::sinks::base_sink<std::mutex> {
-    public:
+      public:
         std::string wait_for(const std::vector<std::string>& needles,
                              std::chrono::milliseconds timeout) {
             std::string found;
@@ -66,14 +66,14 @@ private:
             });
         }
 
-    protected:
+      protected:
         void sink_it_(const spdlog::details::log_msg& msg) override {
             lines_.emplace_back(msg.payload.data(), msg.payload.size());
             changed_.notify_all();
         }
         void flush_() override {}
 
-    private:
+      private:
         std::vector<std::string> lines_;
         std::condition_variable changed_;
     };

@@ -1,7 +1,8 @@
+#include "ptrun/rendezvous/prefix_store.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "ptrun/rendezvous/in_memory_store.hpp"
-#include "ptrun/rendezvous/prefix_store.hpp"
 #include "store_conformance.hpp"
 
 using namespace ptrun::rdzv;

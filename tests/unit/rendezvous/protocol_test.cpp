@@ -1,6 +1,7 @@
+#include "protocol.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "protocol.hpp"
 #include "raw_connection.hpp"
 #include "request_parser.hpp"
 
@@ -134,15 +135,15 @@ TEST_CASE("parse_request rejects sizes over the limits before the bytes arrive",
         return parse_request(wire, d, limits).status;
     };
     const auto invalid = ParseResult::Status::Invalid;
-    CHECK(status(bytes({0x02}) + u64(17)) == invalid);                    // GET, long key
-    CHECK(status(bytes({0x00}) + field("k") + u64(33)) == invalid);      // SET, big value
-    CHECK(status(bytes({0x04}) + u64(5)) == invalid);                     // CHECK, 5 keys
+    CHECK(status(bytes({0x02}) + u64(17)) == invalid);                     // GET, long key
+    CHECK(status(bytes({0x00}) + field("k") + u64(33)) == invalid);        // SET, big value
+    CHECK(status(bytes({0x04}) + u64(5)) == invalid);                      // CHECK, 5 keys
     CHECK(status(bytes({0x00}) + u64(0xCEF7853C00000000ull)) == invalid);  // nmap-like SET
-    CHECK(status(bytes({0x0B}) + u64(4) + field("k") + u64(32) + std::string(32, 'v') +
-                 field("k") + u64(32)) == ParseResult::Status::NeedMore);
+    CHECK(status(bytes({0x0B}) + u64(4) + field("k") + u64(32) + std::string(32, 'v') + field("k") +
+                 u64(32)) == ParseResult::Status::NeedMore);
     limits.max_request_bytes = 64;
-    CHECK(status(bytes({0x0B}) + u64(4) + field("k") + u64(32) + std::string(32, 'v') +
-                 field("k") + u64(32)) == invalid);
+    CHECK(status(bytes({0x0B}) + u64(4) + field("k") + u64(32) + std::string(32, 'v') + field("k") +
+                 u64(32)) == invalid);
     const auto unknown = parse_request(bytes({0x63}), Dialect::Legacy, limits);
     CHECK(unknown.status == invalid);
     CHECK_THAT(unknown.error, Catch::Contains("unknown query type 99"));

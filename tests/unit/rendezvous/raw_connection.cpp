@@ -49,7 +49,8 @@ void RawConnection::send_bytewise(std::string_view data) {
 
 std::optional<std::string> RawConnection::read(std::size_t n, std::chrono::milliseconds timeout) {
     std::string out(n, '\0');
-    if (!detail::recv_exact(fd_, out.data(), n, detail::Clock::now() + timeout)) return std::nullopt;
+    if (!detail::recv_exact(fd_, out.data(), n, detail::Clock::now() + timeout))
+        return std::nullopt;
     return out;
 }
 

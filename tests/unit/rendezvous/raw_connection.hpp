@@ -27,7 +27,7 @@ std::string validate();
 
 /// A client socket that speaks raw bytes; every read has a bounded deadline.
 class RawConnection {
-public:
+  public:
     explicit RawConnection(std::uint16_t port);
 
     void send(std::string_view data);
@@ -44,7 +44,7 @@ public:
     std::string local_address() const;
     int fd() const noexcept { return fd_.get(); }
 
-private:
+  private:
     detail::Fd fd_;
 };
 

@@ -1,7 +1,8 @@
+#include "request_stream.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "raw_connection.hpp"
-#include "request_stream.hpp"
 
 using namespace ptrun::rdzv;
 using namespace ptrun::rdzv::detail;
@@ -24,8 +25,8 @@ std::vector<Request> drain(RequestStream& s) {
 TEST_CASE("RequestStream yields legacy requests in order when fed one byte at a time",
           "[rdzv][stream]") {
     const std::string wire = bytes({0x00}) + field("/k1") + field("v1") +  // SET
-                             bytes({0x03}) + field("/cnt") + i64(5) +     // ADD
-                             bytes({0x06});                               // GETNUMKEYS
+                             bytes({0x03}) + field("/cnt") + i64(5) +      // ADD
+                             bytes({0x06});                                // GETNUMKEYS
     RequestStream stream(kLimits);
     std::vector<Request> got;
     for (char c : wire) {
@@ -98,8 +99,8 @@ TEST_CASE("a counted request arriving in pieces is checked from where the last p
     }
     const std::string_view body = std::string_view(wire).substr(5);
     ScanProgress progress;
-    const auto half = parse_request(body.substr(0, body.size() / 2), Dialect::Modern, kLimits,
-                                    &progress);
+    const auto half =
+        parse_request(body.substr(0, body.size() / 2), Dialect::Modern, kLimits, &progress);
     REQUIRE(half.status == ParseResult::Status::NeedMore);
     CHECK(progress.items > 400);
     CHECK(progress.items < 600);

@@ -1,9 +1,8 @@
 // A failed allocation on the server thread closes only the connection that needed the memory.
 // This binary replaces the global operator new so that a test can make large allocations on
 // other threads (the server's) fail, as they do in a process near its address-space limit.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <new>
 #include <thread>
@@ -31,7 +30,7 @@ void* allocate(std::size_t n) {
 
 /// Makes allocations above `bytes` fail on every thread but this one while it lives.
 class FailLargeAllocations {
-public:
+  public:
     explicit FailLargeAllocations(std::size_t bytes) {
         spared.store(std::this_thread::get_id());
         fail_above.store(bytes);

@@ -1,12 +1,11 @@
 // TCP keepalive on the server's connections: a client whose host vanished is dropped.
-#include <catch2/catch.hpp>
-
 #include <dirent.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <climits>
 #include <optional>
 

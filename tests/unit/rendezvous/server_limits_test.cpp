@@ -1,9 +1,8 @@
 // The server's memory bounds: the buffer budget, replies written from stored values, APPEND's
 // value limit and the stored-bytes limit. Loopback only; every wait has a deadline.
-#include <catch2/catch.hpp>
-
 #include <sys/socket.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <set>
@@ -132,8 +131,7 @@ TEST_CASE("a flood of tiny replies is charged at its real size", "[rdzv][limits]
     CHECK(server.stats().buffered_bytes < 64 * 1024);  // everything it held was released
 }
 
-TEST_CASE("replies larger than max_queued_bytes reach a client that reads them",
-          "[rdzv][limits]") {
+TEST_CASE("replies larger than max_queued_bytes reach a client that reads them", "[rdzv][limits]") {
     TcpStoreLimits limits;
     limits.max_queued_bytes_per_connection = 1 << 20;
     LogCapture log;

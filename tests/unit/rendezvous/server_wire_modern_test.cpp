@@ -28,24 +28,24 @@ TEST_CASE("modern codes 1-8: set, compare_set, get, add, check, wait, num_keys, 
           "[rdzv][wire][modern]") {
     TcpStoreServer server;
     auto c = modern(server);
-    c.send(bytes({0x01}) + field("/k1") + field("v1"));                    // SET: no reply
-    c.send(bytes({0x03}) + field("/k1"));                                  // GET
+    c.send(bytes({0x01}) + field("/k1") + field("v1"));  // SET: no reply
+    c.send(bytes({0x03}) + field("/k1"));                // GET
     CHECK(c.read(10) == field("v1"));
-    c.send(bytes({0x02}) + field("/k1") + field("v1") + field("v2"));      // COMPARE_SET swap
+    c.send(bytes({0x02}) + field("/k1") + field("v1") + field("v2"));  // COMPARE_SET swap
     CHECK(c.read(10) == field("v2"));
-    c.send(bytes({0x02}) + field("/nope") + field("exp") + field("x"));    // absent, expected set
+    c.send(bytes({0x02}) + field("/nope") + field("exp") + field("x"));  // absent, expected set
     CHECK(c.read(11) == field("exp"));
-    c.send(bytes({0x04}) + field("/cnt") + i64(-7));                        // ADD
+    c.send(bytes({0x04}) + field("/cnt") + i64(-7));  // ADD
     CHECK(c.read(8) == i64(-7));
-    c.send(bytes({0x05}) + u64(2) + field("/k1") + field("/cnt"));         // CHECK ready
+    c.send(bytes({0x05}) + u64(2) + field("/k1") + field("/cnt"));  // CHECK ready
     CHECK(c.read(1) == kReady);
-    c.send(bytes({0x05}) + u64(2) + field("/k1") + field("/nope"));        // CHECK not ready
+    c.send(bytes({0x05}) + u64(2) + field("/k1") + field("/nope"));  // CHECK not ready
     CHECK(c.read(1) == kNotReady);
-    c.send(bytes({0x06}) + u64(1) + field("/k1"));                         // WAIT, present
+    c.send(bytes({0x06}) + u64(1) + field("/k1"));  // WAIT, present
     CHECK(c.read(1) == kStop);
-    c.send(bytes({0x07}));                                                  // GETNUMKEYS
+    c.send(bytes({0x07}));  // GETNUMKEYS
     CHECK(c.read(8) == i64(2));
-    c.send(bytes({0x08}) + field("/k1"));                                  // DELETE_KEY
+    c.send(bytes({0x08}) + field("/k1"));  // DELETE_KEY
     CHECK(c.read(8) == i64(1));
     c.send(bytes({0x08}) + field("/k1"));
     CHECK(c.read(8) == i64(0));
@@ -88,7 +88,7 @@ TEST_CASE("modern CANCEL_WAIT (12) answers WAIT_CANCELED and the connection goes
     c.send(bytes({0x0C}));
     CHECK(c.read(1) == kCanceled);
     writer.send(bytes({0x01}) + field("/later") + field("x"));  // must not reach c any more
-    c.send(bytes({0x0D}) + u32(99));                             // PING: next reply is the echo
+    c.send(bytes({0x0D}) + u32(99));                            // PING: next reply is the echo
     CHECK(c.read(4) == u32(99));
 }
 
@@ -158,7 +158,8 @@ TEST_CASE("modern BARRIER (18) releases every arrival once world_size have come"
     CHECK(a.read(1) == kCanceled);
 }
 
-TEST_CASE("modern VALIDATE only first: wrong magic or a second one closes", "[rdzv][wire][modern]") {
+TEST_CASE("modern VALIDATE only first: wrong magic or a second one closes",
+          "[rdzv][wire][modern]") {
     TcpStoreServer server;
     {
         auto c = modern(server);

@@ -1,11 +1,10 @@
-#include <catch2/catch.hpp>
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <climits>
 
 #include "ptrun/rendezvous/errors.hpp"
@@ -24,7 +23,8 @@ TEST_CASE("server answers the captured PyTorch 1.13 session byte for byte", "[rd
     RawConnection c(server.port());
     RawConnection callback(server.port());  // 1.13's idle second connection: never sends
     // ctor world_size=N: ADD "init/" 1
-    c.send(bytes({0x03, 5, 0, 0, 0, 0, 0, 0, 0, 0x69, 0x6E, 0x69, 0x74, 0x2F, 1, 0, 0, 0, 0, 0, 0, 0}));
+    c.send(bytes(
+        {0x03, 5, 0, 0, 0, 0, 0, 0, 0, 0x69, 0x6E, 0x69, 0x74, 0x2F, 1, 0, 0, 0, 0, 0, 0, 0}));
     CHECK(c.read(8) == i64(1));
     // set("k1","v1"), sent field by field like 1.13 does
     c.send(bytes({0x00}));
@@ -57,12 +57,12 @@ TEST_CASE("server answers the captured PyTorch 1.13 session byte for byte", "[rd
 TEST_CASE("server answers the modern connection start", "[rdzv][wire]") {
     TcpStoreServer server;
     RawConnection c(server.port());
-    c.send(bytes({0x00, 0xCE, 0xF7, 0x85, 0x3C}));      // VALIDATE: no reply
-    c.send(bytes({0x0D}) + u32(0x00ABCDEF));            // PING
+    c.send(bytes({0x00, 0xCE, 0xF7, 0x85, 0x3C}));  // VALIDATE: no reply
+    c.send(bytes({0x0D}) + u32(0x00ABCDEF));        // PING
     CHECK(c.read(4) == u32(0x00ABCDEF));
     c.send(bytes({0x04}) + u64(5) + "init/" + i64(1));  // ADD init/ 1
     CHECK(c.read(8) == i64(1));
-    c.send(bytes({0x08}) + field("init/"));              // DELETE_KEY is 8 in both dialects
+    c.send(bytes({0x08}) + field("init/"));  // DELETE_KEY is 8 in both dialects
     CHECK(c.read(8) == i64(1));
 }
 
@@ -78,13 +78,12 @@ TEST_CASE("legacy and modern clients share one store on one port", "[rdzv][wire]
     CHECK(modern.read(8) == i64(1));
 }
 
-TEST_CASE("a legacy request after an abandoned wait gets no stale STOP_WAITING",
-          "[rdzv][wire]") {
+TEST_CASE("a legacy request after an abandoned wait gets no stale STOP_WAITING", "[rdzv][wire]") {
     TcpStoreServer server;
     RawConnection c(server.port());
     c.send(bytes({0x00}) + field("/k1") + field("v1"));
-    c.send(bytes({0x05}) + u64(1) + field("/absent"));  // wait("absent") ...
-    CHECK(c.silent_for(20ms));                          // ... client-side socket timeout
+    c.send(bytes({0x05}) + u64(1) + field("/absent"));      // wait("absent") ...
+    CHECK(c.silent_for(20ms));                              // ... client-side socket timeout
     c.send(bytes({0x00}) + field("/absent") + field("v"));  // set("absent")
     c.send(bytes({0x05}) + u64(1) + field("/k1"));          // get("k1"): WAIT ...
     CHECK(c.read(1) == kStop);
@@ -140,15 +139,15 @@ TEST_CASE("malformed input closes only that connection", "[rdzv][wire]") {
     CHECK(good.read(8) == i64(1));  // the SET is applied before the attacks start
 
     const std::vector<std::string> attacks = {
-        bytes({0x63}),                                           // unknown legacy query
-        validate() + bytes({0x42}),                              // unknown modern query
-        validate() + validate(),                                 // second VALIDATE
-        bytes({0xCE, 0xF7, 0x85, 0x3C, 0x03}),                   // per-request magic variant
-        bytes({0x02}) + u64(65),                                 // key over the limit
-        bytes({0x00, 0xCE, 0xF7, 0x85, 0x3D, 0, 0, 0, 0}),       // 2.2 bytes, bad magic: huge SET
-        validate() + bytes({0x05}) + u64(1u << 30),              // CHECK with 2^30 keys
-        validate() + bytes({0x04}) + field("k") + i64(1),        // ADD on "v"
-        "GET / HTTP/1.1\r\n\r\n",                                // port scanner
+        bytes({0x63}),                                      // unknown legacy query
+        validate() + bytes({0x42}),                         // unknown modern query
+        validate() + validate(),                            // second VALIDATE
+        bytes({0xCE, 0xF7, 0x85, 0x3C, 0x03}),              // per-request magic variant
+        bytes({0x02}) + u64(65),                            // key over the limit
+        bytes({0x00, 0xCE, 0xF7, 0x85, 0x3D, 0, 0, 0, 0}),  // 2.2 bytes, bad magic: huge SET
+        validate() + bytes({0x05}) + u64(1u << 30),         // CHECK with 2^30 keys
+        validate() + bytes({0x04}) + field("k") + i64(1),   // ADD on "v"
+        "GET / HTTP/1.1\r\n\r\n",                           // port scanner
     };
     for (const auto& attack : attacks) {
         RawConnection bad(server.port());

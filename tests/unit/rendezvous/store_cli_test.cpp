@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "store_cli.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace ptrun::rdzv::cli;
 
@@ -24,12 +24,13 @@ TEST_CASE("ptrun-store defaults: all interfaces, any free port, the library's li
 }
 
 TEST_CASE("ptrun-store flags reach the server options", "[rdzv][store_cli]") {
-    const auto cmd = parsed({"--host", "127.0.0.1", "--port=29500", "--max-key-bytes", "64",
-                             "--max-value-bytes", "1024", "--max-keys-per-request", "8",
-                             "--max-request-bytes", "4096", "--max-queued-bytes", "2048",
-                             "--max-connections", "10", "--max-buffered-bytes", "4096",
-                             "--max-stored-bytes", "8192", "--keepalive", "5", "--log-level",
-                             "debug"});
+    const auto cmd =
+        parsed({"--host", "127.0.0.1",           "--port=29500", "--max-key-bytes",
+                "64",     "--max-value-bytes",   "1024",         "--max-keys-per-request",
+                "8",      "--max-request-bytes", "4096",         "--max-queued-bytes",
+                "2048",   "--max-connections",   "10",           "--max-buffered-bytes",
+                "4096",   "--max-stored-bytes",  "8192",         "--keepalive",
+                "5",      "--log-level",         "debug"});
     CHECK(cmd.server.host == "127.0.0.1");
     CHECK(cmd.server.port == 29500);
     CHECK(cmd.server.limits.max_key_bytes == 64);
@@ -58,10 +59,14 @@ TEST_CASE("ptrun-store --help and --version are text, not a run", "[rdzv][store_
 
 TEST_CASE("ptrun-store refuses bad values naming the flag and the value", "[rdzv][store_cli]") {
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-        {{"--port", "65536"}, "65536"},          {{"--port", "-1"}, "-1"},
-        {{"--max-connections", "0"}, "0"},       {{"--max-value-bytes", "1e3"}, "1e3"},
-        {{"--log-level", "verbose"}, "verbose"}, {{"--frobnicate"}, "--frobnicate"},
-        {{"--keepalive", "-1"}, "-1"},           {{"--max-buffered-bytes", "0"}, "0"},
+        {{"--port", "65536"}, "65536"},
+        {{"--port", "-1"}, "-1"},
+        {{"--max-connections", "0"}, "0"},
+        {{"--max-value-bytes", "1e3"}, "1e3"},
+        {{"--log-level", "verbose"}, "verbose"},
+        {{"--frobnicate"}, "--frobnicate"},
+        {{"--keepalive", "-1"}, "-1"},
+        {{"--max-buffered-bytes", "0"}, "0"},
         {{"stray"}, "stray"},
     };
     for (const auto& [args, needle] : cases) {

@@ -1,9 +1,8 @@
 #pragma once
 /// Checks every Store verb against any implementation (InMemoryStore, TcpStoreClient, ...).
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <exception>
 #include <functional>

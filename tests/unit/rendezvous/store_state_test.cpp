@@ -1,7 +1,8 @@
+#include "store_state.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "raw_connection.hpp"
-#include "store_state.hpp"
 
 using namespace ptrun::rdzv;
 using namespace ptrun::rdzv::detail;
@@ -149,7 +150,8 @@ TEST_CASE("watch_key acknowledges and reports create, update and delete", "[rdzv
         return s;
     };
     CHECK(notes(req(Op::Set, {"k"}, {"a"})) == bytes({0x01}) + field("k") + field("") + field("a"));
-    CHECK(notes(req(Op::Set, {"k"}, {"b"})) == bytes({0x00}) + field("k") + field("a") + field("b"));
+    CHECK(notes(req(Op::Set, {"k"}, {"b"})) ==
+          bytes({0x00}) + field("k") + field("a") + field("b"));
     CHECK(notes(req(Op::DeleteKey, {"k"})) == bytes({0x02}) + field("k") + field("b") + field(""));
     h.state.disconnect(9);
     CHECK(notes(req(Op::Set, {"k"}, {"c"})).empty());

@@ -278,6 +278,6 @@ TEST_CASE("slurm_job_from_env counts CUDA_VISIBLE_DEVICES without failing on odd
     // The launcher's rules (ptrun::env::parse_cuda_visible_devices), not a second reading.
     CHECK(devices("NoDevFiles") == 0);
     CHECK(devices("0,1,-1,2") == 2);
-    CHECK(devices("0,0") == 0);  // a repeated device hides every device
+    CHECK(devices("0,0") == 0);                             // a repeated device hides every device
     CHECK(devices("GPU-8f6c2e0a-1b2c,MIG-0b1c2d3e") == 1);  // the first entry decides the kind
 }

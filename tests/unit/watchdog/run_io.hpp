@@ -1,9 +1,9 @@
 #pragma once
 /// Drives an io_context on the test's thread until a condition holds or a deadline passes.
 
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>
 #include <chrono>
-#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 
 namespace ptrun::test {
 

@@ -6,12 +6,12 @@
 /// FNV-1a checksum of everything before it. A torn, truncated or altered file fails the checksum or
 /// the length checks and is reported, never half-loaded.
 
+#include <utility>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace ptrun::ddp {
@@ -44,7 +44,7 @@ Checkpoint read_checkpoint(const std::filesystem::path& file);
 
 /// A directory of numbered checkpoints (ckpt-<step>.bin) where rank 0 writes and anyone reads.
 class CheckpointDir {
-public:
+  public:
     /// `keep`: how many of the newest checkpoints survive a save (at least 1).
     CheckpointDir(std::filesystem::path dir, int rank, int keep = 2);
 
@@ -61,7 +61,7 @@ public:
 
     const std::filesystem::path& path() const { return dir_; }
 
-private:
+  private:
     std::filesystem::path dir_;
     int rank_;
     int keep_;

@@ -29,7 +29,7 @@ struct BucketLayout {
 /// the same order whatever order it marks gradients in. Not thread-safe: one thread drives it.
 /// Buffers stay owned by the caller and must outlive this object.
 class DataParallel {
-public:
+  public:
     /// `pg` must outlive this object.
     explicit DataParallel(ProcessGroup& pg, const DataParallelOptions& options = {});
     ~DataParallel();
@@ -37,7 +37,8 @@ public:
     DataParallel& operator=(const DataParallel&) = delete;
 
     /// Registers `count` floats of parameter and gradient; returns the parameter's index. Only
-    /// before the first broadcast_parameters/mark_grad_ready/finish (throws std::logic_error after).
+    /// before the first broadcast_parameters/mark_grad_ready/finish (throws std::logic_error
+    /// after).
     std::size_t add_parameter(std::string name, float* param, float* grad, std::size_t count);
 
     /// Copies rank 0's parameter values to every rank. Blocks; throws CollectiveError.
@@ -62,7 +63,7 @@ public:
 
     std::size_t parameter_count() const;
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -22,8 +22,8 @@ struct CollectiveTimeout : CollectiveError {
     CollectiveTimeout(std::string_view collective, std::vector<int> peers,
                       std::chrono::milliseconds waited);
 
-    std::vector<int> peers;             ///< ranks that had not arrived (may be empty if unknown)
-    std::chrono::milliseconds waited{}; ///< how long the collective waited
+    std::vector<int> peers;              ///< ranks that had not arrived (may be empty if unknown)
+    std::chrono::milliseconds waited{};  ///< how long the collective waited
 };
 
 /// A peer is known to be gone (its process exited, its connection closed). Message: "allreduce:

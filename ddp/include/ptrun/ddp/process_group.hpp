@@ -14,7 +14,7 @@ namespace ptrun::ddp {
 /// caller and must stay alive until wait(). Counts are elements, not bytes. Argument errors
 /// throw CollectiveError at the call. Not thread-safe: issue from one thread.
 class ProcessGroup {
-public:
+  public:
     virtual ~ProcessGroup();
     /// This process's rank in [0, size()).
     virtual int rank() const = 0;

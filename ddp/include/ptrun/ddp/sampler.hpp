@@ -24,7 +24,7 @@ struct SamplerOptions {
 /// `rank`. So the first k*world_size positions of the permutation form k rounds of one sample per
 /// rank, whatever the world size: a fixed global batch sees the same samples at every world size.
 class DistributedSampler {
-public:
+  public:
     /// Throws std::invalid_argument on world_size < 1 or rank outside [0, world_size).
     explicit DistributedSampler(const SamplerOptions& options);
 
@@ -35,7 +35,9 @@ public:
     /// How many indices each rank gets per epoch.
     std::size_t num_samples() const { return num_samples_; }
     /// num_samples() * world_size: the padded (or truncated) length of the epoch's index list.
-    std::size_t total_size() const { return num_samples_ * static_cast<std::size_t>(options_.world_size); }
+    std::size_t total_size() const {
+        return num_samples_ * static_cast<std::size_t>(options_.world_size);
+    }
 
     /// This rank's indices for the current epoch, num_samples() of them.
     std::vector<std::size_t> indices() const;
@@ -43,7 +45,7 @@ public:
     /// The whole epoch order before it is split across ranks (total_size() entries, padded).
     std::vector<std::size_t> epoch_order() const;
 
-private:
+  private:
     SamplerOptions options_;
     std::size_t num_samples_ = 0;
     std::uint64_t epoch_ = 0;

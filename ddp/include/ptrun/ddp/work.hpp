@@ -7,7 +7,7 @@ namespace ptrun::ddp {
 
 /// One issued collective. Its buffers must stay alive (and untouched) until wait() returns.
 class Work {
-public:
+  public:
     virtual ~Work();
     /// Blocks until the collective completes; rethrows its error (CollectiveTimeout, PeerLost,
     /// CollectiveError). The collective's own timeout bounds the wait. Callable more than once.

@@ -2,9 +2,9 @@
 /// The local agent: starts the worker group, watches it on one event loop (child exits, signals,
 /// the grace timer; nothing polls), restarts it while restarts remain, and reports failures.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,12 +44,12 @@ struct Membership {
 };
 
 class Agent {
-public:
+  public:
     /// `parent_env` is ptrun's own environment, inherited by every worker. `membership` is null
     /// for a single-node job. `console` is ptrun's stdout/stderr (shared with the logger); null:
     /// the agent makes its own.
-    Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env, StoreEndpoint store,
-          std::shared_ptr<spdlog::logger> logger,
+    Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env,
+          StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
           std::optional<Membership> membership = std::nullopt,
           std::shared_ptr<Console> console = nullptr);
     ~Agent();
@@ -61,7 +61,7 @@ public:
     /// stopped by a signal. Blocks. Must be called from the main thread.
     int run();
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -18,7 +18,7 @@ struct InfoRequest {
 /// Parses `args` (argv without argv[0]); options not on the command line fall back to
 /// `PET_<NAME>` in `env`, then to torchrun's defaults. Throws UsageError on bad input.
 std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<std::string>& args,
-                                                           const env::EnvMap& env);
+                                                            const env::EnvMap& env);
 
 /// The PET_ variable for a canonical option name: "nproc-per-node" -> "PET_NPROC_PER_NODE".
 std::string pet_name(std::string_view option);

@@ -30,7 +30,7 @@ struct CoordinatorOptions {
 };
 
 class Coordinator {
-public:
+  public:
     /// Connects to the store and starts the thread. Throws rdzv::StoreError when it cannot connect.
     explicit Coordinator(CoordinatorOptions options);
     /// Stops the thread (interrupts its store calls).
@@ -42,7 +42,7 @@ public:
     /// true when drained. The store host calls it before it stops the store.
     bool wait_drained(const std::string& self, std::chrono::milliseconds timeout);
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

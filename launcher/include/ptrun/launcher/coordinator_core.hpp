@@ -55,13 +55,14 @@ struct PublishStatus {
 using CoordinatorCommand = std::variant<PublishRound, EndRound, RejectJoin, PublishStatus>;
 
 class CoordinatorCore {
-public:
+  public:
     explicit CoordinatorCore(CoordinatorPolicy policy);
 
     /// An agent's message at `now`.
     std::vector<CoordinatorCommand> on_event(const RdzvEvent& event, SteadyTime now);
     /// Heartbeat counters read at `now` (node id -> count); declares silent members lost.
-    std::vector<CoordinatorCommand> on_beats(const std::map<std::string, std::int64_t>& counters, SteadyTime now);
+    std::vector<CoordinatorCommand> on_beats(const std::map<std::string, std::int64_t>& counters,
+                                             SteadyTime now);
     /// Time passed: closes a round whose last call is over.
     std::vector<CoordinatorCommand> on_tick(SteadyTime now);
 
@@ -73,11 +74,12 @@ public:
     bool drained(const std::string& self) const;
     bool finished() const { return finished_; }
 
-private:
+  private:
     enum class Phase { Joining, Running, Finished };
     void close(SteadyTime now, std::vector<CoordinatorCommand>& out);
     /// Ends the running round; `lost_id` (if any) is the member not expected back.
-    void end_round(RoundEnd end, std::vector<CoordinatorCommand>& out, const std::string& lost_id = {});
+    void end_round(RoundEnd end, std::vector<CoordinatorCommand>& out,
+                   const std::string& lost_id = {});
     /// True when every survivor of the last round has rejoined and MIN is met.
     bool all_expected_back() const;
     void join(const JoinEvent& e, SteadyTime now, std::vector<CoordinatorCommand>& out);
@@ -91,7 +93,8 @@ private:
     RoundAssignment running_;
     std::set<std::string> succeeded_;
     std::set<std::string> left_;
-    std::map<std::string, std::pair<std::int64_t, SteadyTime>> beats_;  ///< last count, when it changed
+    std::map<std::string, std::pair<std::int64_t, SteadyTime>>
+        beats_;  ///< last count, when it changed
     std::optional<SteadyTime> last_call_end_;
     std::set<std::string> expected_;  ///< survivors of the last round, until they are all back
     bool finished_ = false;

@@ -26,16 +26,16 @@ struct RoundEnded {
 
 /// What the agent knows about the current attempt of the local worker group.
 struct GroupState {
-    int alive = 0;                  ///< workers started and not yet reaped
-    bool stopping = false;          ///< the group was told to stop and is being waited for
-    std::optional<Failure> failure; ///< the first failure of this attempt
-    int stop_signal = 0;            ///< non-zero: ptrun itself was asked to stop by this signal
-    int interrupts = 0;             ///< SIGINTs received (the second escalates to SIGKILL)
-    int restart_count = 0;          ///< TORCHELASTIC_RESTART_COUNT of this attempt
+    int alive = 0;                   ///< workers started and not yet reaped
+    bool stopping = false;           ///< the group was told to stop and is being waited for
+    std::optional<Failure> failure;  ///< the first failure of this attempt
+    int stop_signal = 0;             ///< non-zero: ptrun itself was asked to stop by this signal
+    int interrupts = 0;              ///< SIGINTs received (the second escalates to SIGKILL)
+    int restart_count = 0;           ///< TORCHELASTIC_RESTART_COUNT of this attempt
     /// Multi-node: restarts are decided by the round's end, never locally.
     bool distributed = false;
-    bool reported_success = false;         ///< every local worker succeeded; waiting for the round's end
-    std::optional<RoundEnded> round_end;   ///< the running round has ended
+    bool reported_success = false;  ///< every local worker succeeded; waiting for the round's end
+    std::optional<RoundEnded> round_end;  ///< the running round has ended
     bool operator==(const GroupState&) const = default;
 };
 

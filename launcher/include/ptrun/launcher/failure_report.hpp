@@ -19,8 +19,8 @@ struct WorkerEnd {
     pid_t pid = 0;
     WorkerExit exit;
     std::chrono::system_clock::time_point time;
-    std::string error_file;  ///< path given to the worker; read if it exists
-    std::string stderr_log;  ///< path of its stderr log, "" when stderr went to the terminal
+    std::string error_file;         ///< path given to the worker; read if it exists
+    std::string stderr_log;         ///< path of its stderr log, "" when stderr went to the terminal
     bool stopped_by_ptrun = false;  ///< ended by ptrun's SIGTERM/SIGKILL after another failure
 };
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/launch_options.hpp"
 #include "ptrun/launcher/node_range.hpp"
-#include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/rdzv_conf.hpp"
 #include "ptrun/launcher/rdzv_settings.hpp"
 #include "ptrun/launcher/std_streams.hpp"
@@ -35,7 +35,7 @@ struct LaunchConfig {
     std::string rdzv_endpoint;
     std::string run_id = "none";
     RdzvConf rdzv_conf;
-    RdzvSettings rdzv;            ///< rdzv_conf's timeouts and switches
+    RdzvSettings rdzv;  ///< rdzv_conf's timeouts and switches
     int node_rank = 0;
     bool node_rank_given = false;  ///< --node-rank (or PET_NODE_RANK) was given
     /// Multi-node: the rendezvous store every agent meets at (the c10d endpoint, or static's

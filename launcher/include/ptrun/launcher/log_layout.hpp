@@ -18,7 +18,7 @@
 namespace ptrun::launcher {
 
 class LogLayout {
-public:
+  public:
     /// `log_dir`: --log-dir, "" for temporary directories; `host`: this node's name (its first
     /// label goes into the run directory's name); `tmpdir`: $TMPDIR, "" when unset; `nproc`: the
     /// workers per attempt (how much room the tmpfs must have).
@@ -47,7 +47,7 @@ public:
     /// The temporary error-file root the destructor removes, "" when there is none (yet).
     std::string temporary_error_root() const { return errors_.temporary ? errors_.path : ""; }
 
-private:
+  private:
     struct Root {
         std::string path;        ///< the directory holding run directories
         std::string run;         ///< this run's directory, "" until created

@@ -16,8 +16,8 @@ struct NodePlacement {
     int round = 0;
     int restart_count = 0;  ///< TORCHELASTIC_RESTART_COUNT
     int group_rank = 0;
-    int nodes = 0;          ///< members of the round
-    int rank_base = 0;      ///< global rank of this node's local rank 0
+    int nodes = 0;      ///< members of the round
+    int rank_base = 0;  ///< global rank of this node's local rank 0
     int world_size = 0;
     std::string master_addr;
     std::uint16_t master_port = 0;

@@ -32,7 +32,7 @@ struct RelayTarget {
 };
 
 class OutputRelay {
-public:
+  public:
     /// Takes ownership of `read_fd` (the pipe's read end) and starts reading.
     OutputRelay(boost::asio::io_context& io, int read_fd, RelayTarget target);
     ~OutputRelay();
@@ -42,7 +42,7 @@ public:
     /// Reads whatever is left without blocking, flushes a trailing partial line, and stops.
     void drain();
 
-private:
+  private:
     struct Impl;
     std::shared_ptr<Impl> impl_;  // shared with the pending read handler
 };
@@ -55,14 +55,14 @@ int write_all(int fd, const char* data, std::size_t size);
 /// line, each line is prefixed, a line reaching `max_line` bytes is passed on as a piece ending in
 /// '\n' (a '\n' right after a piece adds nothing), and "\r\n" is passed on as one line end.
 class ConsoleLines {
-public:
+  public:
     ConsoleLines(std::string prefix, std::size_t max_line = kMaxConsoleLine);
     /// Appends the complete console lines in `data` to `out`; keeps the rest (at most max_line).
     void feed(const char* data, std::size_t size, std::string& out);
     /// Appends the held partial line, if any, ended with '\n'.
     void finish(std::string& out);
 
-private:
+  private:
     std::string prefix_;
     std::size_t max_line_;
     std::string partial_;

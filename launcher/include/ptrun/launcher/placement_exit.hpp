@@ -22,7 +22,8 @@ inline constexpr std::chrono::milliseconds kExitBarrierTimeout{300'000};
 /// its own worker succeeded, blocks until every other task has counted out, at most `timeout`
 /// (a warning then); when its worker failed it returns at once. Never throws; no-op without a
 /// fixed placement.
-void placement_exit_barrier(const LaunchConfig& config, int exit_code, const std::shared_ptr<spdlog::logger>& log,
+void placement_exit_barrier(const LaunchConfig& config, int exit_code,
+                            const std::shared_ptr<spdlog::logger>& log,
                             std::chrono::milliseconds timeout = kExitBarrierTimeout);
 
 }  // namespace ptrun::launcher

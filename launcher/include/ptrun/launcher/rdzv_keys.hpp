@@ -25,7 +25,9 @@ struct RdzvKeys {
 };
 
 /// The keys of run `run_id`.
-inline RdzvKeys rdzv_keys(const std::string& run_id) { return RdzvKeys{"/ptrun/rdzv/" + run_id + "/"}; }
+inline RdzvKeys rdzv_keys(const std::string& run_id) {
+    return RdzvKeys{"/ptrun/rdzv/" + run_id + "/"};
+}
 
 /// Prefix of every rendezvous key of every run: what survives the wipe between rounds.
 inline constexpr const char* kRdzvKeyRoot = "/ptrun/rdzv/";

@@ -52,8 +52,9 @@ struct RdzvSessionOptions {
 };
 
 class RdzvSession {
-public:
-    /// Connects to the store (retrying until join_timeout) and starts beating. Throws RendezvousError.
+  public:
+    /// Connects to the store (retrying until join_timeout) and starts beating. Throws
+    /// RendezvousError.
     explicit RdzvSession(RdzvSessionOptions options);
     /// stop(), then joins the threads.
     ~RdzvSession();
@@ -74,7 +75,7 @@ public:
     /// Sends what is queued (at most read_timeout), then interrupts every store call and stops.
     void stop();
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

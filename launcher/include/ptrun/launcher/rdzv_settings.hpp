@@ -13,14 +13,16 @@ using Millis = std::chrono::milliseconds;
 
 /// Defaults are torchrun's. Every duration is given in seconds on the command line.
 struct RdzvSettings {
-    Millis join_timeout{600'000};      ///< join_timeout: how long a node waits for its round to close
-    Millis last_call_timeout{30'000};  ///< last_call_timeout: extra wait for more nodes once MIN joined
-    Millis close_timeout{30'000};      ///< close_timeout: how long the store host waits for the others to leave
-    Millis read_timeout{60'000};       ///< read_timeout: deadline of one store request
-    Millis heartbeat{5'000};           ///< heartbeat (alias keep_alive_interval): beat interval
-    int keep_alive_max_attempt = 3;    ///< beats missed before a node is declared lost
-    std::optional<bool> is_host;       ///< is_host: force (or forbid) hosting the store here
-    std::string key_file;              ///< key_file: the rendezvous key (rdzv_auth.hpp)
+    Millis join_timeout{600'000};  ///< join_timeout: how long a node waits for its round to close
+    Millis last_call_timeout{
+        30'000};  ///< last_call_timeout: extra wait for more nodes once MIN joined
+    Millis close_timeout{
+        30'000};  ///< close_timeout: how long the store host waits for the others to leave
+    Millis read_timeout{60'000};     ///< read_timeout: deadline of one store request
+    Millis heartbeat{5'000};         ///< heartbeat (alias keep_alive_interval): beat interval
+    int keep_alive_max_attempt = 3;  ///< beats missed before a node is declared lost
+    std::optional<bool> is_host;     ///< is_host: force (or forbid) hosting the store here
+    std::string key_file;            ///< key_file: the rendezvous key (rdzv_auth.hpp)
 };
 
 /// Reads the known keys of `conf`; throws UsageError naming the key and value on a malformed or

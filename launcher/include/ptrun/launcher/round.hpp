@@ -11,11 +11,11 @@ namespace ptrun::launcher {
 
 /// One agent as it introduces itself when joining a round.
 struct NodeInfo {
-    std::string id;        ///< unique per agent process: hostname:pid:random
+    std::string id;  ///< unique per agent process: hostname:pid:random
     std::string hostname;
-    std::string addr;      ///< the address it reaches the store from (--local-addr when given)
-    int nproc = 1;         ///< its workers per node
-    int node_rank = -1;    ///< --node-rank when given, else -1
+    std::string addr;    ///< the address it reaches the store from (--local-addr when given)
+    int nproc = 1;       ///< its workers per node
+    int node_rank = -1;  ///< --node-rank when given, else -1
     bool is_store_host = false;
     int max_restarts = 0;  ///< every node must agree
     bool operator==(const NodeInfo&) const = default;

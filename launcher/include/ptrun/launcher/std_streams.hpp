@@ -11,12 +11,13 @@ enum class StdMask : unsigned { None = 0, Out = 1, Err = 2, All = 3 };
 
 /// True when `mask` includes every stream in `part`.
 constexpr bool has(StdMask mask, StdMask part) {
-    return (static_cast<unsigned>(mask) & static_cast<unsigned>(part)) == static_cast<unsigned>(part);
+    return (static_cast<unsigned>(mask) & static_cast<unsigned>(part)) ==
+           static_cast<unsigned>(part);
 }
 
 /// A per-local-rank choice: one value for every rank, or "rank:value,..." (others get None).
 class StdSpec {
-public:
+  public:
     StdSpec() = default;
     explicit StdSpec(StdMask all) : all_(all) {}
     StdSpec(std::map<int, StdMask> per_rank) : per_rank_(std::move(per_rank)), mapped_(true) {}
@@ -25,7 +26,7 @@ public:
     /// True when no rank has any stream chosen.
     bool none() const;
 
-private:
+  private:
     StdMask all_ = StdMask::None;
     std::map<int, StdMask> per_rank_;
     bool mapped_ = false;

@@ -12,7 +12,7 @@
 namespace ptrun::launcher {
 
 class TerminalLender {
-public:
+  public:
     TerminalLender() = default;
     /// Takes the terminal back from a worker still holding it, and closes it.
     ~TerminalLender();
@@ -33,7 +33,7 @@ public:
     /// The process group holding the terminal, 0 when ptrun does.
     pid_t holder() const { return holder_; }
 
-private:
+  private:
     int fd_ = -1;
     pid_t holder_ = 0;
     termios saved_{};

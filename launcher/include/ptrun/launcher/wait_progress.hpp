@@ -19,7 +19,7 @@ namespace ptrun::launcher {
 class ConsoleLogSink;
 
 class WaitProgress {
-public:
+  public:
     /// Draws on `logger`'s ConsoleLogSink when it has one on a terminal, else logs lines.
     WaitProgress(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger);
 
@@ -28,7 +28,7 @@ public:
     /// How often the session should report: every second on a terminal, 5 s otherwise.
     std::chrono::milliseconds interval() const;
 
-private:
+  private:
     std::string waiting_text(const JoinProgress& progress);
 
     const LaunchConfig& config_;

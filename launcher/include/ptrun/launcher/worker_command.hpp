@@ -34,6 +34,7 @@ WorkerCommand make_worker_command(const LaunchConfig& config, const env::EnvMap&
 
 /// Finds `name` on `path_var` (or takes it as a path if it has a '/'); returns "" if not found.
 /// Sets `not_executable` when a match exists but lacks execute permission.
-std::string find_executable(const std::string& name, const std::string& path_var, bool& not_executable);
+std::string find_executable(const std::string& name, const std::string& path_var,
+                            bool& not_executable);
 
 }  // namespace ptrun::launcher

@@ -9,11 +9,11 @@
 /// destroy them when the attempt ends (a process of an old attempt that still has its record
 /// mapped then writes to memory nobody reads, never into the new attempt's records).
 
+#include <utility>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "ptrun/progress/heartbeat.h"
 #include "ptrun/progress/heartbeat.hpp"

@@ -19,7 +19,7 @@ struct BackoffOptions {
 
 /// Produces successive retry delays. Not thread-safe; one per retry loop.
 class Backoff {
-public:
+  public:
     /// Throws std::invalid_argument on a negative duration, multiplier < 1 or jitter outside [0,1].
     explicit Backoff(BackoffOptions options = {});
 
@@ -28,7 +28,7 @@ public:
     /// Starts over at the initial delay (after a success).
     void reset() noexcept;
 
-private:
+  private:
     BackoffOptions options_;
     double current_ms_;
     std::mt19937_64 rng_;

@@ -74,8 +74,8 @@ PTRUN_STORE_API int ptrun_store_set(ptrun_store_client* client, const char* key,
                                     size_t value_len);
 /** Blocks until key exists (at most timeout_ms, then TIMEOUT); *value receives a copy (free with
  *  ptrun_store_free; NUL-terminated for convenience, not counted in *value_len). */
-PTRUN_STORE_API int ptrun_store_get(ptrun_store_client* client, const char* key,
-                                    int64_t timeout_ms, void** value, size_t* value_len);
+PTRUN_STORE_API int ptrun_store_get(ptrun_store_client* client, const char* key, int64_t timeout_ms,
+                                    void** value, size_t* value_len);
 /** As ptrun_store_get, into the caller's buffer of `capacity` bytes; *value_len receives the
  *  value's length, and BUFFER_TOO_SMALL (nothing copied) if it exceeds capacity. */
 PTRUN_STORE_API int ptrun_store_get_into(ptrun_store_client* client, const char* key,
@@ -90,8 +90,8 @@ PTRUN_STORE_API int ptrun_store_add(ptrun_store_client* client, const char* key,
  *  ptrun_store_free; current may be NULL. */
 PTRUN_STORE_API int ptrun_store_compare_set(ptrun_store_client* client, const char* key,
                                             const void* expected, size_t expected_len,
-                                            const void* desired, size_t desired_len,
-                                            void** current, size_t* current_len);
+                                            const void* desired, size_t desired_len, void** current,
+                                            size_t* current_len);
 /** Blocks until all n keys exist, at most timeout_ms (then TIMEOUT naming the missing keys). */
 PTRUN_STORE_API int ptrun_store_wait(ptrun_store_client* client, const char* const* keys, size_t n,
                                      int64_t timeout_ms);

@@ -11,13 +11,13 @@ namespace ptrun::rdzv {
 
 /// Base of every store failure (bad reply, rejected request, unsupported verb, ...).
 class StoreError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 /// A blocking call ran out of time; carries the keys it waited for and how long it waited.
 class StoreTimeout : public StoreError {
-public:
+  public:
     /// Message: "<operation> timed out after <ms> ms waiting for 2 key(s): 'a', 'b'".
     StoreTimeout(std::string_view operation, std::vector<std::string> keys,
                  std::chrono::milliseconds waited);
@@ -25,14 +25,14 @@ public:
     const std::vector<std::string>& keys() const noexcept { return keys_; }
     std::chrono::milliseconds waited() const noexcept { return waited_; }
 
-private:
+  private:
     std::vector<std::string> keys_;
     std::chrono::milliseconds waited_;
 };
 
 /// The connection to the store server could not be made or broke (deadline, reset, EOF, garbage).
 class ConnectionLost : public StoreError {
-public:
+  public:
     using StoreError::StoreError;
 };
 

@@ -14,7 +14,7 @@ namespace ptrun::rdzv {
 /// Same semantics as the TCP store (counters as decimal text, compare_set table, FIFO queues).
 /// Blocking calls sleep on a condition variable that every write notifies; nothing polls.
 class InMemoryStore final : public Store {
-public:
+  public:
     InMemoryStore() = default;
 
     void set(std::string_view key, std::string_view value) override;
@@ -39,7 +39,7 @@ public:
     /// Erases every key and queue (a fresh namespace). Does not block beyond the lock.
     void clear();
 
-private:
+  private:
     bool exists_locked(const std::string& key) const;
     /// Waits on cv_ until every key exists; throws StoreTimeout(operation) after `timeout`.
     void wait_locked(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,

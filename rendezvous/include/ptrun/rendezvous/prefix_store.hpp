@@ -11,7 +11,7 @@ namespace ptrun::rdzv {
 /// PrefixStore). `inner` must outlive this object. num_keys() counts the whole inner store;
 /// list_keys() returns only this prefix's keys, with the prefix stripped.
 class PrefixStore final : public Store {
-public:
+  public:
     /// Does not block or throw.
     PrefixStore(std::string prefix, Store& inner);
 
@@ -38,7 +38,7 @@ public:
     std::int64_t queue_len(std::string_view key) override;
     std::vector<std::string> list_keys() override;
 
-private:
+  private:
     std::vector<std::string> full_keys(const std::vector<std::string>& keys) const;
 
     std::string prefix_;

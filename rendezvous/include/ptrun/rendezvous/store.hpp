@@ -1,5 +1,6 @@
 #pragma once
-/// The c10d store verbs as an interface: TcpStoreClient, InMemoryStore and PrefixStore implement it.
+/// The c10d store verbs as an interface: TcpStoreClient, InMemoryStore and PrefixStore implement
+/// it.
 
 #include <chrono>
 #include <cstdint>
@@ -18,7 +19,7 @@ inline constexpr Duration kDefaultTimeout{300'000};
 /// Blocking calls take a timeout and throw StoreTimeout naming the keys; transport failures
 /// throw ConnectionLost; everything else StoreError. Implementations are thread-safe.
 class Store {
-public:
+  public:
     virtual ~Store() = default;
 
     /// Stores `value` under `key` (replacing it) and wakes waiters on `key`. Does not block.

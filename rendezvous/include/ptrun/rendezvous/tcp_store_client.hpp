@@ -33,7 +33,7 @@ struct TcpStoreClientOptions {
 /// connection (1.13 has no CANCEL_WAIT); append uses code 9, which only ptrun's server knows;
 /// queue_*, list_keys, barrier and ping throw StoreError.
 class TcpStoreClient final : public Store {
-public:
+  public:
     /// Connects, retrying with backoff until connect_timeout; throws ConnectionLost after it.
     explicit TcpStoreClient(TcpStoreClientOptions options);
     ~TcpStoreClient() override;
@@ -63,7 +63,8 @@ public:
     /// Blocks until `key`'s queue is not empty (at most `timeout`, then StoreTimeout), then pops
     /// up to `max` elements with one pipelined batch of QUEUE_POPs; returns them in queue order
     /// (empty if another consumer won them). Three round trips however many. Modern dialect only.
-    std::vector<std::string> queue_pop_batch(std::string_view key, std::size_t max, Duration timeout);
+    std::vector<std::string> queue_pop_batch(std::string_view key, std::size_t max,
+                                             Duration timeout);
     std::vector<std::string> list_keys() override;
 
     /// Server-side barrier: counts arrivals at `key` and blocks until `world_size` have arrived,
@@ -76,7 +77,7 @@ public:
     /// ConnectionLost, and so does every later call. For shutting down a watcher thread.
     void interrupt() noexcept;
 
-private:
+  private:
     class Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -79,7 +79,7 @@ struct TcpStoreStats {
 ///   worker_env["TORCHELASTIC_USE_AGENT_STORE"] = "True";
 ///   store.clear();  // before each restart attempt: 2.5+ workers no longer prefix their keys
 class TcpStoreServer {
-public:
+  public:
     /// Binds and listens, then starts serving on its own thread. Throws StoreError if the
     /// address cannot be resolved or bound (the message names host and port).
     explicit TcpStoreServer(TcpStoreServerOptions options = {});
@@ -102,7 +102,7 @@ public:
     /// (once) an unexpected exception that escaped a handler on the server thread.
     void stop();
 
-private:
+  private:
     class Impl;
     std::unique_ptr<Impl> impl_;
 };

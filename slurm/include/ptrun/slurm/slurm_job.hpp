@@ -29,7 +29,7 @@ struct SlurmJob {
     std::optional<int> gpus_on_node;       ///< SLURM_GPUS_ON_NODE (only with --gpus*/--gres)
     /// How many devices CUDA_VISIBLE_DEVICES shows, by env::parse_cuda_visible_devices.
     std::optional<int> cuda_visible_devices;
-    std::optional<int> cpus_on_node;          ///< SLURM_CPUS_ON_NODE: allocated, not hardware
+    std::optional<int> cpus_on_node;  ///< SLURM_CPUS_ON_NODE: allocated, not hardware
 
     bool operator==(const SlurmJob&) const = default;
 };

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstddef>
@@ -17,7 +18,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <vector>
 
 namespace ptrun::watchdog {

@@ -11,6 +11,7 @@
 /// default) makes the agent construct one HealthServer before the first attempt, with a
 /// snapshot function that reads the workers' state and heartbeat records at request time.
 
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
@@ -18,7 +19,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 
 #include "ptrun/watchdog/health_status.hpp"
 

@@ -14,12 +14,12 @@
 /// at TORCHELASTIC_TIMER_FILE (or a fresh path it puts there for the workers) before the first
 /// attempt, feeds on_request into a TimerTable, and keeps it for the whole run.
 
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 
 #include "ptrun/watchdog/timer_request.hpp"
 

@@ -14,11 +14,11 @@
 
 #include <sys/types.h>
 
+#include <utility>
 #include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "ptrun/watchdog/timer_request.hpp"
