@@ -10,7 +10,8 @@ test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-b
            openmpi-bin libopenmpi-dev  # bench/allreduce compares with MPI_Allreduce
            debootstrap  # the Debian 13 root with PyTorch 2.6 (scripts/torch2-root.sh)
            python3-wheel python3-venv binutils  # the wheel (python/make_wheel.py) and its test
-           elfutils gdb)  # eu-stack and gdb: the hang watchdog's native stacks (tests/unit/watchdog)
+           elfutils gdb  # eu-stack and gdb: the hang watchdog's native stacks (tests/unit/watchdog)
+           clang-format)  # scripts/check-format.sh
 extra_pkgs=("$@")
 
 missing=()

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite: installs dependencies, builds with warnings as errors, runs every test
+# The whole test suite: installs dependencies, checks the sources' format (scripts/check-format.sh),
+# builds with warnings as errors, runs every test
 # (unit, integration, real PyTorch 1.13 and, in the Debian 13 root, 2.6), then the unit tests again
 # under ASan+UBSan and under ThreadSanitizer, then the two store fuzzers (clang) for a bounded time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
+"$root/scripts/check-format.sh"
 
 # The Debian 13 root with PyTorch 2.6 (cached: instant once made) is made while ptrun builds;
 # ctest's torch2 tests need it, and here its absence is a failure, not a skip.
