@@ -250,10 +250,11 @@ start_daemon() {
     </dev/null >"$DIR/log/$name.out" 2>&1 &
   echo $! > "$DIR/pids/$name"
 }
-daemon_died() {   # daemon_died: print which of our daemons is gone (non-zero when all alive)
+daemon_died() {   # daemon_died: print which of our daemons is gone (non-zero when all alive); a daemon
+  # still on its way (this script's fork, setsid, ip netns exec, unshare, sh: a loaded machine shows each) is alive
   local f
   for f in "$DIR"/pids/*; do
-    if ! pid_of "$f" 'slurmd|slurmctld|munged|bash|sh|unshare|ip' >/dev/null; then basename "$f"; return 0; fi
+    if ! pid_of "$f" 'slurmd|slurmctld|munged|bash|sh|unshare|ip|setsid|cluster.sh' >/dev/null; then basename "$f"; return 0; fi
   done
   return 1
 }
