@@ -1,5 +1,6 @@
 #include "ptrun/launcher/endpoint.hpp"
 
+#include <utility>
 #include <algorithm>
 
 #include "ptrun/env/env_map.hpp"
@@ -22,23 +23,28 @@ std::uint16_t port_of(std::string_view digits, std::string_view flag, std::strin
 
 }  // namespace
 
-HostPort parse_endpoint(std::string_view text, std::uint16_t default_port, std::string_view flag) {
+EndpointText split_endpoint(std::string_view text, std::string_view flag) {
     if (text.empty()) bad(flag, text, "expected HOST[:PORT]");
     if (text.front() == '[') {
         auto close = text.find(']');
         if (close == std::string_view::npos || close == 1) bad(flag, text, "expected [IPv6]:PORT");
-        HostPort hp{std::string(text.substr(1, close - 1)), default_port};
+        EndpointText e{std::string(text.substr(1, close - 1)), std::nullopt};
         auto rest = text.substr(close + 1);
-        if (rest.empty()) return hp;
+        if (rest.empty()) return e;
         if (rest.front() != ':') bad(flag, text, "expected [IPv6]:PORT");
-        hp.port = port_of(rest.substr(1), flag, text);
-        return hp;
+        e.port = port_of(rest.substr(1), flag, text);
+        return e;
     }
-    if (std::count(text.begin(), text.end(), ':') >= 2) return {std::string(text), default_port};
+    if (std::count(text.begin(), text.end(), ':') >= 2) return {std::string(text), std::nullopt};
     auto colon = text.find(':');
     if (colon == 0) bad(flag, text, "expected HOST[:PORT] with a host before the colon");
-    if (colon == std::string_view::npos) return {std::string(text), default_port};
+    if (colon == std::string_view::npos) return {std::string(text), std::nullopt};
     return {std::string(text.substr(0, colon)), port_of(text.substr(colon + 1), flag, text)};
+}
+
+HostPort parse_endpoint(std::string_view text, std::uint16_t default_port, std::string_view flag) {
+    auto e = split_endpoint(text, flag);
+    return {std::move(e.host), e.port.value_or(default_port)};
 }
 
 std::string format_endpoint(const std::string& host, std::uint16_t port) {

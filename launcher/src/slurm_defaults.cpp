@@ -3,6 +3,7 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 #include "ptrun/slurm/slurm_job.hpp"
 #include "ptrun/slurm/topology.hpp"
@@ -114,27 +115,6 @@ void fill_per_node(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvM
          "first host of " + n.nodelist + " : " + port_origin);
 }
 
-/// HOST and PORT of an explicit --rdzv-endpoint HOST[:PORT] ("[v6]:PORT" too); port 0 when absent.
-std::pair<std::string, int> split_endpoint(const RawValue& raw) {
-    std::string host = raw.value;
-    int port = 0;
-    auto colon = host.rfind(':');
-    bool bracketed = !host.empty() && host.front() == '[';
-    if (colon != std::string::npos && (!bracketed || host.find(']') < colon) &&
-        (bracketed || host.find(':') == colon)) {
-        auto v = env::parse_int(std::string_view(host).substr(colon + 1));
-        if (!v || *v < 1 || *v > 65535) {
-            throw UsageError("--rdzv-endpoint '" + raw.value +
-                             "': expected HOST[:PORT] with PORT from 1 to 65535");
-        }
-        port = static_cast<int>(*v);
-        host.resize(colon);
-    }
-    if (bracketed && host.size() > 2 && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (host.empty()) throw UsageError("--rdzv-endpoint '" + raw.value + "': expected HOST[:PORT]");
-    return {host, port};
-}
-
 FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvMap& env,
                              const Names& n, const std::string& why) {
     auto refuse = [&](std::string_view name, const std::string& hint) {
@@ -158,10 +138,16 @@ FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const
     std::string host_origin = "first host of " + n.nodelist;
     int port = port_for(job, env, port_origin);
     if (given(o, "rdzv-endpoint")) {
-        auto [h, p] = split_endpoint(o.at("rdzv-endpoint"));
-        host = h;
+        const auto& raw = o.at("rdzv-endpoint").value;
+        auto given_endpoint = split_endpoint(raw, "rdzv-endpoint");
+        if (given_endpoint.port == 0) {  // the workers' MASTER_PORT: no server picks one here
+            throw UsageError("--rdzv-endpoint '" + raw +
+                             "': expected HOST[:PORT] with PORT from 1 to 65535 (the workers "
+                             "connect to it: one-task-per-rank mode starts no agent's store)");
+        }
+        host = given_endpoint.host;
         host_origin = port_origin = "--rdzv-endpoint";
-        if (p != 0) port = p;
+        if (given_endpoint.port) port = *given_endpoint.port;
     }
     fill(o, "master-addr", host, host_origin);
     fill(o, "master-port", std::to_string(port), port_origin);

@@ -20,3 +20,14 @@ TEST_CASE("endpoint: HOST[:PORT] with IPv6 in brackets", "[launcher][endpoint]")
     CHECK_THROWS_WITH(parse_endpoint("h:x", 1, "rdzv-endpoint"),
                       Catch::Contains("--rdzv-endpoint 'h:x'"));
 }
+
+TEST_CASE("endpoint: split_endpoint tells a missing port from port 0", "[launcher][endpoint]") {
+    CHECK_FALSE(split_endpoint("node1", "rdzv-endpoint").port);
+    CHECK_FALSE(split_endpoint("[fd00::1]", "rdzv-endpoint").port);
+    CHECK_FALSE(split_endpoint("fd00::1", "rdzv-endpoint").port);
+    CHECK(split_endpoint("node1:0", "rdzv-endpoint").port == 0);
+    CHECK(split_endpoint("[fd00::1]:29400", "rdzv-endpoint").port == 29400);
+    CHECK(split_endpoint("[fd00::1]:29400", "rdzv-endpoint").host == "fd00::1");
+    CHECK(parse_endpoint("node1", 29400, "rdzv-endpoint") == HostPort{"node1", 29400});
+    CHECK(parse_endpoint("node1:0", 29400, "rdzv-endpoint") == HostPort{"node1", 0});
+}

@@ -163,6 +163,19 @@ TEST_CASE("slurm defaults: --rdzv-endpoint moves the per-rank store", "[launcher
     d = infer(cols::column_E(), {"--rdzv-endpoint", "[fd00::1]"});
     CHECK(d.options.at("master-addr").value == "fd00::1");
     CHECK(d.options.at("master-port").value == "29502");
+    // The one endpoint grammar (endpoint.hpp), as for every other mode: a bare IPv6 address is a
+    // host; port 0 names no port the workers could connect to.
+    d = infer(cols::column_E(), {"--rdzv-endpoint", "fd00::2"});
+    CHECK(d.options.at("master-addr").value == "fd00::2");
+    CHECK(d.options.at("master-port").value == "29502");
+    CHECK_THROWS_WITH(
+        infer(cols::column_E(), {"--rdzv-endpoint", "login1:0"}),
+        Catch::Contains("--rdzv-endpoint 'login1:0'") && Catch::Contains("PORT from 1 to 65535"));
+    CHECK_THROWS_WITH(
+        infer(cols::column_E(), {"--rdzv-endpoint", ":4000"}),
+        Catch::Contains("--rdzv-endpoint ':4000'") && Catch::Contains("a host before the colon"));
+    CHECK_THROWS_WITH(infer(cols::column_E(), {"--rdzv-endpoint", "login1:70000"}),
+                      Catch::Contains("PORT from 0 to 65535"));
 }
 
 TEST_CASE("slurm defaults: --slurm-mode overrides the detection", "[launcher][slurm]") {

@@ -2,6 +2,7 @@
 /// `HOST[:PORT]` endpoints as torchrun writes them, IPv6 in brackets (`[fd00::1]:29400`).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,17 @@ struct HostPort {
     std::uint16_t port = 0;
     bool operator==(const HostPort&) const = default;
 };
+
+/// `HOST[:PORT]` as written: the port only when the text has one (0 included).
+struct EndpointText {
+    std::string host;  ///< without brackets
+    std::optional<std::uint16_t> port;
+};
+
+/// Parses `text` (the one endpoint grammar: every HOST[:PORT] option uses it). A bare IPv6
+/// address (two or more colons, no brackets) is a host without a port. Throws UsageError naming
+/// `flag` and the text.
+EndpointText split_endpoint(std::string_view text, std::string_view flag);
 
 /// Parses `text`; a missing port gives `default_port`. A bare IPv6 address (two or more colons,
 /// no brackets) is a host without a port. Throws UsageError naming `flag` and the text.
