@@ -1,6 +1,7 @@
 #include "ptrun/env/env_map.hpp"
 
 #include <charconv>
+#include <cstdlib>
 
 namespace ptrun::env {
 
@@ -17,6 +18,21 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
     return value;
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+    if (text == "1" || text == "true" || text == "True" || text == "yes") return true;
+    if (text == "0" || text == "false" || text == "False" || text == "no") return false;
+    return std::nullopt;
+}
+
+std::optional<double> parse_seconds(std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    const std::string whole(text);
+    char* end = nullptr;
+    const double v = std::strtod(whole.c_str(), &end);
+    if (*end != '\0' || !(v >= 0) || v > 1e7) return std::nullopt;
+    return v;
 }
 
 std::optional<std::int64_t> lookup_int(const EnvMap& env, std::string_view name, std::int64_t min,

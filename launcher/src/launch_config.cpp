@@ -28,13 +28,12 @@ std::int64_t integer(const LaunchOptions& o, std::string_view flag, std::int64_t
 
 double seconds(const LaunchOptions& o, std::string_view flag, bool allow_zero) {
     const auto& raw = o.at(flag);
-    char* end = nullptr;
-    double v = raw.value.empty() ? -1 : std::strtod(raw.value.c_str(), &end);
-    if (raw.value.empty() || *end != '\0' || !(v >= 0) || (!allow_zero && v == 0) || v > 1e7) {
+    auto v = env::parse_seconds(raw.value);
+    if (!v || (!allow_zero && *v == 0)) {
         throw UsageError(quoted(flag, raw) + ": expected a " +
                          (allow_zero ? "non-negative" : "positive") + " number of seconds");
     }
-    return v;
+    return *v;
 }
 
 int nproc(const LaunchOptions& o, const HostFacts& host) {

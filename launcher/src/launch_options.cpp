@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 namespace ptrun::launcher {
@@ -15,8 +16,8 @@ const RawValue& LaunchOptions::at(std::string_view name) const {
 bool LaunchOptions::flag(std::string_view name) const {
     const auto& raw = at(name);
     const auto& v = raw.value;
-    if (v.empty() || v == "0" || v == "false" || v == "False" || v == "no") return false;
-    if (v == "1" || v == "true" || v == "True" || v == "yes") return true;
+    if (v.empty()) return false;
+    if (auto b = env::parse_bool(v)) return *b;
     throw UsageError((raw.source == Source::PetEnv ? "PET_ variable for --" : "--") +
                      std::string(name) + " '" + v + "': expected 1/true/yes or 0/false/no");
 }

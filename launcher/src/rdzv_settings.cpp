@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 namespace ptrun::launcher {
@@ -17,17 +18,14 @@ std::string item(const std::string& key, const std::string& value) {
 }
 
 Millis seconds(const std::string& key, const std::string& value) {
-    char* end = nullptr;
-    double v = value.empty() ? -1 : std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || !(v > 0) || v > 1e7) {
+    auto v = env::parse_seconds(value);
+    if (!v || *v == 0)
         throw UsageError(item(key, value) + ": expected a positive number of seconds");
-    }
-    return Millis(static_cast<Millis::rep>(std::llround(v * 1000.0)));
+    return Millis(static_cast<Millis::rep>(std::llround(*v * 1000.0)));
 }
 
 bool boolean(const std::string& key, const std::string& value) {
-    if (value == "1" || value == "true" || value == "True" || value == "yes") return true;
-    if (value == "0" || value == "false" || value == "False" || value == "no") return false;
+    if (auto b = env::parse_bool(value)) return *b;
     throw UsageError(item(key, value) + ": expected true or false");
 }
 

@@ -1,8 +1,6 @@
 #include "ptrun/rendezvous/in_memory_store.hpp"
 
-#include <cctype>
-#include <charconv>
-
+#include "counter_text.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::rdzv {
@@ -10,17 +8,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t parse_counter(std::string_view key, std::string_view text) {
-    std::size_t i = 0;
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    if (i < text.size() && text[i] == '+') ++i;
-    std::int64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), value);
-    if (ec != std::errc{} || end == text.data() + i) {
+std::int64_t counter_of(std::string_view key, std::string_view text) {
+    auto value = detail::parse_counter(text);
+    if (!value) {
         throw StoreError("add: value of key " + describe_keys({std::string(key)}) +
                          " is not a decimal integer");
     }
-    return value;
+    return *value;
 }
 
 }  // namespace
@@ -68,7 +62,7 @@ std::int64_t InMemoryStore::add(std::string_view key, std::int64_t delta) {
     {
         std::lock_guard lock(mu_);
         auto it = values_.find(key);
-        const std::int64_t current = it == values_.end() ? 0 : parse_counter(key, it->second);
+        const std::int64_t current = it == values_.end() ? 0 : counter_of(key, it->second);
         if (__builtin_add_overflow(current, delta, &result)) {
             throw StoreError("add: counter at key " + describe_keys({std::string(key)}) +
                              " would overflow");

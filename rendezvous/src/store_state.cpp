@@ -1,7 +1,8 @@
 #include "store_state.hpp"
 
-#include <cctype>
-#include <charconv>
+#include <optional>
+
+#include "counter_text.hpp"
 
 namespace ptrun::rdzv::detail {
 namespace {
@@ -23,16 +24,6 @@ Outgoing reply_bytes(ConnId to, const BlobPtr& v) {
 }
 constexpr auto kStopWaiting = static_cast<std::uint8_t>(WaitResponse::StopWaiting);
 constexpr auto kWaitCanceled = static_cast<std::uint8_t>(WaitResponse::WaitCanceled);
-
-/// strtoll-like: optional leading whitespace and sign, at least one digit, rest ignored.
-bool parse_counter(std::string_view text, std::int64_t& value) {
-    std::size_t i = 0;
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    if (i < text.size() && text[i] == '+') ++i;
-    const char* begin = text.data() + i;
-    const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
-    return ec == std::errc{} && end != begin;
-}
 
 std::string short_key(std::string_view key) { return std::string(key.substr(0, 64)); }
 
@@ -158,13 +149,14 @@ void StoreState::queue_push(const std::string& key, std::string value) {
 }
 
 std::int64_t StoreState::counter_plus(const std::string& key, std::int64_t delta) const {
-    std::int64_t current = 0;
     auto it = values_.find(key);
-    if (it != values_.end() && !parse_counter(it->second->bytes, current)) {
+    const auto counter = it == values_.end() ? std::optional<std::int64_t>(0)
+                                             : detail::parse_counter(it->second->bytes);
+    if (!counter) {
         throw ProtocolError("value of key '" + short_key(key) + "' is not a decimal integer");
     }
     std::int64_t result = 0;
-    if (__builtin_add_overflow(current, delta, &result)) {
+    if (__builtin_add_overflow(*counter, delta, &result)) {
         throw ProtocolError("counter at key '" + short_key(key) + "' would overflow");
     }
     return result;

@@ -29,3 +29,17 @@ TEST_CASE("from_environ splits at the first equals sign", "[env]") {
     CHECK(env["B"] == "x=y");
     CHECK(env["E"].empty());
 }
+
+TEST_CASE("parse_bool takes torchrun's spellings and nothing else", "[env]") {
+    for (const char* yes : {"1", "true", "True", "yes"}) CHECK(parse_bool(yes) == true);
+    for (const char* no : {"0", "false", "False", "no"}) CHECK(parse_bool(no) == false);
+    for (const char* other : {"", "TRUE", "on", "2", " 1"}) CHECK_FALSE(parse_bool(other));
+}
+
+TEST_CASE("parse_seconds takes whole non-negative numbers up to 1e7", "[env]") {
+    CHECK(parse_seconds("0") == 0.0);
+    CHECK(parse_seconds("2.5") == 2.5);
+    CHECK(parse_seconds("1e7") == 1e7);
+    for (const char* bad : {"", "-1", "1e8", "nan", "inf", "5s", "1,5"})
+        CHECK_FALSE(parse_seconds(bad));
+}

@@ -24,6 +24,12 @@ std::optional<std::string> lookup(const EnvMap& env, std::string_view name);
 /// Parses a whole decimal integer (optional sign); nullopt on anything else, overflow included.
 std::optional<std::int64_t> parse_int(std::string_view text);
 
+/// Parses torchrun's boolean spellings: 1/true/True/yes or 0/false/False/no; nullopt otherwise.
+std::optional<bool> parse_bool(std::string_view text);
+
+/// Parses a whole non-negative number of seconds up to 1e7 (fractions allowed); nullopt otherwise.
+std::optional<double> parse_seconds(std::string_view text);
+
 /// The integer in `name`, or nullopt when unset; throws ParseError naming the variable when it is
 /// not an integer in [min, max].
 std::optional<std::int64_t> lookup_int(const EnvMap& env, std::string_view name, std::int64_t min,
