@@ -46,14 +46,14 @@ void Agent::Impl::on_round_end(const RoundEnd& end) {
         log->warn("round {} ended: {}{}", placement.round, end.message,
                   end.final ? "" : "; stopping the workers to re-form the group");
     }
-    apply(RoundEnded{end.final, end.final ? end.exit_code : 0});
+    apply(RoundEnded{.final = end.final, .exit_code = end.final ? end.exit_code : 0});
 }
 
 void Agent::Impl::on_store_lost(const std::string& message) {
     if (finished) return;
     log->error("{}; stopping the workers", message);
-    last_round_end = RoundEnd{EndReason::Error, true, 1, "", -1, message};
-    apply(RoundEnded{true, 1});
+    last_round_end = RoundEnd{.reason = EndReason::Error, .final = true, .message = message};
+    apply(RoundEnded{.final = true, .exit_code = 1});
 }
 
 void Agent::Impl::report_local_failure() {

@@ -41,8 +41,11 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,
         // A node waiting while the job runs: admit it at the next round if there is room.
         if (static_cast<int>(running_.members.size()) < policy_.max_nodes &&
             !is_member(e.node.id)) {
-            end_round(RoundEnd{EndReason::ScaleUp, false, 0, e.node.hostname, -1,
-                               "node " + e.node.hostname + " joined; re-forming the group with it"},
+            end_round(RoundEnd{.reason = EndReason::ScaleUp,
+                               .exit_code = 0,
+                               .host = e.node.hostname,
+                               .message = "node " + e.node.hostname +
+                                          " joined; re-forming the group with it"},
                       out);
         }
         return;
@@ -141,7 +144,10 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
         if (phase_ == Phase::Running && s->round == round_ && is_member(s->id)) {
             succeeded_.insert(s->id);
             if (succeeded_.size() == running_.members.size()) {
-                end_round(RoundEnd{EndReason::Complete, true, 0, "", -1, "every worker succeeded"},
+                end_round(RoundEnd{.reason = EndReason::Complete,
+                                   .final = true,
+                                   .exit_code = 0,
+                                   .message = "every worker succeeded"},
                           out);
             }
         }
@@ -152,8 +158,9 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
         if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
             const auto& m =
                 running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
-            end_round(RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
-                               "the agent on " + m.hostname + " left: " + l->why},
+            end_round(RoundEnd{.reason = EndReason::NodeLost,
+                               .host = m.hostname,
+                               .message = "the agent on " + m.hostname + " left: " + l->why},
                       out, m.id);
         }
         left_.insert(l->id);
@@ -173,10 +180,11 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
             changed = now;
         } else if (now - changed > policy_.lost_after && !succeeded_.count(m.id)) {
             auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - changed);
-            end_round(
-                RoundEnd{EndReason::NodeLost, false, 1, m.hostname, -1,
-                         "node " + m.hostname + " sent no heartbeat for " + seconds_text(silent)},
-                out, m.id);
+            end_round(RoundEnd{.reason = EndReason::NodeLost,
+                               .host = m.hostname,
+                               .message = "node " + m.hostname + " sent no heartbeat for " +
+                                          seconds_text(silent)},
+                      out, m.id);
             return out;
         }
     }

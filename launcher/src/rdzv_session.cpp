@@ -153,7 +153,7 @@ struct RdzvSession::Impl {
             Impl& s;
             bool& waited;
             ~EndProgress() {
-                if (waited && s.o.on_waiting) s.o.on_waiting(JoinProgress{true, -1, {}});
+                if (waited && s.o.on_waiting) s.o.on_waiting(JoinProgress{.done = true});
             }
         } end_progress{*this, waited};
         for (milliseconds chunk = kFirstProgress;; chunk = o.progress_every) {
