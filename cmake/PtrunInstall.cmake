@@ -7,10 +7,10 @@ include(CMakePackageConfigHelpers)
 
 set(PTRUN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ptrun)
 
-# ptrun_logging (header-only spdlog/fmt) is exported too: the static libraries carry it as a
-# link-only dependency, so a consumer needs fmt's headers to be findable, nothing to link.
+# ptrun_logging (header-only spdlog/fmt) and ptrun_sys (header-only, private headers) are exported
+# too: the static libraries carry them as link-only dependencies; a consumer links nothing more.
 set(ptrun_exported)
-foreach(module logging env slurm progress rendezvous ddp)
+foreach(module logging sys env slurm progress rendezvous ddp)
   if(TARGET ptrun_${module})
     list(APPEND ptrun_exported ptrun_${module})
     set_target_properties(ptrun_${module} PROPERTIES EXPORT_NAME ${module})

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "checkpoint_format.hpp"
+#include "ptrun/sys/fd.hpp"
 
 namespace ptrun::ddp {
 namespace fs = std::filesystem;
@@ -24,13 +25,7 @@ constexpr const char* kSuffix = ".bin";
     throw CheckpointError(what + " " + path.string() + ": " + std::strerror(errno));
 }
 
-/// Closes an fd when it goes out of scope.
-struct Fd {
-    int fd;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
+using sys::Fd;
 
 void write_all(int fd, const std::string& data, const fs::path& path) {
     std::size_t done = 0;
@@ -46,8 +41,8 @@ void write_all(int fd, const std::string& data, const fs::path& path) {
 
 void fsync_dir(const fs::path& dir) {
     Fd d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-    if (d.fd < 0) fail_errno("cannot open directory", dir);
-    if (::fsync(d.fd) != 0) fail_errno("cannot fsync directory", dir);
+    if (d.get() < 0) fail_errno("cannot open directory", dir);
+    if (::fsync(d.get()) != 0) fail_errno("cannot fsync directory", dir);
 }
 
 /// The step number in "ckpt-<step>.bin", or nullopt for any other name (temp files included).
@@ -80,16 +75,13 @@ void write_checkpoint(const fs::path& file, const Checkpoint& ckpt) {
     // mkstemp-style temp name in the same directory, so rename is atomic (same filesystem).
     std::string tmpl = (dir / ("." + file.filename().string() + ".tmp-XXXXXX")).string();
     Fd out{::mkostemp(tmpl.data(), O_CLOEXEC)};
-    if (out.fd < 0) fail_errno("cannot create a temporary file in", dir);
+    if (out.get() < 0) fail_errno("cannot create a temporary file in", dir);
     const fs::path tmp = tmpl;
     try {
-        write_all(out.fd, bytes, tmp);
-        if (::fsync(out.fd) != 0) fail_errno("cannot fsync", tmp);
-        if (::close(out.fd) != 0) {
-            out.fd = -1;
-            fail_errno("cannot close", tmp);
-        }
-        out.fd = -1;
+        write_all(out.get(), bytes, tmp);
+        if (::fsync(out.get()) != 0) fail_errno("cannot fsync", tmp);
+        // close's own result matters here (a deferred write error): taken from the Fd first.
+        if (::close(out.release()) != 0) fail_errno("cannot close", tmp);
         if (::rename(tmp.c_str(), file.c_str()) != 0) fail_errno("cannot rename onto", file);
     } catch (...) {
         std::error_code ignored;

@@ -59,24 +59,6 @@ void transfer(int fd, char* buf, std::size_t len, bool out, const CallTimer& tim
 
 }  // namespace
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-    if (this != &other) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = other.release();
-    }
-    return *this;
-}
-
-Fd::~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
-int Fd::release() noexcept {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-}
-
 Listener listen_any() {
     Listener l;
     int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -114,29 +96,9 @@ Listener listen_any() {
 }
 
 std::string local_address_towards(const std::string& host, int port) {
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_DGRAM;
-    addrinfo* res = nullptr;
-    const std::string service = std::to_string(port);
-    if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &res) != 0 || res == nullptr) {
-        throw CollectiveError("inter-node link: cannot resolve '" + host + "'");
-    }
-    std::string out;
-    for (addrinfo* ai = res; ai != nullptr && out.empty(); ai = ai->ai_next) {
-        Fd fd(::socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-        if (fd.get() < 0 || ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) continue;
-        sockaddr_storage local{};
-        socklen_t len = sizeof local;
-        if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
-        char text[INET6_ADDRSTRLEN] = {};
-        const void* addr =
-            local.ss_family == AF_INET6
-                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
-                : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
-        if (::inet_ntop(local.ss_family, addr, text, sizeof text) != nullptr) out = text;
-    }
-    ::freeaddrinfo(res);
-    if (out.empty()) throw CollectiveError("inter-node link: no local route to '" + host + "'");
+    std::string why;
+    std::string out = sys::route_source_address(host, static_cast<std::uint16_t>(port), &why);
+    if (out.empty()) throw CollectiveError("inter-node link: " + why);
     return out;
 }
 

@@ -6,25 +6,11 @@
 #include <string>
 
 #include "call_timer.hpp"
+#include "ptrun/sys/fd.hpp"
 
 namespace ptrun::ddp::detail {
 
-/// An owned file descriptor (closed on destruction).
-class Fd {
-  public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& other) noexcept : fd_(other.release()) {}
-    Fd& operator=(Fd&& other) noexcept;
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd();
-    int get() const noexcept { return fd_; }
-    int release() noexcept;
-
-  private:
-    int fd_ = -1;
-};
+using Fd = sys::Fd;
 
 /// A listening socket on every address (dual-stack where IPv6 exists) and an ephemeral port.
 struct Listener {

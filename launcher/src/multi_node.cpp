@@ -18,32 +18,10 @@
 #include "ptrun/launcher/wait_progress.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
+#include "ptrun/sys/route.hpp"
 
 namespace ptrun::launcher {
 namespace {
-
-/// getaddrinfo results, freed on scope exit.
-struct Addresses {
-    addrinfo* list = nullptr;
-    Addresses(const std::string& host, std::uint16_t port, int socktype) {
-        addrinfo hints{};
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = socktype;
-        std::string service = std::to_string(port);
-        if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &list) != 0) list = nullptr;
-    }
-    ~Addresses() {
-        if (list) ::freeaddrinfo(list);
-    }
-    Addresses(const Addresses&) = delete;
-    Addresses& operator=(const Addresses&) = delete;
-};
-
-std::string numeric_host(const sockaddr* addr, socklen_t len) {
-    char text[NI_MAXHOST];
-    if (::getnameinfo(addr, len, text, sizeof text, nullptr, 0, NI_NUMERICHOST) != 0) return {};
-    return text;
-}
 
 std::shared_ptr<spdlog::logger> quiet_store_logger(const std::shared_ptr<spdlog::logger>& logger) {
     auto l = logger->clone("store");
@@ -52,21 +30,6 @@ std::shared_ptr<spdlog::logger> quiet_store_logger(const std::shared_ptr<spdlog:
 }
 
 }  // namespace
-
-std::string route_source_address(const std::string& host, std::uint16_t port) {
-    Addresses addrs(host, port, SOCK_DGRAM);
-    for (auto* a = addrs.list; a; a = a->ai_next) {
-        int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) continue;
-        sockaddr_storage local{};
-        socklen_t len = sizeof local;
-        bool ok = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
-        ::close(fd);
-        if (ok) return numeric_host(reinterpret_cast<sockaddr*>(&local), len);
-    }
-    return {};
-}
 
 MultiNode::MultiNode() = default;
 MultiNode::MultiNode(MultiNode&&) noexcept = default;
@@ -124,7 +87,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
     mn.self.id = c.hostname + ":" + std::to_string(::getpid()) + ":" + random_id;
     mn.self.hostname = c.hostname;
     mn.self.addr =
-        !c.local_addr.empty() ? c.local_addr : route_source_address(store.host, store.port);
+        !c.local_addr.empty() ? c.local_addr : sys::route_source_address(store.host, store.port);
     mn.self.nproc = c.nproc_per_node;
     mn.self.node_rank = c.node_rank_given ? c.node_rank : -1;
     mn.self.is_store_host = mn.server != nullptr;

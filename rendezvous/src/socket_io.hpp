@@ -7,30 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include "ptrun/sys/fd.hpp"
+
 namespace ptrun::rdzv::detail {
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
-/// Owns a file descriptor; closes it on destruction. Move-only.
-class Fd {
-  public:
-    Fd() = default;
-    explicit Fd(int fd) noexcept : fd_(fd) {}
-    ~Fd() { reset(); }
-    Fd(Fd&& other) noexcept : fd_(other.release()) {}
-    Fd& operator=(Fd&& other) noexcept;
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-
-    int get() const noexcept { return fd_; }
-    explicit operator bool() const noexcept { return fd_ >= 0; }
-    int release() noexcept;
-    void reset() noexcept;
-
-  private:
-    int fd_ = -1;
-};
+using Fd = sys::Fd;
 
 /// One connection attempt to each address of host:port, until one succeeds or `deadline`
 /// passes; returns a non-blocking, TCP_NODELAY socket. Throws ConnectionLost with the reason.

@@ -41,7 +41,4 @@ struct MultiNode {
 MultiNode start_multi_node(const LaunchConfig& config, const std::string& random_id,
                            const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger);
 
-/// The local address this machine uses to reach `host:port` (the address it advertises).
-std::string route_source_address(const std::string& host, std::uint16_t port);
-
 }  // namespace ptrun::launcher
