@@ -96,9 +96,12 @@ int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::env::EnvMap env,
         return agent.run();
     }
     auto store = open_workers_store(config, logger);
-    Agent agent(config, std::move(command), std::move(env), store.endpoint, logger, std::nullopt,
-                console);
-    int code = agent.run();
+    int code = 0;
+    {
+        Agent agent(config, std::move(command), std::move(env), store.endpoint, logger,
+                    std::nullopt, console);
+        code = agent.run();
+    }  // its signal handlers go with it: a signal during the barrier below ends ptrun at once
     placement_exit_barrier(config, code, logger);  // per-rank mode: the store outlives every rank
     return code;
 }

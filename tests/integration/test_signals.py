@@ -3,8 +3,16 @@ import signal
 import unittest
 
 import os
+import socket
 
 from harness import Notifier, PtrunTestCase, pid_alive, start_ptrun, wait_gone, wait_output
+
+
+def free_port():
+    """A port nothing listens on now (the kernel's pick; ptrun binds it moments later)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class Signals(PtrunTestCase):
@@ -25,6 +33,31 @@ class Signals(PtrunTestCase):
         out, err = proc.communicate(timeout=10)
         self.assertEqual(proc.returncode, 128 + signal.SIGTERM, err)
         self.assertEqual(wait_gone(pids, 1.0), [])
+
+    def test_the_store_host_of_a_per_rank_job_still_stops_on_a_signal(self):
+        # SLURM's one-task-per-rank mode: task 0 hosts the store and, its worker done, waits for
+        # the other ranks. SIGTERM (scancel) and SIGINT must end that wait at once: they were
+        # caught and dropped by the finished agent's handlers for up to 300 s.
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with self.subTest(signal=sig.name):
+                env = {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0",
+                       "SLURM_LOCALID": "0", "SLURM_NODEID": "0", "SLURM_NTASKS": "2",
+                       "SLURM_STEP_NUM_TASKS": "2", "SLURM_NNODES": "1",
+                       "SLURM_STEP_NUM_NODES": "1", "SLURM_NODELIST": "localhost",
+                       "SLURM_STEP_NODELIST": "localhost", "SLURM_TASKS_PER_NODE": "2",
+                       "SLURM_STEP_TASKS_PER_NODE": "2", "PTRUN_SLURM_PORT": str(free_port()),
+                       "PTRUN_STATE_DIR": self.dir}
+                proc = start_ptrun(["--slurm-mode", "per-rank", "true"], env=env)
+                self.leftover.append(proc.pid)
+                wait_output(proc.stderr, "keeping the store up")
+                proc.send_signal(sig)
+                try:
+                    proc.communicate(timeout=10)
+                except Exception:
+                    proc.kill()
+                    proc.communicate()
+                    raise AssertionError(f"ptrun ignored {sig.name} while keeping the store up")
+                self.assertEqual(proc.returncode, -sig)
 
     def test_kill_9_of_ptrun_leaves_no_worker_alive_a_second_later(self):
         proc, pids = self.start(4, "--hang")
