@@ -118,6 +118,26 @@ class Shell:
         os.close(self.fd)
 
 
+READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine, "0")
+
+
+def wait_blocked_in_read(pid, timeout=10):
+    """Waits (bounded) until `pid` sleeps inside read(2) (/proc/PID/syscall). CPython handles a
+    SIGINT that lands between the kernel resuming it (SIGCONT) and its restarted read by setting
+    a flag, and then blocks in that read regardless (a lost wake-up, seen once under load): a
+    person presses Ctrl-C again; the test types it once the worker is really reading."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/syscall") as f:
+                if f.read().split()[0] == READ_SYSCALL:
+                    return
+        except (OSError, IndexError):
+            pass
+        time.sleep(0.01)  # a poll of /proc with a deadline: no event tells a read began
+    raise AssertionError(f"worker {pid} did not block reading the terminal within {timeout} s")
+
+
 class Terminal(PtrunTestCase):
     def setUp(self):
         super().setUp()
@@ -156,7 +176,8 @@ class Terminal(PtrunTestCase):
     def test_ctrl_c_at_the_worker_reading_stops_the_job_at_once(self):
         sh = self.shell
         sh.run("OTHERS_HANG=1 ptrun --nproc-per-node 2 --shutdown-timeout 60 ask.py")
-        sh.expect_all(r"rank 0 asks: ", r"reads the terminal")
+        holder = sh.expect_all(r"rank 0 asks: ", r"pid (\d+)\) reads the terminal")[1]
+        wait_blocked_in_read(int(holder.group(1)))
         start = time.monotonic()
         sh.send("\x03")
         sh.expect(r"worker rank 0 \(local rank 0, pid \d+\), which had the terminal, was interrupted \(Ctrl-C\)")
