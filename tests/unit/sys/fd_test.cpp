@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <utility>
+#include <catch2/catch.hpp>
 
 using ptrun::sys::Fd;
 
