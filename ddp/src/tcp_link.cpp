@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "ptrun/ddp/errors.hpp"
+#include "ptrun/sys/route.hpp"
 
 namespace ptrun::ddp::detail {
 namespace {

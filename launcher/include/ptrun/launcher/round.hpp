@@ -46,9 +46,9 @@ struct RoundEnd {
     EndReason reason = EndReason::Failure;
     bool final = false;
     int exit_code = 1;
-    std::string host;  ///< the failing or lost node's hostname
-    int rank = -1;     ///< the failing worker's global rank, -1 when none
-    std::string message;
+    std::string host{};  ///< the failing or lost node's hostname
+    int rank = -1;       ///< the failing worker's global rank, -1 when none
+    std::string message{};
     bool operator==(const RoundEnd&) const = default;
 };
 
