@@ -17,6 +17,7 @@
 #include "ptrun/launcher/environment_error.hpp"
 #include "ptrun/launcher/explain.hpp"
 #include "ptrun/launcher/host_facts.hpp"
+#include "ptrun/launcher/local_placement.hpp"
 #include "ptrun/launcher/multi_node.hpp"
 #include "ptrun/launcher/placement_exit.hpp"
 #include "ptrun/launcher/placement_store.hpp"
@@ -45,8 +46,8 @@ std::shared_ptr<spdlog::logger> make_logger(
     return logger;
 }
 
-int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::env::EnvMap env,
-            const std::vector<std::string>& warnings);
+int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::launcher::LocalPlacement local,
+            ptrun::env::EnvMap env, const std::vector<std::string>& warnings);
 
 int launch(const std::vector<std::string>& args) {
     using namespace ptrun::launcher;
@@ -58,7 +59,8 @@ int launch(const std::vector<std::string>& args) {
     }
     auto slurm = apply_slurm_defaults(std::get<LaunchOptions>(std::move(parsed)), env);
     const auto& options = slurm.options;
-    auto config = resolve(options, read_host_facts(env));
+    const auto host = read_host_facts(env);
+    auto config = resolve(options, host);
     config.fixed_placement = slurm.placement;
     try {
         if (auto s = ptrun::env::lookup_int(env, "PTRUN_STRAGGLER_NOTICE", 1, 365L * 86'400)) {
@@ -67,39 +69,43 @@ int launch(const std::vector<std::string>& args) {
     } catch (const ptrun::env::ParseError& e) {
         throw UsageError(std::string(e.what()) + " (seconds)");
     }
+    auto local = plan_local_placement(config, host.gpus, env);
     if (config.explain) {
-        std::cout << explain(config, options, find_interpreter(config, env),
-                             {explain_containment_row(env)});
+        auto rows = explain_rows(local, config, env);
+        rows.push_back(explain_containment_row(env));
+        std::cout << explain(config, options, find_interpreter(config, env), rows);
+        for (const auto& warning : local.warnings) std::cout << "warning: " << warning << "\n";
         return 0;
     }
     try {
-        return run_job(config, env, slurm.warnings);
+        return run_job(config, std::move(local), env, slurm.warnings);
     } catch (...) {
         rethrow_as_environment_error(open_files_needed(config));  // e.g. EMFILE: not ptrun's bug
     }
 }
 
-int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::env::EnvMap env,
-            const std::vector<std::string>& warnings) {
+int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::launcher::LocalPlacement local,
+            ptrun::env::EnvMap env, const std::vector<std::string>& warnings) {
     using namespace ptrun::launcher;
     auto command = make_worker_command(config, env);
     auto console = std::make_shared<Console>();  // ptrun's stdout/stderr: writes never block ptrun
     auto logger = make_logger(config.hostname, console);
     for (const auto& warning : warnings) logger->warn("{}", warning);
+    for (const auto& warning : local.warnings) logger->warn("{}", warning);
     if (config.multi_node() && !config.fixed_placement) {
         auto auth = make_rdzv_auth(config.rdzv.key_file, config.run_id, env, *logger);
         auto node = start_multi_node(config, read_host_facts(env).random_id, auth, logger);
         auto membership = node.membership();
         membership.close_timeout = config.rdzv.close_timeout;
-        Agent agent(config, std::move(command), std::move(env), node.workers_store, logger,
-                    membership, console);
+        Agent agent(config, std::move(command), std::move(local), std::move(env),
+                    node.workers_store, logger, membership, console);
         return agent.run();
     }
     auto store = open_workers_store(config, logger);
     int code = 0;
     {
-        Agent agent(config, std::move(command), std::move(env), store.endpoint, logger,
-                    std::nullopt, console);
+        Agent agent(config, std::move(command), std::move(local), std::move(env), store.endpoint,
+                    logger, std::nullopt, console);
         code = agent.run();
     }  // its signal handlers go with it: a signal during the barrier below ends ptrun at once
     placement_exit_barrier(config, code, logger);  // per-rank mode: the store outlives every rank

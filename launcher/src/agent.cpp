@@ -269,11 +269,12 @@ void Agent::Impl::finish(int code) {
     io.stop();
 }
 
-Agent::Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env,
-             StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
+Agent::Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement local,
+             env::EnvMap parent_env, StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
              std::optional<Membership> membership, std::shared_ptr<Console> console)
-    : impl_(std::make_unique<Impl>(config, std::move(command), std::move(parent_env),
-                                   std::move(store), std::move(logger), std::move(membership))) {
+    : impl_(std::make_unique<Impl>(config, std::move(command), std::move(local),
+                                   std::move(parent_env), std::move(store), std::move(logger),
+                                   std::move(membership))) {
     impl_->console = console ? std::move(console) : std::make_shared<Console>();
 }
 

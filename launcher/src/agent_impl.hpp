@@ -45,10 +45,11 @@ struct Agent::Impl {
         bool direct = false;  ///< the worker writes log_path itself
     };
 
-    Impl(const LaunchConfig& c, WorkerCommand cmd, env::EnvMap e, StoreEndpoint s,
-         std::shared_ptr<spdlog::logger> l, std::optional<Membership> m)
+    Impl(const LaunchConfig& c, WorkerCommand cmd, LocalPlacement lp, env::EnvMap e,
+         StoreEndpoint s, std::shared_ptr<spdlog::logger> l, std::optional<Membership> m)
         : config(c),
           command(std::move(cmd)),
+          local(std::move(lp)),
           parent_env(std::move(e)),
           store(std::move(s)),
           log(std::move(l)),
@@ -63,7 +64,9 @@ struct Agent::Impl {
         state.distributed = membership.has_value();
         placement.group_rank = c.node_rank;
         placement.nodes = 1;
-        placement.rank_base = c.node_rank * c.nproc_per_node;
+        // One node: it is node rank 0 (resolve refuses another) and holds every rank. A job of
+        // several nodes takes rank_base and world_size from each round (start_round).
+        placement.rank_base = 0;
         placement.world_size = c.nproc_per_node;
         placement.master_addr = store.host;
         placement.master_port = store.port;
@@ -71,6 +74,9 @@ struct Agent::Impl {
 
     const LaunchConfig& config;
     WorkerCommand command;
+    LocalPlacement local;  ///< each local worker's devices and binding
+    /// ptrun's own CPU set, read on the first --report-bindings line of an unbound worker.
+    std::optional<placement::IdSet> inherited_cpus;
     env::EnvMap parent_env;
     StoreEndpoint store;
     std::shared_ptr<spdlog::logger> log;
@@ -93,6 +99,8 @@ struct Agent::Impl {
     RestartPolicy policy;
     std::vector<Worker> workers;
     std::vector<std::unique_ptr<OutputRelay>> relays;
+    /// This attempt's filtered_stdout.log / filtered_stderr.log, opened with the first relay.
+    std::shared_ptr<SharedLog> filtered_logs[2];
     TerminalLender terminal;         ///< lent to a worker that reads it (agent_terminal.cpp)
     std::deque<int> terminal_queue;  ///< local ranks stopped on terminal I/O, waiting for it
     std::optional<WorkerEnd> root_cause;
@@ -167,6 +175,10 @@ struct Agent::Impl {
     /// The child end of one output stream per the redirect/tee settings (file, tee pipe or
     /// inherit).
     StreamPlumbing plumb(StdMask stream, int local_rank, int rank, int console_fd);
+    /// This attempt's filtered_stdout.log or filtered_stderr.log, opened on first use.
+    std::shared_ptr<SharedLog> filtered_log(StdMask stream);
+    /// --report-bindings: the line for local rank `lr`, just spawned with `request`.
+    void report_binding(int lr, const SpawnRequest& request);
     /// Logs the run's log directory once.
     void announce_logs();
 };

@@ -12,6 +12,7 @@
 #include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/process_sweep.hpp"
 #include "ptrun/launcher/spawn.hpp"
+#include "ptrun/placement/binding_report.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;
@@ -31,11 +32,15 @@ int open_log(const std::string& path, const LaunchConfig& c) {
 
 void Agent::Impl::start_attempt() {
     workers.assign(static_cast<std::size_t>(config.nproc_per_node), Worker{});
+    for (auto& shared : filtered_logs) shared.reset();  // each attempt's own filtered_*.log
     containment->attempt_started();
     try {
         auto requests = prepare_attempt();  // every directory first: a full disk starts nobody
         containment->note_temp_dir(logs.temporary_error_root());
-        for (std::size_t i = 0; i < requests.size(); ++i) spawn(static_cast<int>(i), requests[i]);
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            spawn(static_cast<int>(i), requests[i]);
+            if (config.report_bindings) report_binding(static_cast<int>(i), requests[i]);
+        }
     } catch (const EnvironmentError& e) {
         log->error("{}", e.what());
         finish(1);  // stops the workers already started
@@ -78,7 +83,11 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
         w.end.rank = id.rank;
         requests.push_back(
             SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
-        requests.back().env[kJobTagVariable] = tag;
+        auto& request = requests.back();
+        request.env[kJobTagVariable] = tag;
+        apply_to_env(local, lr, request.env);
+        const auto& slot = local.workers[static_cast<std::size_t>(lr)];
+        if (slot.binding) request.binding = &slot.prepared;
     }
     return requests;
 }
@@ -122,36 +131,78 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, i
     bool filtered_out = config.local_ranks_filter && !config.local_ranks_filter->count(local_rank);
     bool tee = has(config.tee.for_rank(local_rank), stream) && !filtered_out;
     bool to_file = tee || filtered_out || has(config.redirects.for_rank(local_rank), stream);
-    if (!to_file) return {};
+    const auto& filters = stream == StdMask::Out ? config.stdout_filters : config.stderr_filters;
+    if (!to_file && filters.empty()) return {};
     StreamPlumbing p;
-    p.log_path =
-        logs.log_dir(local_rank) + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
-    int log_fd = open_log(p.log_path, config);
-    announce_logs();
-    if (!tee) {
-        p.child_fd = log_fd;
-        p.direct = true;
-        return p;
+    int log_fd = -1;
+    if (to_file) {
+        p.log_path =
+            logs.log_dir(local_rank) + (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
+        log_fd = open_log(p.log_path, config);
+        announce_logs();
+        if (!tee && filters.empty()) {
+            p.child_fd = log_fd;
+            p.direct = true;
+            return p;
+        }
     }
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
         int err = errno;
-        ::close(log_fd);
-        throw EnvironmentError(
-            errno_message("cannot make a pipe for --tee", err, open_files_needed(config)));
+        if (log_fd >= 0) ::close(log_fd);
+        throw EnvironmentError(errno_message(
+            tee ? "cannot make a pipe for --tee" : "cannot make a pipe for the output filters", err,
+            open_files_needed(config)));
     }
     std::string prefix = "[" + config.hostname + ":" + std::to_string(rank) + "] ";
     RelayTarget target;
     target.log_fd = log_fd;
     target.log_path = p.log_path;
-    target.console = console_fd == STDOUT_FILENO ? &console->out : &console->err;
-    target.prefix = prefix;
+    // Tee'd: prefixed on the console; not sent to a file: on the console as the worker wrote it.
+    if (tee || !to_file)
+        target.console = console_fd == STDOUT_FILENO ? &console->out : &console->err;
+    if (tee) target.prefix = prefix;
     target.on_log_error = [this](const std::string& path, int err) {
         log_health.write_failed(path, err);
     };
+    if (!filters.empty()) {
+        target.filtered_log = filtered_log(stream);
+        target.filters = filters;
+        target.filtered_prefix = prefix;
+    }
     relays.push_back(std::make_unique<OutputRelay>(io, fds[0], std::move(target)));
     p.child_fd = fds[1];
     return p;
+}
+
+std::shared_ptr<SharedLog> Agent::Impl::filtered_log(StdMask stream) {
+    auto& shared = filtered_logs[stream == StdMask::Out ? 0 : 1];
+    if (shared) return shared;
+    std::string path = logs.attempt_log_dir() +
+                       (stream == StdMask::Out ? "/filtered_stdout.log" : "/filtered_stderr.log");
+    shared = std::make_shared<SharedLog>(open_log(path, config), path);
+    announce_logs();
+    return shared;
+}
+
+void Agent::Impl::report_binding(int lr, const SpawnRequest& request) {
+    const auto& w = workers[static_cast<std::size_t>(lr)];
+    if (!w.alive) return;  // it did not start: spawn() said why
+    const auto& slot = local.workers[static_cast<std::size_t>(lr)];
+    placement::WorkerPlacement line;
+    line.host = config.hostname;
+    line.rank = w.end.rank;
+    line.local_rank = lr;
+    line.bound = slot.binding.has_value();
+    if (slot.binding) {
+        line.cpus = slot.binding->cpus;
+        line.mems = slot.binding->mems;
+    } else {
+        if (!inherited_cpus) inherited_cpus = placement::read_process_limits().cpus;
+        line.cpus = *inherited_cpus;
+    }
+    line.gpus = worker_gpus(local, request.env);
+    log->info("{}", placement::binding_report_line(line));
 }
 
 void Agent::Impl::announce_logs() {

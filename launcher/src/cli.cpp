@@ -19,9 +19,11 @@ struct OptionSpec {
     const char* help;
 };
 
-constexpr std::array<OptionSpec, 26> kOptions{{
+constexpr std::array<OptionSpec, 31> kOptions{{
     {"nnodes", "", "1:1", false, "Number of nodes, N or MIN:MAX"},
-    {"nproc-per-node", "", "1", false, "Workers per node: an integer, auto, cpu or gpu"},
+    {"nproc-per-node", "", "1", false,
+     "Workers per node: an integer, auto, cpu, gpu, or gpu:LIST (one worker per listed device, "
+     "e.g. gpu:1,3,5 or gpu:0-3; indexes into the devices CUDA_VISIBLE_DEVICES shows)"},
     {"standalone", "", "", true, "Single-node job with a local store on a free port"},
     {"rdzv-backend", "", "static", false, "Rendezvous backend: static or c10d"},
     {"rdzv-endpoint", "", "", false, "Rendezvous endpoint HOST[:PORT]"},
@@ -54,6 +56,18 @@ constexpr std::array<OptionSpec, 26> kOptions{{
     {"slurm-mode", "", "auto", false,
      "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM "
      "started one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},
+    {"virtual-local-rank", "", "", true,
+     "Every worker gets LOCAL_RANK=0 and sees only its own GPU in CUDA_VISIBLE_DEVICES"},
+    {"numa-binding", "", "", false,
+     "Bind each worker's CPUs and memory near its GPU: node, socket, exclusive or core-complex "
+     "(inside ptrun's own CPU set)"},
+    {"report-bindings", "", "", true,
+     "Print one line per worker at start: rank, CPUs, memory nodes, GPUs"},
+    {"duplicate-stdout-filters", "", "", false,
+     "Also copy worker stdout lines containing any of these comma-separated substrings (',,' "
+     "for a comma) to attempt_N/filtered_stdout.log in the run's log directory"},
+    {"duplicate-stderr-filters", "", "", false,
+     "As --duplicate-stdout-filters, for stderr: attempt_N/filtered_stderr.log"},
     {"explain", "", "", true,
      "Print the resolved topology and where each value came from; launch nothing"},
 }};

@@ -21,15 +21,18 @@ HostFacts read_host_facts(const env::EnvMap& env) {
     h.cpu_count = ::sched_getaffinity(0, sizeof set, &set) == 0
                       ? CPU_COUNT(&set)
                       : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
-    if (auto visible = env::lookup(env, "CUDA_VISIBLE_DEVICES")) {
-        h.gpu_count = static_cast<int>(env::parse_cuda_visible_devices(*visible).size());
-    } else {
-        std::error_code ec;
-        for (auto it = std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec);
-             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-            h.gpu_count += 1;
-        }
+    // The driver's count, when a driver is loaded: CUDA ends a CUDA_VISIBLE_DEVICES list at the
+    // first ordinal past it. Without one, CUDA_VISIBLE_DEVICES is taken as written.
+    int physical = 0;
+    std::error_code ec;
+    bool driver = false;
+    for (auto it = std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        driver = true;
+        physical += 1;
     }
+    h.gpus = env::visible_cuda_devices(env, physical);
+    if (driver) h.gpus = env::limit_to_physical(std::move(h.gpus), physical);
     std::uint32_t words[2] = {static_cast<std::uint32_t>(::getpid()),
                               static_cast<std::uint32_t>(::time(nullptr))};
     [[maybe_unused]] auto got = ::getrandom(words, sizeof words, GRND_NONBLOCK);

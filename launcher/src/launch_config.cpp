@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ptrun/launcher/exit_status.hpp"
+#include "ptrun/launcher/output_filters.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 namespace ptrun::launcher {
@@ -36,21 +37,63 @@ double seconds(const LaunchOptions& o, std::string_view flag, bool allow_zero) {
     return *v;
 }
 
-int nproc(const LaunchOptions& o, const HostFacts& host) {
+/// --nproc-per-node gpu:LIST: the devices picked from the ones this node shows, in order.
+std::vector<env::CudaDevice> gpu_selection(const RawValue& raw, const HostFacts& host) {
+    try {
+        auto picked = env::parse_gpu_selection(std::string_view(raw.value).substr(4));
+        return env::select_devices(host.gpus, picked);
+    } catch (const env::ParseError& e) {
+        throw UsageError(quoted("nproc-per-node", raw) + ": " + e.what());
+    }
+}
+
+int nproc(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
     const auto& raw = o.at("nproc-per-node");
+    const int gpus = static_cast<int>(host.gpus.size());
     if (raw.value == "cpu") return host.cpu_count;
-    if (raw.value == "auto") return host.gpu_count > 0 ? host.gpu_count : host.cpu_count;
+    if (raw.value == "auto") return gpus > 0 ? gpus : host.cpu_count;
     if (raw.value == "gpu") {
-        if (host.gpu_count == 0)
+        if (gpus == 0)
             throw UsageError(quoted("nproc-per-node", raw) + ": no GPU found on this node");
-        return host.gpu_count;
+        return gpus;
+    }
+    if (raw.value.rfind("gpu:", 0) == 0) {
+        c.gpu_selection = gpu_selection(raw, host);
+        return static_cast<int>(c.gpu_selection.size());
     }
     auto v = env::parse_int(raw.value);
     if (!v || *v < 1 || *v > 4096) {
         throw UsageError(quoted("nproc-per-node", raw) +
-                         ": expected a positive integer (up to 4096), auto, cpu or gpu");
+                         ": expected a positive integer (up to 4096), auto, cpu, gpu or gpu:LIST "
+                         "(device indexes like gpu:1,3,5)");
     }
     return static_cast<int>(*v);
+}
+
+/// --virtual-local-rank, --numa-binding, --report-bindings and the output filters.
+void resolve_placement(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
+    c.virtual_local_rank = o.flag("virtual-local-rank");
+    const auto& devices = c.gpu_selection.empty() ? host.gpus : c.gpu_selection;
+    if (c.virtual_local_rank && !devices.empty() &&
+        devices.size() < static_cast<std::size_t>(c.nproc_per_node)) {
+        throw UsageError("--virtual-local-rank with " + std::to_string(c.nproc_per_node) +
+                         " workers: expected a device for each, but this node shows " +
+                         std::to_string(devices.size()) + " (CUDA_VISIBLE_DEVICES " +
+                         env::cuda_visible_devices_value(devices) + ")");
+    }
+    const auto& binding = o.at("numa-binding");
+    if (!binding.value.empty()) {
+        c.numa_binding = placement::parse_binding_mode(binding.value);
+        if (!c.numa_binding) {
+            throw UsageError(quoted("numa-binding", binding) +
+                             ": expected node, socket, exclusive or core-complex");
+        }
+    }
+    c.report_bindings = o.flag("report-bindings");
+    c.stdout_filters =
+        parse_output_filters("duplicate-stdout-filters", o.at("duplicate-stdout-filters").value);
+    c.stderr_filters =
+        parse_output_filters("duplicate-stderr-filters", o.at("duplicate-stderr-filters").value);
 }
 
 std::vector<int> signal_list(const LaunchOptions& o) {
@@ -174,7 +217,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.explain = o.flag("explain");
     c.standalone = o.flag("standalone");
     c.nnodes = parse_node_range(o.at("nnodes").value);
-    c.nproc_per_node = nproc(o, host);
+    c.nproc_per_node = nproc(c, o, host);
     check_backend(c, o);
     c.rdzv_endpoint = o.at("rdzv-endpoint").value;
     c.rdzv_conf = parse_rdzv_conf(o.at("rdzv-conf").value);
@@ -212,6 +255,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.shutdown_timeout = std::chrono::milliseconds(
         static_cast<std::int64_t>(seconds(o, "shutdown-timeout", true) * 1000.0));
     c.signals_to_handle = signal_list(o);
+    resolve_placement(c, o, host);
 
     c.run_id = o.at("rdzv-id").value;
     if (c.standalone) {

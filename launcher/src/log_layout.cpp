@@ -214,8 +214,9 @@ std::string LogLayout::worker_dir(Root& root, int local_rank) {
         err = make_dirs(root.run, attempt_, failed);
         if (err == 0) root.attempt = attempt_;
     }
-    const std::string rest = attempt_ + "/" + std::to_string(local_rank);
-    if (err == 0 && ::mkdir((root.run + "/" + rest).c_str(), 0755) != 0 && errno != EEXIST) {
+    const std::string rest = attempt_ + (local_rank < 0 ? "" : "/" + std::to_string(local_rank));
+    if (err == 0 && local_rank >= 0 && ::mkdir((root.run + "/" + rest).c_str(), 0755) != 0 &&
+        errno != EEXIST) {
         err = errno;
         failed = root.run + "/" + rest;
     }
@@ -244,6 +245,12 @@ std::string LogLayout::log_dir(int local_rank) {
     if (!requested_.empty()) prepare();
     if (logs_.run.empty()) open_temp_log_root();
     return worker_dir(logs_, local_rank);
+}
+
+std::string LogLayout::attempt_log_dir() {
+    if (!requested_.empty()) prepare();
+    if (logs_.run.empty()) open_temp_log_root();
+    return worker_dir(logs_, -1);
 }
 
 }  // namespace ptrun::launcher

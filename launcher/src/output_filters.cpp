@@ -40,4 +40,42 @@ bool matches_any_filter(std::string_view line, const std::vector<std::string>& f
     });
 }
 
+FilteredLines::FilteredLines(std::vector<std::string> filters, std::string prefix,
+                             std::size_t max_line)
+    : filters_(std::move(filters)), prefix_(std::move(prefix)), max_line_(max_line) {}
+
+void FilteredLines::take(std::string_view line, std::string& out) {
+    if (!matches_any_filter(line, filters_)) return;
+    out += prefix_;
+    out += line;
+    out += '\n';
+}
+
+void FilteredLines::feed(const char* data, std::size_t size, std::string& out) {
+    std::string_view rest(data, size);
+    while (!rest.empty()) {
+        auto newline = rest.find('\n');
+        auto room = max_line_ > partial_.size() ? max_line_ - partial_.size() : 0;
+        if (newline == std::string_view::npos && rest.size() < room) {
+            partial_.append(rest);
+            return;
+        }
+        auto piece = std::min(newline, room);
+        if (partial_.empty()) {
+            take(rest.substr(0, piece), out);
+        } else {
+            partial_.append(rest.substr(0, piece));
+            take(partial_, out);
+            partial_.clear();
+        }
+        rest.remove_prefix(piece == newline ? piece + 1 : piece);
+    }
+}
+
+void FilteredLines::finish(std::string& out) {
+    if (partial_.empty()) return;
+    take(partial_, out);
+    partial_.clear();
+}
+
 }  // namespace ptrun::launcher

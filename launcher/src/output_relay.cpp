@@ -8,10 +8,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <cerrno>
+#include <optional>
 
 #include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/output_filters.hpp"
 
 namespace ptrun::launcher {
+
+SharedLog::~SharedLog() { ::close(fd); }
 
 int write_all(int fd, const char* data, std::size_t size) {
     while (size > 0) {
@@ -77,14 +81,29 @@ void ConsoleLines::finish(std::string& out) {
 
 struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
     Impl(boost::asio::io_context& io, int fd, RelayTarget t)
-        : pipe(io, fd), target(std::move(t)), lines(target.prefix) {}
+        : pipe(io, fd), target(std::move(t)), lines(target.prefix) {
+        if (target.filtered_log && !target.filters.empty()) {
+            filtered.emplace(target.filters, target.filtered_prefix, kMaxConsoleLine);
+        }
+    }
 
     boost::asio::posix::stream_descriptor pipe;
     RelayTarget target;
     ConsoleLines lines;
+    std::optional<FilteredLines> filtered;
     std::array<char, 65536> buffer{};
     bool closed = false;
     bool log_error_reported = false;
+    bool filtered_error_reported = false;
+
+    void write_filtered(const std::string& out) {
+        if (out.empty()) return;
+        int err = write_all(target.filtered_log->fd, out.data(), out.size());
+        if (err != 0 && !filtered_error_reported) {
+            filtered_error_reported = true;
+            if (target.on_log_error) target.on_log_error(target.filtered_log->path, err);
+        }
+    }
 
     void consume(const char* data, std::size_t size) {
         if (target.log_fd >= 0) {
@@ -93,6 +112,11 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
                 log_error_reported = true;
                 if (target.on_log_error) target.on_log_error(target.log_path, err);
             }
+        }
+        if (filtered) {
+            std::string out;
+            filtered->feed(data, size, out);
+            write_filtered(out);
         }
         if (!target.console) return;
         std::string out;
@@ -116,6 +140,11 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
     void finish() {
         if (closed) return;
         closed = true;
+        if (filtered) {
+            std::string rest;
+            filtered->finish(rest);
+            write_filtered(rest);
+        }
         if (target.console) {
             std::string rest;
             lines.finish(rest);

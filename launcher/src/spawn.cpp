@@ -31,9 +31,10 @@ struct ChildArgs {
     char* const* envp;
     pid_t parent;
     sigset_t parent_mask;
-    int exec_errno = 0;        ///< written by the child (shared memory) when exec fails
-    int cgroup_errno = 0;      ///< written by the child when joining the cgroup fails
-    bool join_cgroup = false;  ///< not created in the cgroup: the child joins it itself
+    int exec_errno = 0;                 ///< written by the child (shared memory) when exec fails
+    int cgroup_errno = 0;               ///< written by the child when joining the cgroup fails
+    placement::BindingOutcome binding;  ///< written by the child when binding fails
+    bool join_cgroup = false;           ///< not created in the cgroup: the child joins it itself
 };
 
 /// Runs in the child, sharing ptrun's memory until exec (CLONE_VM | CLONE_VFORK, as posix_spawn
@@ -56,6 +57,10 @@ int exec_child(void* raw) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != a->parent) ::_exit(127);  // ptrun died before prctl took effect
     if (a->join_cgroup && ::write(r.cgroup_procs_fd, "0", 1) != 1) a->cgroup_errno = errno;
+    if (r.binding) {
+        a->binding = placement::apply_binding(*r.binding);
+        if (a->binding.failed != placement::BindingStep::None) ::_exit(127);
+    }
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -76,7 +81,7 @@ pid_t spawn_worker(const SpawnRequest& r) {
     auto argv = c_array(args);
     auto envp = c_array(env_strings);
 
-    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, false};
+    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, {}, false};
     sigset_t all;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &child.parent_mask);
@@ -97,6 +102,12 @@ pid_t spawn_worker(const SpawnRequest& r) {
     if (pid < 0) throw SpawnError(std::string("clone: ") + std::strerror(clone_errno));
     ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it
     if (child.cgroup_errno != 0 && r.cgroup_errno) *r.cgroup_errno = child.cgroup_errno;
+    if (child.binding.failed != placement::BindingStep::None) {
+        const bool cpus = child.binding.failed == placement::BindingStep::Affinity;
+        throw SpawnError(std::string("cannot bind the worker (--numa-binding): ") +
+                         (cpus ? "sched_setaffinity" : "set_mempolicy") + ": " +
+                         std::strerror(child.binding.error));
+    }
     if (child.exec_errno != 0) {
         throw SpawnError("cannot execute '" + r.exec_path +
                          "': " + std::strerror(child.exec_errno));

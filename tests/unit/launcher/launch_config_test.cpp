@@ -21,12 +21,12 @@ LaunchConfig config_for(std::vector<std::string> args, HostFacts host = {},
 TEST_CASE("resolve: nproc-per-node accepts integers, auto, cpu and gpu", "[launcher][config]") {
     HostFacts host;
     host.cpu_count = 8;
-    host.gpu_count = 2;
+    host.gpus = ptrun::env::parse_cuda_visible_devices("0,1");
     CHECK(config_for({"--nproc-per-node", "3"}, host).nproc_per_node == 3);
     CHECK(config_for({"--nproc-per-node", "cpu"}, host).nproc_per_node == 8);
     CHECK(config_for({"--nproc-per-node", "gpu"}, host).nproc_per_node == 2);
     CHECK(config_for({"--nproc-per-node", "auto"}, host).nproc_per_node == 2);
-    host.gpu_count = 0;
+    host.gpus.clear();
     CHECK(config_for({"--nproc-per-node", "auto"}, host).nproc_per_node == 8);
     CHECK_THROWS_WITH(config_for({"--nproc-per-node", "gpu"}, host), Catch::Contains("no GPU"));
     CHECK_THROWS_WITH(config_for({"--nproc-per-node", "0"}, host), Catch::Contains("'0'"));
@@ -119,4 +119,43 @@ TEST_CASE("resolve: signals, timeouts and filters", "[launcher][config]") {
 TEST_CASE("resolve: a bad PET_ value says it came from the environment", "[launcher][config]") {
     CHECK_THROWS_WITH(config_for({}, {}, {{"PET_MAX_RESTARTS", "many"}}),
                       Catch::Contains("'many'") && Catch::Contains("PET_"));
+}
+
+TEST_CASE("resolve: placement options and output filters, from flags or PET_ variables",
+          "[launcher][config]") {
+    HostFacts host;
+    host.gpus = ptrun::env::parse_cuda_visible_devices("0,1,2,3");
+    auto c = config_for({"--nproc_per_node", "gpu:1-2", "--virtual_local_rank", "--numa_binding",
+                         "socket", "--report_bindings", "--duplicate_stdout_filters", "loss,,x,acc",
+                         "--duplicate-stderr-filters", "NCCL WARN"},
+                        host);
+    CHECK(c.nproc_per_node == 2);
+    CHECK(ptrun::env::cuda_visible_devices_value(c.gpu_selection) == "1,2");
+    CHECK(c.virtual_local_rank);
+    CHECK(c.numa_binding == ptrun::placement::BindingMode::Socket);
+    CHECK(c.report_bindings);
+    CHECK(c.stdout_filters == std::vector<std::string>{"loss,x", "acc"});
+    CHECK(c.stderr_filters == std::vector<std::string>{"NCCL WARN"});
+    auto e = config_for({}, host,
+                        {{"PET_NPROC_PER_NODE", "gpu:3"},
+                         {"PET_VIRTUAL_LOCAL_RANK", "1"},
+                         {"PET_NUMA_BINDING", "exclusive"},
+                         {"PET_REPORT_BINDINGS", "true"},
+                         {"PET_DUPLICATE_STDOUT_FILTERS", "a"},
+                         {"PET_DUPLICATE_STDERR_FILTERS", "b"}});
+    CHECK(ptrun::env::cuda_visible_devices_value(e.gpu_selection) == "3");
+    CHECK(e.virtual_local_rank);
+    CHECK(e.numa_binding == ptrun::placement::BindingMode::Exclusive);
+    CHECK(e.report_bindings);
+    CHECK(e.stdout_filters == std::vector<std::string>{"a"});
+    CHECK(e.stderr_filters == std::vector<std::string>{"b"});
+    auto d = config_for({}, host);
+    CHECK_FALSE(d.numa_binding);
+    CHECK_FALSE(d.virtual_local_rank);
+    CHECK(d.gpu_selection.empty());
+    CHECK(d.stdout_filters.empty());
+    CHECK_THROWS_WITH(config_for({"--duplicate-stdout-filters", "a,"}, host),
+                      Catch::Contains("filter 2 is empty"));
+    CHECK_THROWS_WITH(config_for({}, host, {{"PET_NPROC_PER_NODE", "gpu:9"}}),
+                      Catch::Contains("PET_") && Catch::Contains("device 9"));
 }

@@ -29,8 +29,9 @@ CoordinatorPolicy elastic(int min, int max) {
 }
 
 std::vector<CoordinatorCommand> join(CoordinatorCore& c, const std::string& id, int nproc, int seq,
-                                     SteadyTime at) {
+                                     SteadyTime at, int node_rank = -1) {
     JoinEvent e;
+    e.node.node_rank = node_rank;
     e.node.id = id;
     e.node.hostname = "host-" + id;
     e.node.nproc = nproc;
@@ -115,4 +116,26 @@ TEST_CASE("nodes of different sizes get disjoint global ranks and one WORLD_SIZE
     CHECK(round->assignment.restart_count == 2);
     CHECK(round->assignment.world_size() == 7);
     CHECK(ranks_of(round->assignment) == std::map<std::string, Span>{{"a", {0, 3}}, {"c", {4, 6}}});
+}
+
+TEST_CASE("static rendezvous: nodes of different sizes get ranks in --node-rank order",
+          "[launcher][coordinator]") {
+    // --rdzv-backend static: a fixed node count, every node's --node-rank given; the bigger node
+    // is node rank 1, so node 0's ranks come first whatever the order of joining.
+    CoordinatorCore c(elastic(2, 2));
+    join(c, "big", 4, 1, t0, 1);
+    auto round = find<PublishRound>(join(c, "small", 2, 1, t0 + 1s, 0));
+    REQUIRE(round);
+    CHECK(round->assignment.world_size() == 6);
+    CHECK(ranks_of(round->assignment) ==
+          std::map<std::string, Span>{{"small", {0, 1}}, {"big", {2, 5}}});
+
+    RoundEnd failure{EndReason::Failure, false, 1, "host-big", 2, "rank 2 failed"};
+    REQUIRE(find<EndRound>(c.on_event(FailedEvent{0, "big", failure}, t0 + 2s)));
+    join(c, "small", 2, 2, t0 + 3s, 0);
+    round = find<PublishRound>(join(c, "big", 4, 2, t0 + 3s, 1));
+    REQUIRE(round);
+    CHECK(round->assignment.restart_count == 1);
+    CHECK(ranks_of(round->assignment) ==
+          std::map<std::string, Span>{{"small", {0, 1}}, {"big", {2, 5}}});
 }

@@ -50,3 +50,26 @@ TEST_CASE("a line is copied when it contains any filter", "[launcher][filters]")
     CHECK_FALSE(matches_any_filter("anything", {}));
     CHECK(matches_any_filter(std::string_view("bin\0loss=1", 10), f));
 }
+
+TEST_CASE("filtered lines: only matching complete lines, prefixed, bounded in memory",
+          "[launcher][filters]") {
+    FilteredLines lines({"loss", "NCCL"}, "[h:3] ", 16);
+    std::string out;
+    lines.feed("step 1 loss 0.5\nnothing\nNC", 26, out);
+    CHECK(out == "[h:3] step 1 loss 0.5\n");
+    out.clear();
+    lines.feed("CL WARN x\n", 10, out);  // a match split across reads
+    CHECK(out == "[h:3] NCCL WARN x\n");
+    out.clear();
+    // A line of 40 bytes is tested in pieces of 16: only the piece holding "loss" is copied.
+    lines.feed("aaaaaaaaaaaaaaaaaaaaaaaaloss bbbbbbbbbbb\n", 41, out);
+    CHECK(out == "[h:3] aaaaaaaaloss bbb\n");
+    out.clear();
+    lines.feed("tail loss", 9, out);
+    CHECK(out.empty());
+    lines.finish(out);  // the worker ended without a newline
+    CHECK(out == "[h:3] tail loss\n");
+    out.clear();
+    lines.finish(out);
+    CHECK(out.empty());
+}

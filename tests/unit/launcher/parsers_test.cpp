@@ -30,7 +30,7 @@ TEST_CASE("rdzv conf: key=value pairs", "[launcher][parse]") {
 TEST_CASE("host facts count the devices CUDA_VISIBLE_DEVICES shows as CUDA does",
           "[launcher][parse]") {
     auto gpus = [](const char* value) {
-        return read_host_facts({{"CUDA_VISIBLE_DEVICES", value}}).gpu_count;
+        return read_host_facts({{"CUDA_VISIBLE_DEVICES", value}}).gpus.size();
     };
     CHECK(gpus("0,1") == 2);
     CHECK(gpus("NoDevFiles") == 0);  // SLURM's value for a job without GPUs: none, not 1

@@ -11,6 +11,7 @@
 
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/local_placement.hpp"
 #include "ptrun/launcher/worker_command.hpp"
 
 namespace spdlog {
@@ -45,11 +46,12 @@ struct Membership {
 
 class Agent {
   public:
-    /// `parent_env` is ptrun's own environment, inherited by every worker. `membership` is null
+    /// `local`: each local worker's devices and binding (plan_local_placement). `parent_env` is
+    /// ptrun's own environment, inherited by every worker. `membership` is null
     /// for a single-node job. `console` is ptrun's stdout/stderr (shared with the logger); null:
     /// the agent makes its own.
-    Agent(const LaunchConfig& config, WorkerCommand command, env::EnvMap parent_env,
-          StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
+    Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement local,
+          env::EnvMap parent_env, StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
           std::optional<Membership> membership = std::nullopt,
           std::shared_ptr<Console> console = nullptr);
     ~Agent();

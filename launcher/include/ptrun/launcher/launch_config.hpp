@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ptrun/env/cuda_devices.hpp"
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
@@ -16,6 +17,7 @@
 #include "ptrun/launcher/rdzv_conf.hpp"
 #include "ptrun/launcher/rdzv_settings.hpp"
 #include "ptrun/launcher/std_streams.hpp"
+#include "ptrun/placement/binding_plan.hpp"
 
 namespace ptrun::launcher {
 
@@ -23,7 +25,8 @@ namespace ptrun::launcher {
 struct HostFacts {
     std::string hostname = "localhost";
     int cpu_count = 1;
-    int gpu_count = 0;
+    /// The CUDA devices ptrun's own environment shows, in CUDA's order (host_facts.hpp).
+    std::vector<env::CudaDevice> gpus;
     std::string random_id = "00000000";  ///< fresh per launch; the run id of --standalone
 };
 
@@ -50,6 +53,16 @@ struct LaunchConfig {
     StdSpec redirects;
     StdSpec tee;
     std::optional<std::set<int>> local_ranks_filter;
+    /// --duplicate-stdout-filters / --duplicate-stderr-filters: worker lines holding any of these
+    /// are also copied to attempt_N/filtered_stdout.log / filtered_stderr.log.
+    std::vector<std::string> stdout_filters;
+    std::vector<std::string> stderr_filters;
+    /// --nproc-per-node gpu:LIST: the devices the workers use, in order (one worker each); empty
+    /// otherwise (the workers inherit CUDA_VISIBLE_DEVICES untouched).
+    std::vector<env::CudaDevice> gpu_selection;
+    bool virtual_local_rank = false;  ///< LOCAL_RANK=0, each worker sees only its own device
+    std::optional<placement::BindingMode> numa_binding;
+    bool report_bindings = false;
     std::chrono::milliseconds shutdown_timeout{30'000};
     /// PTRUN_STRAGGLER_NOTICE: after how long a group whose other workers exited 0 says which
     /// still run (set by `main` from the environment).

@@ -4,6 +4,7 @@
 ///
 ///   <root>/<run-id>_<host>_<YYYYMMDDTHHMMSSZ>_<random>/attempt_<n>/<local_rank>/
 ///       stdout.log, stderr.log, error.json
+///   <root>/<run>/attempt_<n>/filtered_stdout.log, filtered_stderr.log (--duplicate-*-filters)
 ///
 /// With --log-dir, <root> is that directory and <root>/latest links to the newest run. Without it,
 /// error files go to a private directory on tmpfs (/dev/shm: microseconds per mkdir, not the ~0.1
@@ -40,6 +41,9 @@ class LogLayout {
     std::string error_dir(int local_rank);
     /// The directory holding one worker's log files, created if missing. Throws EnvironmentError.
     std::string log_dir(int local_rank);
+    /// The current attempt's directory of log files (attempt_N: the filtered_*.log files of
+    /// --duplicate-*-filters), created if missing. Throws EnvironmentError.
+    std::string attempt_log_dir();
     /// The run's directory of log files, "" until the first log_dir call (or prepare()).
     std::string run_log_dir() const { return logs_.run; }
     /// False when error files are temporary (removed at exit): reports then carry their content.
@@ -58,6 +62,7 @@ class LogLayout {
     void open_error_root();
     void open_temp_log_root();
     void make_run_dir(Root& root);
+    /// Local rank's directory of the current attempt in `root`; -1: the attempt's directory.
     std::string worker_dir(Root& root, int local_rank);
 
     std::string requested_;

@@ -1,14 +1,15 @@
 #pragma once
-/// Copies one worker stream from a pipe to its log file (raw) and to ptrun's console with a
-/// "[host:rank] " prefix. Runs on the agent's event loop and never blocks it: the console is a
-/// ConsoleStream (bounded queue), and memory is bounded too: a line longer than kMaxConsoleLine is
-/// passed on in pieces, and '\r' ends a console line like '\n' does, so progress bars (tqdm) show
-/// live, each update prefixed.
+/// Copies one worker stream from a pipe to its log file (raw), to ptrun's console with a
+/// "[host:rank] " prefix, and its lines that match --duplicate-*-filters to a shared file. Runs on
+/// the agent's event loop and never blocks it: the console is a ConsoleStream (bounded queue), and
+/// memory is bounded too: a line longer than kMaxConsoleLine is passed on in pieces, and '\r' ends
+/// a console line like '\n' does, so progress bars (tqdm) show live, each update prefixed.
 
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace boost::asio {
 class io_context;
@@ -21,6 +22,17 @@ class ConsoleStream;
 /// Longest console line the relay holds; a longer line is passed on in pieces of this size.
 inline constexpr std::size_t kMaxConsoleLine = 64 * 1024;
 
+/// A log file several relays append to (--duplicate-*-filters' filtered_*.log); closed with the
+/// last relay holding it.
+struct SharedLog {
+    SharedLog(int log_fd, std::string log_path) : fd(log_fd), path(std::move(log_path)) {}
+    ~SharedLog();
+    SharedLog(const SharedLog&) = delete;
+    SharedLog& operator=(const SharedLog&) = delete;
+    const int fd;
+    const std::string path;
+};
+
 struct RelayTarget {
     int log_fd = -1;                   ///< raw copy of the stream, -1 for none (owned by the relay)
     std::string log_path;              ///< named when writing it fails
@@ -29,6 +41,11 @@ struct RelayTarget {
     /// Called once per relay when a write to the log file fails (path, errno); the relay keeps
     /// trying later writes (space may come back).
     std::function<void(const std::string&, int)> on_log_error;
+    /// Lines holding any of `filters` also go, prefixed with `filtered_prefix`, to
+    /// `filtered_log` (when both are set).
+    std::shared_ptr<SharedLog> filtered_log;
+    std::vector<std::string> filters;
+    std::string filtered_prefix;
 };
 
 class OutputRelay {

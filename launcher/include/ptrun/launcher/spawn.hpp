@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/placement/apply_binding.hpp"
 
 namespace ptrun::launcher {
 
@@ -30,10 +31,13 @@ struct SpawnRequest {
     int cgroup_dir_fd = -1;
     int cgroup_procs_fd = -1;
     int* cgroup_errno = nullptr;
+    /// Non-null: the child binds itself to these CPUs and memory nodes before exec
+    /// (--numa-binding); when that fails, it exits 127 and spawn_worker throws SpawnError.
+    const placement::PreparedBinding* binding = nullptr;
 };
 
 /// Starts the worker and returns its pid (also its process group id) once exec has succeeded.
-/// Blocks only until the child has exec'd. Throws SpawnError when exec fails.
+/// Blocks only until the child has exec'd. Throws SpawnError when binding or exec fails.
 pid_t spawn_worker(const SpawnRequest& request);
 
 /// Sends `signo` to the whole process group `pgid`; a group that is already gone is not an error.

@@ -1,0 +1,138 @@
+#include "ptrun/launcher/local_placement.hpp"
+
+#include "ptrun/env/names.hpp"
+#include "ptrun/launcher/environment_error.hpp"
+#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/placement/placement_error.hpp"
+#include "ptrun/placement/topology.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+/// The GPUs the planner binds near, in the workers' device order; empty (with a warning) when
+/// the driver cannot say where they are.
+std::vector<placement::GpuPlace> gpu_places(const std::vector<env::CudaDevice>& devices,
+                                            const PlacementSources& sources,
+                                            std::vector<std::string>& warnings) {
+    if (devices.empty()) return {};
+    std::string why;
+    auto ids = sources.open_gpus(why);
+    if (!ids) {
+        warnings.push_back("--numa-binding: cannot find where the GPUs (" +
+                           env::cuda_visible_devices_value(devices) + ") are: " + why +
+                           "; binding the workers as CPU-only ones");
+        return {};
+    }
+    return placement::locate_gpus(devices, *ids, sources.sys);
+}
+
+void plan_bindings(LocalPlacement& plan, const LaunchConfig& c,
+                   const std::vector<env::CudaDevice>& devices, const PlacementSources& sources) {
+    placement::Topology topology;
+    placement::ProcessLimits limits;
+    try {
+        topology = placement::read_topology(sources.sys);
+        limits = sources.limits();
+    } catch (const placement::PlacementError& e) {
+        throw EnvironmentError("--numa-binding: cannot read this machine's topology: " +
+                               std::string(e.what()));
+    }
+    placement::BindingRequest request;
+    request.mode = *c.numa_binding;
+    request.workers = c.nproc_per_node;
+    request.allowed_cpus = limits.cpus;
+    request.allowed_mems = limits.mems;
+    try {
+        request.gpus = gpu_places(devices, sources, plan.warnings);
+        auto bindings = placement::plan_bindings(topology, request);
+        for (std::size_t i = 0; i < bindings.size(); ++i) {
+            plan.workers[i].prepared = placement::prepare_binding(bindings[i]);
+            plan.workers[i].binding = std::move(bindings[i]);
+        }
+    } catch (const placement::PlacementError& e) {
+        throw UsageError(e.what());
+    }
+}
+
+}  // namespace
+
+LocalPlacement plan_local_placement(const LaunchConfig& c,
+                                    const std::vector<env::CudaDevice>& visible,
+                                    const env::EnvMap& env, const PlacementSources& sources) {
+    LocalPlacement plan;
+    plan.workers.resize(static_cast<std::size_t>(c.nproc_per_node));
+    plan.virtual_local_rank = c.virtual_local_rank;
+    plan.visible = visible;
+    const bool selected = !c.gpu_selection.empty();
+    const auto& devices = selected ? c.gpu_selection : visible;
+    bool names_ordinals = false;
+    if (selected || (c.virtual_local_rank && !devices.empty())) {
+        try {
+            for (int lr = 0; lr < c.nproc_per_node; ++lr) {
+                plan.workers[static_cast<std::size_t>(lr)].cuda_visible_devices =
+                    env::worker_cuda_visible_devices(devices, lr, c.virtual_local_rank);
+            }
+        } catch (const env::ParseError& e) {
+            throw UsageError(std::string("--virtual-local-rank: ") + e.what());
+        }
+        for (const auto& d : devices) names_ordinals = names_ordinals || d.ordinal.has_value();
+    }
+    if (c.numa_binding) {
+        plan_bindings(plan, c, devices, sources);
+        names_ordinals = names_ordinals || !devices.empty();
+    }
+    if (names_ordinals && !env::lookup(env, "CUDA_DEVICE_ORDER")) {
+        plan.cuda_device_order = "PCI_BUS_ID";
+    }
+    return plan;
+}
+
+void apply_to_env(const LocalPlacement& plan, int local_rank, env::EnvMap& worker_env) {
+    if (plan.virtual_local_rank) worker_env[std::string(env::names::kLocalRank)] = "0";
+    if (plan.cuda_device_order) worker_env["CUDA_DEVICE_ORDER"] = *plan.cuda_device_order;
+    if (static_cast<std::size_t>(local_rank) >= plan.workers.size()) return;
+    const auto& slot = plan.workers[static_cast<std::size_t>(local_rank)];
+    if (slot.cuda_visible_devices) worker_env["CUDA_VISIBLE_DEVICES"] = *slot.cuda_visible_devices;
+}
+
+std::string worker_gpus(const LocalPlacement& plan, const env::EnvMap& worker_env) {
+    if (auto value = env::lookup(worker_env, "CUDA_VISIBLE_DEVICES")) {
+        return env::cuda_visible_devices_value(env::parse_cuda_visible_devices(*value));
+    }
+    return env::cuda_visible_devices_value(plan.visible);
+}
+
+std::vector<ExplainRow> explain_rows(const LocalPlacement& plan, const LaunchConfig& c,
+                                     const env::EnvMap& env) {
+    std::vector<ExplainRow> rows;
+    std::string gpus_from = !c.gpu_selection.empty()  ? "--nproc-per-node gpu:LIST"
+                            : plan.virtual_local_rank ? "--virtual-local-rank"
+                                                      : "inherited CUDA_VISIBLE_DEVICES";
+    if (plan.virtual_local_rank) gpus_from += ", LOCAL_RANK=0";
+    std::string binding_from =
+        c.numa_binding ? "--numa-binding " + placement::to_text(*c.numa_binding) : "inherited";
+    for (std::size_t lr = 0; lr < plan.workers.size(); ++lr) {
+        const auto& slot = plan.workers[lr];
+        env::EnvMap worker = env;
+        apply_to_env(plan, static_cast<int>(lr), worker);
+        auto gpus = worker_gpus(plan, worker);
+        std::string value = "gpus " + (gpus.empty() ? std::string("none") : gpus);
+        if (slot.binding) {
+            value +=
+                ", cpus " + placement::to_list(slot.binding->cpus) + ", memory " +
+                (slot.binding->mems.empty() ? std::string("default")
+                                            : "node " + placement::to_list(slot.binding->mems));
+        } else {
+            value += ", cpus inherited";
+        }
+        rows.push_back(
+            {"local rank " + std::to_string(lr), value, gpus_from + "; " + binding_from});
+    }
+    if (plan.cuda_device_order) {
+        rows.push_back({"CUDA_DEVICE_ORDER", *plan.cuda_device_order,
+                        "set by ptrun: ordinals in PCI bus order, as nvidia-smi and NVML"});
+    }
+    return rows;
+}
+
+}  // namespace ptrun::launcher
