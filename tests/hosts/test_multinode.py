@@ -207,6 +207,45 @@ class MultiNode(unittest.TestCase):
         self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
         self.assertEqual(dumps[(2, 0)]["env"]["GROUP_RANK"], "1")
 
+    def assert_ranks_tile(self, dumps, sizes, attempts=(0,)):
+        """Every attempt's ranks are 0..sum(sizes)-1, group g holding sizes[g] of them in order."""
+        world = sum(sizes)
+        self.assertEqual(sorted(dumps), [(r, a) for r in range(world) for a in attempts])
+        for (rank, attempt), dump in dumps.items():
+            env = dump["env"]
+            group = int(env["GROUP_RANK"])
+            base = sum(sizes[:group])
+            self.assertEqual(env["WORLD_SIZE"], str(world), f"rank {rank}")
+            self.assertEqual(env["LOCAL_WORLD_SIZE"], str(sizes[group]), f"rank {rank}")
+            self.assertEqual(env["LOCAL_RANK"], str(rank - base), f"rank {rank}")
+            self.assertEqual(env["GROUP_WORLD_SIZE"], str(len(sizes)))
+
+    def test_nodes_of_different_sizes_static(self):
+        # Node rank 0 (node1, the store's host) runs one worker, node rank 1 three: ranks 0 | 1-3,
+        # also after a restart.
+        for h, rank, nproc in ((1, 0, 1), (2, 1, 3)):
+            args = ["--nnodes", "2", "--nproc-per-node", str(nproc), "--node-rank", str(rank),
+                    "--master-addr", "node1", "--master-port", str(self.port), "--rdzv-conf", FAST,
+                    "--max-restarts", "1",
+                    *self.fake("--fail-rank", "2", "--fail-attempts", "1", "--exit", "3")]
+            self.agents.append(Agent(h, args, self.notifier))
+        for code, err in self.finish_all(self.agents):
+            self.assertEqual(code, 0, err)
+        self.assert_ranks_tile(read_dumps(self.dir), [1, 3], attempts=(0, 1))
+        self.assertIn("ranks 1..3 of world size 4", self.agents[1].err)
+
+    def test_nodes_of_different_sizes_elastic(self):
+        # c10d: 3, 1 and 2 workers; the store host first, then by hostname: 0-2 | 3 | 4-5.
+        endpoint = f"node1:{self.port}"
+        for h, nproc in ((1, 3), (2, 1), (3, 2)):
+            args = ["--nnodes", "3", "--nproc-per-node", str(nproc), "--rdzv-endpoint", endpoint,
+                    "--rdzv-id", "sizes", "--rdzv-conf", FAST, *self.fake()]
+            self.agents.append(Agent(h, args, self.notifier))
+        for code, err in self.finish_all(self.agents):
+            self.assertEqual(code, 0, err)
+        self.assert_ranks_tile(read_dumps(self.dir), [3, 1, 2])
+        self.assertIn("ranks 4..5 of world size 6", self.agents[2].err)
+
     def test_worker_crash_restarts_every_node(self):
         agents = self.start([1, 2], "2", self.fake("--fail-rank", "3", "--fail-attempts", "1", "--exit", "3"),
                             ["--max-restarts", "1"])
