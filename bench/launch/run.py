@@ -6,7 +6,8 @@ Usage: /usr/bin/python3 bench/launch/run.py [--build build] [--runs 40] [--torch
 Prints a markdown report (ratios to the floor and to torchrun) for bench/RESULTS.md.
 Needs hyperfine and Debian's torchrun (scripts/install-deps.sh installs both). With the Debian 13
 root (scripts/torch2-root.sh) it adds torchrun 2.6 in the same run; --other-ptrun adds a second
-ptrun binary (e.g. another linking) to the launch table, interleaved with the first."""
+ptrun binary (e.g. another linking) to the launch table, interleaved with the first. A table of
+--numa-binding node against the same launch unbound says what binding costs per worker."""
 import argparse
 import json
 import os
@@ -90,6 +91,7 @@ def main():
                                       "--monitor_interval", "0.1", *TORCH_FIX, "--no_python", worker],
                                      a.torch_runs, env)
         print(f"| {n} | {f1:.2f} / {f2:.2f} | {p1:.2f} / {p2:.2f} | {p2/f2:.2f}x | {t1:.0f} / {t2:.0f} | {t2/p2:.0f}x |")
+    binding_cost(ptrun, true, a.runs)
     if a.other_ptrun:
         other_ptrun(ptrun, a.other_ptrun, floor, true, a.runs)
     torch2 = RootTorch()
@@ -108,6 +110,18 @@ def other_ptrun(ptrun, other, floor, true, runs):
         fl, pa, pb = hyperfine([[floor, str(n), true], [ptrun, "--nproc-per-node", str(n), true],
                                 [other, "--nproc-per-node", str(n), true]], runs, 5)
         print(f"| {n} | {fl*1e3:.2f} | {pa*1e3:.2f} | {pb*1e3:.2f} | {pb/pa:.3f}x |")
+
+
+def binding_cost(ptrun, true, runs):
+    """What --numa-binding node costs a launch (reading the topology once, planning, two system
+    calls in each worker before exec), interleaved with the same launch unbound."""
+    print("\n### --numa-binding node: launch wall time with and without binding, median ms\n")
+    print("| N | unbound | bound | added per worker (us) |")
+    print("|---:|---:|---:|---:|")
+    for n in (1, 4, 8):
+        base = [ptrun, "--nproc-per-node", str(n)]
+        pa, pb = hyperfine([[*base, true], [*base, "--numa-binding", "node", true]], runs, 5)
+        print(f"| {n} | {pa*1e3:.2f} | {pb*1e3:.2f} | {(pb-pa)*1e6/n:.0f} |")
 
 
 def torchrun2(torch2, ptrun, worker, true, a, env):
