@@ -55,7 +55,8 @@ struct PlacementSources {
 /// shows (HostFacts::gpus). Workers use `config.gpu_selection` when given, else `visible`,
 /// worker i the i-th device. Under --numa-binding, GPUs whose location NVML cannot give (no
 /// driver) are left out with a warning and the workers are bound as CPU-only ones. Throws
-/// UsageError when a binding cannot be made (the message names the worker, GPU or node), and
+/// UsageError when a binding cannot be made (the message names the worker, GPU or node) or is
+/// asked for with one SLURM task per rank (config.fixed_placement), and
 /// EnvironmentError when the topology cannot be read.
 LocalPlacement plan_local_placement(const LaunchConfig& config,
                                     const std::vector<env::CudaDevice>& visible,
