@@ -28,6 +28,10 @@ int Agent::Impl::run() {
     // Also cleans what SIGKILLed ptruns left (main made ptrun a subreaper).
     containment =
         std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
+    if (!open_watch()) {
+        finish(1);
+        return exit_code;
+    }
     signals.add(SIGCHLD);
     signals.add(SIGCONT);  // `fg` of ptrun: a worker waiting for the terminal may have it now
     for (int s : config.signals_to_handle) signals.add(s);
@@ -47,6 +51,8 @@ void Agent::Impl::wait_signal() {
         if (signo == SIGCHLD) {
             reap();
         } else if (signo == SIGCONT) {
+            // ptrun itself was stopped until now: that time never counts against a worker.
+            if (watch) watch->watching_since = std::chrono::steady_clock::now();
             lend_terminal();
         } else {
             log->info("{}", signal_notice(signo));
@@ -73,15 +79,24 @@ std::string Agent::Impl::signal_notice(int signo) const {
 void Agent::Impl::reap() {
     int status = 0;
     pid_t pid;
-    // WUNTRACED: a worker stopped (on the terminal, by SIGSTOP) is said at once, never waited on.
-    while (!finished && (pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+    // WUNTRACED: a worker stopped (on the terminal, by SIGSTOP) is said at once, never waited on;
+    // WCONTINUED: one continued by someone else (kill -CONT) is no longer stopped.
+    while (!finished && (pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
         for (auto& w : workers) {
             if (!w.alive || w.end.pid != pid) continue;
+            if (WIFCONTINUED(status)) {
+                w.stopped = false;
+                break;
+            }
             if (WIFSTOPPED(status)) {
+                if (!w.stopped) w.stopped_at = std::chrono::steady_clock::now();
+                w.stop_signal = WSTOPSIG(status);
                 on_stopped(w, WSTOPSIG(status));
                 break;
             }
             w.alive = false;
+            w.exited_at = std::chrono::steady_clock::now();
+            if (watch) watch->timers.forget_pid(pid);
             for (const auto& path : w.direct_logs) log_health.check_full(path);
             w.stopped = false;
             w.end.exit = from_wait_status(status);
@@ -166,7 +181,13 @@ void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
     for (auto& w : workers) {
         if (!w.alive) continue;
         if (by_ptrun) w.end.stopped_by_ptrun = true;
-        signal_group(w.end.pid, signo);
+        if (signo == SIGABRT) {
+            // Only the worker itself, core dumps off: its faulthandler prints every thread
+            // (a hang, agent_watchdog.cpp); what else runs in its group goes with the attempt.
+            watchdog::send_traceback_signal(w.end.pid);
+        } else {
+            signal_group(w.end.pid, signo);
+        }
         if (w.stopped && by_ptrun && signo != SIGKILL) {
             // A stopped worker (waiting for the terminal) acts on the stop signal only once
             // continued: without this it would take the whole grace period.
@@ -181,10 +202,17 @@ void Agent::Impl::announce_restart() {
     if (root_cause) {
         cause = "worker rank " + std::to_string(root_cause->rank) + " (local rank " +
                 std::to_string(root_cause->local_rank) + ", pid " +
-                std::to_string(root_cause->pid) + ") failed: " + describe(root_cause->exit);
+                std::to_string(root_cause->pid) + ") " +
+                (root_cause->cause.empty() ? "failed: " + describe(root_cause->exit)
+                                           : root_cause->cause);
     }
     log->warn("{}; restarting the worker group (restart {} of {})", cause, state.restart_count,
               policy.max_restarts);
+    if (watch) {
+        watch->outcome = "restarting the worker group (restart " +
+                         std::to_string(state.restart_count) + " of " +
+                         std::to_string(policy.max_restarts) + ")";
+    }
     root_cause.reset();
 }
 
@@ -234,14 +262,21 @@ void Agent::Impl::end_attempt() {
     if (containment) containment->attempt_ended();  // the cgroup, and every child ptrun inherited
     for (auto& r : relays) r->drain();
     relays.clear();
+    if (watch) end_watch_attempt();
 }
 
 void Agent::Impl::finish(int code) {
+    if (watch) {
+        watch->outcome = "the job ends with exit code " + std::to_string(code) +
+                         (code == kExitHung ? " (hung)" : "");
+    }
     end_attempt();
     exit_code = code;
     finished = true;
     if (membership) leave(code);
-    if (root_cause && !state.stop_signal) {
+    if (root_cause && root_cause->hung) {
+        // end_watch_attempt printed the hang report (who stopped first, where every rank was).
+    } else if (root_cause && !state.stop_signal) {
         std::vector<WorkerEnd> others;
         for (const auto& w : workers) {
             if (w.end.pid != root_cause->pid) others.push_back(w.end);

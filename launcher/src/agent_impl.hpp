@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "agent_watch.hpp"
 #include "ptrun/launcher/agent.hpp"
 #include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/decide.hpp"
@@ -36,6 +37,9 @@ struct Agent::Impl {
         bool alive = false;
         std::vector<std::string> direct_logs;  ///< log files the worker writes itself (--redirects)
         bool stopped = false;  ///< stopped by a signal (waitpid WUNTRACED) and not continued since
+        std::chrono::steady_clock::time_point stopped_at{};  ///< when it was last stopped
+        int stop_signal = 0;                                 ///< by which signal
+        std::chrono::steady_clock::time_point exited_at{};   ///< when it was reaped
     };
 
     /// The child's end of one output stream, and what the agent keeps of it.
@@ -104,6 +108,9 @@ struct Agent::Impl {
     TerminalLender terminal;         ///< lent to a worker that reads it (agent_terminal.cpp)
     std::deque<int> terminal_queue;  ///< local ranks stopped on terminal I/O, waiting for it
     std::optional<WorkerEnd> root_cause;
+    /// The watchdog (agent_watchdog.cpp); null unless --hang-timeout, --health-port or torch's
+    /// file timer asks for it.
+    std::unique_ptr<Watch> watch;
     bool finished = false;
     bool announced_logs = false;
     int exit_code = 0;
@@ -137,6 +144,40 @@ struct Agent::Impl {
     void end_attempt();
     /// Ends the run with `code`: stops what is left, reports the root cause, stops the loop.
     void finish(int code);
+
+    // the watchdog (agent_watchdog.cpp)
+    /// Makes `watch` when an option asks for it: the health endpoint, torch's file timer FIFO.
+    /// False (said) when one cannot be made.
+    bool open_watch();
+    /// Before spawning: each worker's heartbeat record and environment (PTRUN_HEARTBEAT_FILE,
+    /// PYTHONFAULTHANDLER, TORCHELASTIC_TIMER_FILE) and ptrace permission. Throws
+    /// EnvironmentError.
+    void watch_attempt(std::vector<SpawnRequest>& requests);
+    /// After spawning: arms the hang check.
+    void watch_started();
+    /// Re-arms the one hang timer for `at`.
+    void arm_hang_check(std::chrono::steady_clock::time_point at);
+    /// The hang timer fired: judges every local rank; a hang starts the evidence capture.
+    void check_hangs();
+    /// Every local rank's progress now (records, timer requests, stops, exits).
+    std::vector<watchdog::RankProgress> sample_progress() const;
+    /// A hang was found: says so and captures every live rank's native stacks.
+    void on_hang(watchdog::HangVerdict verdict, std::vector<watchdog::RankProgress> ranks);
+    /// The native stacks are in: the hang becomes decide()'s event.
+    void hang_captured(std::vector<watchdog::NativeStacks> native);
+    /// The attempt ended (its output drained): with a hang, reads the Python tracebacks, writes
+    /// every rank's stacks to the log directory and prints the report; drops the records.
+    void end_watch_attempt();
+    /// The /health and /status snapshot.
+    watchdog::StatusSnapshot status_snapshot() const;
+    /// torch's file timer: one request from the FIFO.
+    void on_timer_request(const watchdog::TimerRequest& request);
+    /// Arms the file-timer expiry for the earliest timer held.
+    void arm_timer_expiry();
+    /// Signals the workers whose timers expired.
+    void expire_timers();
+    /// The live worker `pid` is, or whose process group it is in; nullptr when none.
+    Worker* worker_of(pid_t pid);
 
     // the terminal (agent_terminal.cpp)
     /// A worker was stopped by `signo`: SIGTTIN/SIGTTOU lend it the terminal (or queue it),

@@ -37,10 +37,12 @@ void Agent::Impl::start_attempt() {
     try {
         auto requests = prepare_attempt();  // every directory first: a full disk starts nobody
         containment->note_temp_dir(logs.temporary_error_root());
+        if (watch) watch_attempt(requests);
         for (std::size_t i = 0; i < requests.size(); ++i) {
             spawn(static_cast<int>(i), requests[i]);
             if (config.report_bindings) report_binding(static_cast<int>(i), requests[i]);
         }
+        if (watch) watch_started();
     } catch (const EnvironmentError& e) {
         log->error("{}", e.what());
         finish(1);  // stops the workers already started

@@ -19,7 +19,7 @@ struct OptionSpec {
     const char* help;
 };
 
-constexpr std::array<OptionSpec, 31> kOptions{{
+constexpr std::array<OptionSpec, 34> kOptions{{
     {"nnodes", "", "1:1", false, "Number of nodes, N or MIN:MAX"},
     {"nproc-per-node", "", "1", false,
      "Workers per node: an integer, auto, cpu, gpu, or gpu:LIST (one worker per listed device, "
@@ -68,6 +68,12 @@ constexpr std::array<OptionSpec, 31> kOptions{{
      "for a comma) to attempt_N/filtered_stdout.log in the run's log directory"},
     {"duplicate-stderr-filters", "", "", false,
      "As --duplicate-stdout-filters, for stderr: attempt_N/filtered_stderr.log"},
+    {"hang-timeout", "", "", false,
+     "Seconds without progress (heartbeats, collectives) after which a worker is hung: its "
+     "stacks are captured and the group is stopped (default: off; see man ptrun, HANGS)"},
+    {"health-port", "", "", false,
+     "Serve HTTP GET /health and /status on this port (0: any free port, printed)"},
+    {"health-addr", "", "127.0.0.1", false, "Address the health endpoint listens on"},
     {"explain", "", "", true,
      "Print the resolved topology and where each value came from; launch nothing"},
 }};

@@ -33,6 +33,7 @@ Action settle(GroupState& s, const RestartPolicy& policy) {
         s.stopping = false;
         return {ActionKind::RestartGroup, 0, 0};
     }
+    if (s.failure && s.failure->hung) return {ActionKind::Finish, 0, kExitHung};
     return {ActionKind::Finish, 0, s.failure ? s.failure->exit.shell_code() : 0};
 }
 
@@ -52,6 +53,17 @@ Decision on_exit(GroupState s, const RestartPolicy& policy, const WorkerExited& 
         return {s, a};
     }
     if (!s.stopping) return {s, {ActionKind::Finish, 0, 0}};
+    Action a = settle(s, policy);
+    return {s, a, first};
+}
+
+/// A hung worker is a failure like an exit, found while the worker still runs.
+Decision on_hang(GroupState s, const RestartPolicy& policy, const HangDetected& ev) {
+    if (s.stopping) return {s, {}};  // already ending for another cause
+    std::optional<Failure> first = Failure{ev.local_rank, {}, true};
+    s.failure = first;
+    s.stopping = true;
+    if (s.alive > 0) return {s, {ActionKind::TerminateGroup, ev.signo, 0}, first};
     Action a = settle(s, policy);
     return {s, a, first};
 }
@@ -86,6 +98,7 @@ Decision decide(const GroupState& state, const RestartPolicy& policy, const Even
     if (auto* exited = std::get_if<WorkerExited>(&ev)) return on_exit(state, policy, *exited);
     if (auto* sig = std::get_if<SignalReceived>(&ev)) return on_signal(state, *sig);
     if (auto* end = std::get_if<RoundEnded>(&ev)) return on_round_end(state, *end);
+    if (auto* hang = std::get_if<HangDetected>(&ev)) return on_hang(state, policy, *hang);
     if (state.stopping && state.alive > 0) return {state, {ActionKind::KillGroup, SIGKILL, 0}};
     return {state, {}};
 }

@@ -75,6 +75,7 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
           std::to_string(root.rank) + " (local rank " + std::to_string(root.local_rank) + ")");
     field(out, "pid", std::to_string(root.pid));
     field(out, "exit", describe(root.exit));
+    if (!root.cause.empty()) field(out, "cause", root.cause);
     field(out, "time", utc(root.time));
     if (!context.interpreter.empty()) {
         field(out, "interpreter", context.interpreter + " (" + context.interpreter_origin + ")");

@@ -1,5 +1,9 @@
 #include "ptrun/launcher/launch_config.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <limits>
@@ -142,6 +146,13 @@ std::set<int> rank_filter(const RawValue& raw, int nproc) {
     return out;
 }
 
+/// True for a numeric IPv4 or IPv6 address (what the health endpoint can listen on).
+bool valid_numeric_address(const std::string& text) {
+    unsigned char buf[sizeof(in6_addr)];
+    return ::inet_pton(AF_INET, text.c_str(), buf) == 1 ||
+           ::inet_pton(AF_INET6, text.c_str(), buf) == 1;
+}
+
 void check_backend(LaunchConfig& c, const LaunchOptions& o) {
     const auto& raw = o.at("rdzv-backend");
     if (raw.value == "etcd" || raw.value == "etcd-v2") {
@@ -256,6 +267,22 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
         static_cast<std::int64_t>(seconds(o, "shutdown-timeout", true) * 1000.0));
     c.signals_to_handle = signal_list(o);
     resolve_placement(c, o, host);
+    if (!o.at("hang-timeout").value.empty()) {
+        const double hang = seconds(o, "hang-timeout", true);  // 0: off, as unset
+        if (hang > 0) {
+            c.hang_timeout = std::chrono::milliseconds(
+                std::max<std::int64_t>(1, static_cast<std::int64_t>(hang * 1000.0)));
+        }
+    }
+    if (!o.at("health-port").value.empty()) {
+        c.health_port = static_cast<std::uint16_t>(integer(o, "health-port", 0, 65535));
+    }
+    c.health_addr = o.at("health-addr").value;
+    if (!valid_numeric_address(c.health_addr)) {
+        throw UsageError(
+            quoted("health-addr", o.at("health-addr")) +
+            ": expected a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
+    }
 
     c.run_id = o.at("rdzv-id").value;
     if (c.standalone) {

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "clone3.hpp"
+#include "ptrun/watchdog/stack_tool.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -56,6 +57,7 @@ int exec_child(void* raw) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != a->parent) ::_exit(127);  // ptrun died before prctl took effect
+    if (r.allow_stack_capture) ptrun::watchdog::allow_stack_capture_by_parent();
     if (a->join_cgroup && ::write(r.cgroup_procs_fd, "0", 1) != 1) a->cgroup_errno = errno;
     if (r.binding) {
         a->binding = placement::apply_binding(*r.binding);

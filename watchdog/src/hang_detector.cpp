@@ -47,6 +47,7 @@ HangVerdict judge_hangs(const std::vector<RankProgress>& ranks, Clock::duration 
         }
     }
     std::vector<std::pair<HungRank, const RankProgress*>> hung;
+    std::vector<std::pair<HungRank, const RankProgress*>> stopped;  // stopped, not for T yet
     for (const auto& r : ranks) {
         std::optional<HungRank> h;
         std::optional<Clock::time_point> hung_at;  // when this rank becomes hung
@@ -83,9 +84,13 @@ HangVerdict judge_hangs(const std::vector<RankProgress>& ranks, Clock::duration 
         if (now >= *hung_at) {
             hung.emplace_back(candidate, &r);
         } else {
+            if (candidate.reason == HangReason::Stopped) stopped.emplace_back(candidate, &r);
             consider(verdict.next_check, *hung_at);
         }
     }
+    // A stopped rank cannot progress: once the group is hung it is too, and as its likely cause
+    // it is named first (its peers, blocked on it, fell silent a few ms before ptrun saw the stop).
+    if (!hung.empty()) hung.insert(hung.end(), stopped.begin(), stopped.end());
     std::stable_sort(hung.begin(), hung.end(), [](const auto& a, const auto& b) {
         return order_key(a.first, *a.second) < order_key(b.first, *b.second);
     });

@@ -67,6 +67,7 @@ std::string short_name(std::string_view fn) {
         if (depth == 0) plain += c;
         if ((c == '>' || c == ')') && depth > 0) --depth;
     }
+    if (plain.empty()) return std::string(fn);  // Python's `<module>`, `<lambda>`
     const auto last = plain.rfind("::");
     if (last == std::string::npos || last == 0) return plain;
     const auto before = plain.rfind("::", last - 1);

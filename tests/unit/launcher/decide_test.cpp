@@ -210,3 +210,35 @@ TEST_CASE("decide: a job declared complete is a success only where every local w
     auto exited = decide(early.next, RestartPolicy{0}, WorkerExited{0, kOk});
     CHECK(exited.action == Action{ActionKind::Finish, 0, kExitUnseenSuccess});
 }
+
+TEST_CASE("decide: a hung worker is a failure found while it runs", "[launcher][decide]") {
+    // The group is ended with the signal the agent chose (SIGABRT: Python tracebacks).
+    auto hung = decide(running(2), RestartPolicy{0}, HangDetected{1, SIGABRT});
+    CHECK(hung.action == Action{ActionKind::TerminateGroup, SIGABRT, 0});
+    REQUIRE(hung.first_failure);
+    CHECK(*hung.first_failure == Failure{1, {}, true});
+    // Its exit (by that signal) and the others' are not failures of their own; the job ends
+    // with the documented "hung" code, not 128 + SIGABRT.
+    auto one = decide(hung.next, RestartPolicy{0}, WorkerExited{1, WorkerExit{0, SIGABRT}});
+    CHECK(one.action.kind == ActionKind::None);
+    CHECK_FALSE(one.first_failure);
+    auto both = decide(one.next, RestartPolicy{0}, WorkerExited{0, WorkerExit{0, SIGTERM}});
+    CHECK(both.action == Action{ActionKind::Finish, 0, kExitHung});
+    CHECK(kExitHung != 0);
+    // Restarts remain: the group restarts as after any failure.
+    auto with_restart = decide(running(1), RestartPolicy{1}, HangDetected{0, SIGTERM});
+    auto gone = decide(with_restart.next, RestartPolicy{1}, WorkerExited{0, WorkerExit{0, 15}});
+    CHECK(gone.action.kind == ActionKind::RestartGroup);
+    CHECK(gone.next.restart_count == 1);
+    // Already stopping (a failure or a signal came first): the hang changes nothing.
+    auto failed = decide(running(2), RestartPolicy{0}, WorkerExited{0, kCode3});
+    auto late = decide(failed.next, RestartPolicy{0}, HangDetected{1, SIGTERM});
+    CHECK(late.action.kind == ActionKind::None);
+    CHECK_FALSE(late.first_failure);
+    CHECK(late.next.failure == failed.next.failure);
+    // Multi-node: reported like a failure; the round's end decides.
+    auto node = decide(node_running(1), RestartPolicy{3}, HangDetected{0, SIGTERM});
+    CHECK(node.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+    CHECK(decide(node.next, RestartPolicy{3}, WorkerExited{0, WorkerExit{0, 15}}).action.kind ==
+          ActionKind::None);
+}

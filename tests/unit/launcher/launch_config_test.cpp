@@ -159,3 +159,27 @@ TEST_CASE("resolve: placement options and output filters, from flags or PET_ var
     CHECK_THROWS_WITH(config_for({}, host, {{"PET_NPROC_PER_NODE", "gpu:9"}}),
                       Catch::Contains("PET_") && Catch::Contains("device 9"));
 }
+
+TEST_CASE("resolve: the watchdog's options are off unless given", "[launcher][config]") {
+    auto off = config_for({});
+    CHECK_FALSE(off.hang_timeout);
+    CHECK_FALSE(off.health_port);
+    CHECK(off.health_addr == "127.0.0.1");                          // loopback by default
+    CHECK_FALSE(config_for({"--hang-timeout", "0"}).hang_timeout);  // 0: off, as unset
+    CHECK(config_for({"--hang-timeout", "2.5"}).hang_timeout == std::chrono::milliseconds(2500));
+    CHECK(config_for({"--hang_timeout", "30"}).hang_timeout == std::chrono::seconds(30));
+    CHECK(config_for({}, {}, {{"PET_HANG_TIMEOUT", "7"}}).hang_timeout == std::chrono::seconds(7));
+    CHECK_THROWS_WITH(config_for({"--hang-timeout", "soon"}),
+                      Catch::Contains("--hang-timeout 'soon'") &&
+                          Catch::Contains("non-negative number of seconds"));
+    CHECK_THROWS_WITH(config_for({"--hang-timeout", "-1"}), Catch::Contains("'-1'"));
+    auto health = config_for({"--health-port", "0", "--health-addr", "::1"});
+    CHECK(health.health_port == 0);
+    CHECK(health.health_addr == "::1");
+    CHECK(config_for({"--health_port", "8080"}).health_port == 8080);
+    CHECK_THROWS_WITH(config_for({"--health-port", "70000"}),
+                      Catch::Contains("--health-port '70000'") && Catch::Contains("0 to 65535"));
+    CHECK_THROWS_WITH(
+        config_for({"--health-port", "1", "--health-addr", "localhost"}),
+        Catch::Contains("--health-addr 'localhost'") && Catch::Contains("numeric IPv4 or IPv6"));
+}

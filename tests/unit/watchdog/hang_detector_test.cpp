@@ -126,6 +126,18 @@ TEST_CASE("judge_hangs: the rank that stopped progressing first comes first", "[
         CHECK(hung_ranks(v) == std::vector<int>{3, 0, 1, 2});
         CHECK(v.hung.front().silent_since == T0 + 12s);
     }
+    SECTION("a rank stopped for less than the timeout is hung with its peers, and first") {
+        // Rank 1 was SIGSTOPped right after its last beat; rank 0, blocked on it in the next
+        // collective, beat last a few ms before ptrun saw the stop, so it reaches T first.
+        const auto v = judge_hangs({running(0, 10s), stopped(1, 10s + 5ms, 10s - 5ms)}, kTimeout,
+                                   T0 + 70s, T0);
+        CHECK(hung_ranks(v) == std::vector<int>{1, 0});
+        CHECK(v.hung.front().reason == HangReason::Stopped);
+        // Alone, it is not hung before T.
+        CHECK(
+            judge_hangs({running(0, 69s), stopped(1, 10s + 5ms, 10s - 5ms)}, kTimeout, T0 + 70s, T0)
+                .hung.empty());
+    }
     SECTION("a section overrun before plain silence") {
         const auto v = judge_hangs({running(0, 5s), in_section(running(1, 20s), 30s)}, kTimeout,
                                    T0 + 100s, T0);

@@ -159,6 +159,10 @@ TEST_CASE("a rank's place skips the runtime and prefers collectives and Python",
     RankStacks anonymous;
     anonymous.native = {ThreadStack{"TID 1", true, {Frame{"", "", 0, "/opt/bin/worker"}}}};
     CHECK(describe_place(place_of(anonymous)) == "an unnamed function in worker");
+    // A Python script's top level is named as Python names it (was an empty name).
+    RankStacks top;
+    top.python = {ThreadStack{"Current thread", true, {Frame{"<module>", "/w/train.py", 13, ""}}}};
+    CHECK(describe_place(place_of(top)) == "`<module>` (train.py:13)");
     CHECK(place_of(RankStacks{}) == nullptr);
     CHECK(describe_place(nullptr) == "an unknown place");
 }

@@ -2,6 +2,7 @@
 /// The worker group's lifecycle as data plus one pure transition function. The supervisor only
 /// reports events; `decide` says what to do next. Every row is covered by a table-driven test.
 
+#include <csignal>
 #include <optional>
 #include <variant>
 
@@ -13,6 +14,7 @@ namespace ptrun::launcher {
 struct Failure {
     int local_rank = 0;
     WorkerExit exit;
+    bool hung = false;  ///< judged hung by the watchdog (exit: how it ended is not known yet)
     bool operator==(const Failure&) const = default;
 };
 
@@ -43,6 +45,10 @@ struct GroupState {
 /// own workers had not all succeeded: a forged or inconsistent end is never reported as success.
 inline constexpr int kExitUnseenSuccess = 1;
 
+/// Exit code of a job whose first failure was a hung worker (--hang-timeout, or a stopped worker)
+/// once restarts are exhausted: timeout(1)'s code, so schedulers can tell a hang from a crash.
+inline constexpr int kExitHung = 124;
+
 /// How many restarts the job may use.
 struct RestartPolicy {
     int max_restarts = 0;
@@ -61,8 +67,14 @@ struct SignalReceived {
 };
 /// The grace period between SIGTERM and SIGKILL ran out.
 struct GraceExpired {};
+/// The watchdog judged local rank `local_rank` hung (its evidence is already captured); `signo`
+/// ends the group (SIGABRT for Python workers, whose faulthandler then prints every thread).
+struct HangDetected {
+    int local_rank = 0;
+    int signo = SIGTERM;
+};
 
-using Event = std::variant<WorkerExited, SignalReceived, GraceExpired, RoundEnded>;
+using Event = std::variant<WorkerExited, SignalReceived, GraceExpired, RoundEnded, HangDetected>;
 
 /// What the supervisor does after an event.
 enum class ActionKind {

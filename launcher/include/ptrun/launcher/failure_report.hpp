@@ -22,6 +22,10 @@ struct WorkerEnd {
     std::string error_file;         ///< path given to the worker; read if it exists
     std::string stderr_log;         ///< path of its stderr log, "" when stderr went to the terminal
     bool stopped_by_ptrun = false;  ///< ended by ptrun's SIGTERM/SIGKILL after another failure
+    /// Why ptrun ended it, when the watchdog did: "hung: no progress for 31 s (42 beats)", "its
+    /// torch file timer 'save' expired"; "" otherwise.
+    std::string cause;
+    bool hung = false;  ///< judged hung (the job's code is then kExitHung)
 };
 
 /// What the report says besides the workers' ends.

@@ -68,6 +68,11 @@ struct LaunchConfig {
     /// still run (set by `main` from the environment).
     std::chrono::seconds straggler_notice{300};
     std::vector<int> signals_to_handle;
+    /// --hang-timeout: a worker silent this long after its first beat is hung; nullopt: off.
+    std::optional<std::chrono::milliseconds> hang_timeout;
+    /// --health-port: serve /health and /status there (0: any free port); nullopt: no endpoint.
+    std::optional<std::uint16_t> health_port;
+    std::string health_addr = "127.0.0.1";  ///< --health-addr: a numeric IPv4 or IPv6 address
     bool explain = false;
     bool module = false;
     bool no_python = false;

@@ -34,6 +34,8 @@ struct SpawnRequest {
     /// Non-null: the child binds itself to these CPUs and memory nodes before exec
     /// (--numa-binding); when that fails, it exits 127 and spawn_worker throws SpawnError.
     const placement::PreparedBinding* binding = nullptr;
+    /// Lets ptrun's stack tool attach where Yama restricts ptrace to ancestors (the watchdog).
+    bool allow_stack_capture = false;
 };
 
 /// Starts the worker and returns its pid (also its process group id) once exec has succeeded.

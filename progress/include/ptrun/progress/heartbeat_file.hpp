@@ -4,10 +4,10 @@
 /// it wants to know the worker's progress (a hang check's timer, a /status request): a read is a
 /// few loads from shared memory, it never blocks and never waits for the worker.
 ///
-/// Intended use by an event-driven agent (phase B): before spawning attempt N, create
-/// `<tmpfs>/ptrun-hb-<ptrun pid>-<N>-<local rank>` for every local rank (O_EXCL, mode 0600);
-/// destroy them when the attempt ends (a process of an old attempt that still has its record
-/// mapped then writes to memory nobody reads, never into the new attempt's records).
+/// Use by the agent (launcher/src/agent_watchdog.cpp): before spawning attempt N, create
+/// `<private tmpfs dir ptrun-XXXXXX>/hb-<round>-<N>-<local rank>` for every local rank (O_EXCL,
+/// mode 0600); destroy them when the attempt ends (a process of an old attempt that still has
+/// its record mapped then writes to memory nobody reads, never into the new attempt's records).
 
 #include <utility>
 #include <chrono>

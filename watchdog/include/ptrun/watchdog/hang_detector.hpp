@@ -11,7 +11,9 @@
 /// agent could not watch never counts against a worker):
 ///  - Exited ranks are never hung (their exit is the supervisor's business).
 ///  - A stopped rank (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) is hung once stopped for T, whether or
-///    not it ever beat and whatever section it announced: a stopped process cannot progress.
+///    not it ever beat and whatever section it announced: a stopped process cannot progress. It
+///    is also hung as soon as any other rank is (the peers blocked on it fall silent a few ms
+///    before the agent sees the stop, so they reach T first).
 ///  - Start-up: a running rank that has never beaten is not judged by T (imports, data loading
 ///    and NCCL set-up may take any time) until a local peer exits successfully; then the group is
 ///    finishing, and a rank still silent T after the first such exit is hung ("not finishing").

@@ -7,9 +7,9 @@
 /// or reads slowly costs one socket and one timer until its deadline. One request per
 /// connection (Connection: close).
 ///
-/// Intended use (phase B): `--health-port PORT` (address: `--health-addr`, loopback by
-/// default) makes the agent construct one HealthServer before the first attempt, with a
-/// snapshot function that reads the workers' state and heartbeat records at request time.
+/// Use (launcher/src/agent_watchdog.cpp): `--health-port PORT` (address: `--health-addr`, loopback
+/// by default) makes the agent construct one HealthServer before the first attempt, with a snapshot
+/// function that reads the workers' state and heartbeat records at request time.
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>

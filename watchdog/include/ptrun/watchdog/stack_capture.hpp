@@ -4,10 +4,10 @@
 /// output (BoundedCommand), and one completion reports every pid. Attaching stops each process
 /// for the tool's duration only; the process goes on afterwards (or stays hung) as before.
 ///
-/// Intended use (phase B): when judge_hangs() finds a hang, before anything is signalled, the
-/// agent starts one StackCapture over every live local rank (if find_stack_tool() found a tool),
-/// then sends the Python ranks send_traceback_signal(), then stops the group as for any failure;
-/// the report joins both through summarise_stacks().
+/// Use (launcher/src/agent_watchdog.cpp): when judge_hangs() finds a hang, before anything is
+/// signalled, the agent starts one StackCapture over every live local rank (if find_stack_tool()
+/// found a tool), then sends the Python ranks send_traceback_signal(), then stops the group as for
+/// any failure; the report joins both through summarise_stacks().
 
 #include <sys/types.h>
 

@@ -10,9 +10,9 @@
 /// over-long line goes to `on_error` with a short reason and is dropped; reading goes on. (A
 /// read error, which the kept write end rules out in practice, is reported and ends reading.)
 ///
-/// Intended use (phase B): with TORCHELASTIC_ENABLE_FILE_TIMER=1 the agent creates one TimerFifo
-/// at TORCHELASTIC_TIMER_FILE (or a fresh path it puts there for the workers) before the first
-/// attempt, feeds on_request into a TimerTable, and keeps it for the whole run.
+/// Use (launcher/src/agent_watchdog.cpp): with TORCHELASTIC_ENABLE_FILE_TIMER=1 the agent creates
+/// one TimerFifo at TORCHELASTIC_TIMER_FILE (or a fresh path it puts there for the workers) before
+/// the first attempt, feeds on_request into a TimerTable, and keeps it for the whole run.
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>

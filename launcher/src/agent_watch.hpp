@@ -1,0 +1,65 @@
+#pragma once
+/// Agent::Impl's watchdog state (agent_watchdog.cpp): heartbeat records, the one hang timer, the
+/// hang being handled, the health endpoint and torch's file timer. Made only when --hang-timeout,
+/// --health-port or TORCHELASTIC_ENABLE_FILE_TIMER=1 asks for it: without them the agent holds
+/// a null pointer and its launch path does nothing more.
+
+#include <sys/types.h>
+
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ptrun/progress/heartbeat_file.hpp"
+#include "ptrun/watchdog/hang_detector.hpp"
+#include "ptrun/watchdog/health_server.hpp"
+#include "ptrun/watchdog/stack_capture.hpp"
+#include "ptrun/watchdog/timer_fifo.hpp"
+#include "ptrun/watchdog/timer_table.hpp"
+
+namespace ptrun::launcher {
+
+struct Watch {
+    explicit Watch(boost::asio::io_context& io) : hang_timer(io), timer_expiry(io) {}
+    /// Removes the records, the FIFO and the private directory holding them.
+    ~Watch();
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
+
+    /// A hang found in the current attempt.
+    struct Hang {
+        watchdog::Clock::time_point at;
+        watchdog::HangVerdict verdict;
+        std::vector<watchdog::RankProgress> ranks;  ///< by local rank, at detection
+        std::vector<watchdog::NativeStacks> native;  ///< by local rank order of `pids`
+        std::vector<pid_t> pids;                      ///< the live ranks' pids captured
+        std::string native_note;                      ///< why native stacks are missing
+    };
+
+    /// A private directory (ptrun-XXXXXX on /dev/shm, else $TMPDIR or /tmp) for the records and
+    /// a FIFO ptrun chose; "" until needed.
+    std::string dir;
+    bool records_wanted = false;  ///< --hang-timeout or --health-port
+    std::vector<progress::HeartbeatFile> records;  ///< by local rank, this attempt's
+    std::vector<std::uint64_t> timer_requests;       ///< by local rank: file-timer requests seen
+    std::vector<std::optional<watchdog::Clock::time_point>> timer_last;  ///< the latest one
+    boost::asio::steady_timer hang_timer;
+    watchdog::Clock::time_point watching_since{};
+    std::optional<watchdog::StackTool> tool;
+    std::optional<Hang> hang;
+    std::shared_ptr<watchdog::StackCapture> capture;
+    std::unique_ptr<watchdog::HealthServer> health;
+    std::unique_ptr<watchdog::TimerFifo> fifo;
+    watchdog::TimerTable timers;
+    boost::asio::steady_timer timer_expiry;
+    std::string outcome;  ///< what ptrun does after this attempt, for the hang report
+    std::set<pid_t> refused_pids;  ///< timer requests for pids not ptrun's own (said once each)
+};
+
+}  // namespace ptrun::launcher

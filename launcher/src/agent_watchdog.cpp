@@ -1,0 +1,460 @@
+// The agent's watchdog (issue 15): heartbeat records per worker, one hang timer on the agent's
+// io_context (never a polling loop), evidence before action on a hang, the health endpoint and
+// torch's file timer. Everything here runs only when `watch` exists (agent_watch.hpp).
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <system_error>
+
+#include "agent_impl.hpp"
+#include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/duration_text.hpp"
+#include "ptrun/launcher/environment_error.hpp"
+#include "ptrun/launcher/hang_report.hpp"
+#include "ptrun/watchdog/stack_summary.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+using watchdog::Clock;
+
+constexpr const char* kTimerEnable = "TORCHELASTIC_ENABLE_FILE_TIMER";
+constexpr const char* kTimerFile = "TORCHELASTIC_TIMER_FILE";
+
+/// mkdtemp of ptrun-XXXXXX on /dev/shm (records are read and written as memory), else under
+/// $TMPDIR or /tmp; "" with errno set when none can be made.
+std::string make_private_dir(const env::EnvMap& env) {
+    std::vector<std::string> roots{"/dev/shm"};
+    if (auto tmp = env::lookup(env, "TMPDIR"); tmp && !tmp->empty()) roots.push_back(*tmp);
+    roots.push_back("/tmp");
+    int err = 0;
+    for (const auto& root : roots) {
+        std::string pattern = root + "/ptrun-XXXXXX";
+        if (::mkdtemp(pattern.data())) return pattern;
+        err = errno;
+    }
+    errno = err;
+    return "";
+}
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+}
+
+/// Wall-clock seconds since the epoch: the clock FileTimerClient stamps its requests with.
+double wall_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string endpoint_text(const std::string& addr, std::uint16_t port) {
+    const bool v6 = addr.find(':') != std::string::npos;
+    return fmt::format("http://{}{}{}:{}", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+}
+
+}  // namespace
+
+Watch::~Watch() {
+    records.clear();
+    fifo.reset();
+    if (!dir.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+}
+
+bool Agent::Impl::open_watch() {
+    const bool file_timer = env::lookup(parent_env, kTimerEnable).value_or("") == "1";
+    if (!config.hang_timeout && !config.health_port && !file_timer) return true;
+    watch = std::make_unique<Watch>(io);
+    watch->records_wanted = config.hang_timeout || config.health_port;
+    watch->watching_since = Clock::now();
+    if (config.hang_timeout) {
+        watch->tool = watchdog::find_stack_tool(env::lookup(parent_env, "PATH").value_or(""));
+    }
+    if (watch->records_wanted || file_timer) {
+        watch->dir = make_private_dir(parent_env);
+        if (watch->dir.empty()) {
+            log->error("{}", errno_message("cannot make a directory for heartbeat records in "
+                                           "/dev/shm, $TMPDIR or /tmp",
+                                           errno));
+            return false;
+        }
+        containment->note_temp_dir(watch->dir);  // removed after a kill -9 of ptrun too
+    }
+    if (config.health_port) {
+        watchdog::HealthServerOptions options;
+        options.address = config.health_addr;
+        options.port = *config.health_port;
+        try {
+            watch->health = std::make_unique<watchdog::HealthServer>(
+                io, options, [this] { return status_snapshot(); },
+                [this](const std::string& e) { log->warn("health endpoint: {}", e); });
+        } catch (const watchdog::HealthServerError& e) {
+            log->error("--health-port: {}", e.what());
+            return false;
+        }
+        log->info("health endpoint: {}/health and /status",
+                  endpoint_text(config.health_addr, watch->health->port()));
+    }
+    if (file_timer) {
+        auto path = env::lookup(parent_env, kTimerFile).value_or("");
+        if (path.empty()) path = watch->dir + "/watchdog_timer";
+        try {
+            watch->fifo = std::make_unique<watchdog::TimerFifo>(
+                io, path, [this](const watchdog::TimerRequest& r) { on_timer_request(r); },
+                [this](const std::string& e) { log->warn("torch file timer: {}", e); });
+        } catch (const watchdog::TimerFifoError& e) {
+            log->error("{}=1: {}", kTimerEnable, e.what());
+            return false;
+        }
+        log->info("serving torch's file timer at {} ({})", path, kTimerFile);
+    }
+    return true;
+}
+
+void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
+    watch->hang.reset();
+    watch->records.clear();
+    watch->timer_requests.assign(requests.size(), 0);
+    watch->timer_last.assign(requests.size(), std::nullopt);
+    for (std::size_t lr = 0; lr < requests.size(); ++lr) {
+        auto& env = requests[lr].env;
+        if (watch->records_wanted) {
+            const std::string path = fmt::format("{}/hb-{}-{}-{}", watch->dir, placement.round,
+                                                 state.restart_count, lr);
+            try {
+                watch->records.push_back(
+                    progress::HeartbeatFile::create(path, static_cast<int>(lr)));
+            } catch (const progress::HeartbeatError& e) {
+                throw EnvironmentError(e.what());
+            }
+            env[std::string(progress::kHeartbeatEnv)] = path;
+        }
+        if (config.hang_timeout) {
+            // A Python worker ended for a hang prints every thread on SIGABRT (stacks.hpp).
+            if (!env.count("PYTHONFAULTHANDLER")) env["PYTHONFAULTHANDLER"] = "1";
+            requests[lr].allow_stack_capture = true;
+        }
+        if (watch->fifo) env[kTimerFile] = watch->fifo->path();
+    }
+}
+
+void Agent::Impl::watch_started() {
+    if (!config.hang_timeout) return;
+    arm_hang_check(Clock::now() + *config.hang_timeout);
+}
+
+void Agent::Impl::arm_hang_check(Clock::time_point at) {
+    watch->hang_timer.expires_at(at);
+    watch->hang_timer.async_wait([this](boost::system::error_code ec) {
+        if (!ec && !finished) check_hangs();
+    });
+}
+
+std::vector<watchdog::RankProgress> Agent::Impl::sample_progress() const {
+    std::vector<watchdog::RankProgress> ranks;
+    ranks.reserve(workers.size());
+    for (std::size_t lr = 0; lr < workers.size(); ++lr) {
+        const auto& w = workers[lr];
+        watchdog::RankProgress r;
+        r.local_rank = static_cast<int>(lr);
+        if (!w.alive) {
+            r.activity = watchdog::RankActivity::Exited;
+            r.exited_ok = w.end.exit.succeeded() && w.end.pid != 0;
+            if (w.exited_at != Clock::time_point{}) r.exited_at = w.exited_at;
+        } else if (w.stopped) {
+            r.activity = watchdog::RankActivity::Stopped;
+            r.stopped_since = w.stopped_at;
+            r.stop_signal = w.stop_signal;
+        }
+        if (lr < watch->records.size()) {
+            const auto sample = watch->records[lr].read();
+            r.count = sample.count;
+            if (sample.last_progress_ns != 0) {
+                r.last_progress = progress::to_steady(sample.last_progress_ns);
+            }
+            if (sample.section) {
+                r.section = sample.section->name;
+                if (sample.section->deadline_ns != 0) {
+                    r.section_deadline = progress::to_steady(sample.section->deadline_ns);
+                }
+            }
+        }
+        if (lr < watch->timer_requests.size() && watch->timer_requests[lr] > 0) {
+            r.count += watch->timer_requests[lr];  // a timer request is progress too
+            if (!r.last_progress || *r.last_progress < *watch->timer_last[lr]) {
+                r.last_progress = watch->timer_last[lr];
+            }
+        }
+        ranks.push_back(std::move(r));
+    }
+    return ranks;
+}
+
+void Agent::Impl::check_hangs() {
+    if (state.stopping || state.alive == 0 || watch->hang) return;  // ending anyway
+    const auto now = Clock::now();
+    auto ranks = sample_progress();
+    auto verdict = watchdog::judge_hangs(ranks, *config.hang_timeout, now, watch->watching_since);
+    if (!verdict.hung.empty()) {
+        on_hang(std::move(verdict), std::move(ranks));
+        return;
+    }
+    // Never later than one timeout from now: a first beat or a section is only learnt here.
+    auto next = now + *config.hang_timeout;
+    if (verdict.next_check && *verdict.next_check < next) next = *verdict.next_check;
+    arm_hang_check(next);
+}
+
+void Agent::Impl::on_hang(watchdog::HangVerdict verdict, std::vector<watchdog::RankProgress> ranks) {
+    const auto now = Clock::now();
+    const auto& first = verdict.hung.front();
+    auto& w = workers[static_cast<std::size_t>(first.local_rank)];
+    const auto what = watchdog::describe_hang(first, ranks[static_cast<std::size_t>(first.local_rank)], now);
+    std::vector<pid_t> pids;
+    for (const auto& worker : workers) {
+        if (worker.alive) pids.push_back(worker.end.pid);
+    }
+    log->warn("{} is hung: {} (--hang-timeout {}); capturing the stacks of {} local worker(s)",
+              who(w), what, seconds_text(*config.hang_timeout), pids.size());
+    watch->hang = Watch::Hang{now, std::move(verdict), std::move(ranks), {}, pids, ""};
+    if (!watch->tool) {
+        watch->hang->native_note =
+            "no native stacks: neither eu-stack (elfutils) nor gdb is on PATH";
+        hang_captured({});
+        return;
+    }
+    watchdog::CommandLimits limits;
+    limits.timeout = std::chrono::seconds(10);
+    watch->capture = watchdog::StackCapture::start(
+        io, *watch->tool, pids, limits, 2, [this](std::vector<watchdog::NativeStacks> native) {
+            if (!finished) hang_captured(std::move(native));
+        });
+}
+
+void Agent::Impl::hang_captured(std::vector<watchdog::NativeStacks> native) {
+    watch->capture.reset();
+    if (!watch->hang) return;
+    watch->hang->native = std::move(native);
+    const auto& first = watch->hang->verdict.hung.front();
+    auto& w = workers[static_cast<std::size_t>(first.local_rank)];
+    w.end.hung = true;
+    w.end.cause = "hung: " + watchdog::describe_hang(
+                                 first, watch->hang->ranks[static_cast<std::size_t>(first.local_rank)],
+                                 watch->hang->at);
+    // Python workers end by SIGABRT so that faulthandler prints where every thread is.
+    const int signo = command.interpreter.empty() ? SIGTERM : SIGABRT;
+    apply(HangDetected{first.local_rank, signo});
+}
+
+void Agent::Impl::end_watch_attempt() {
+    watch->hang_timer.cancel();
+    if (watch->capture) watch->capture->cancel();
+    for (const auto& w : workers) {
+        if (w.end.pid > 0) watch->timers.forget_pid(w.end.pid);
+    }
+    arm_timer_expiry();
+    auto hang = std::move(watch->hang);
+    watch->hang.reset();
+    if (!hang) {
+        watch->records.clear();
+        return;
+    }
+    HangReport report;
+    report.host = config.hostname;
+    report.first = hang->verdict.hung.front().local_rank;
+    std::vector<watchdog::RankStacks> stacks;
+    bool python_terminal = false;
+    for (std::size_t lr = 0; lr < workers.size(); ++lr) {
+        const auto& w = workers[lr];
+        const auto& progress = hang->ranks[lr];
+        HangReportRank row;
+        row.rank = w.end.rank;
+        row.local_rank = static_cast<int>(lr);
+        row.pid = w.end.pid;
+        row.count = progress.count;
+        if (progress.last_progress) {
+            row.seconds_since_progress = seconds_between(*progress.last_progress, hang->at);
+        }
+        row.section = progress.section;
+        for (const auto& h : hang->verdict.hung) {
+            if (h.local_rank != row.local_rank) continue;
+            row.hung = true;
+            row.what = watchdog::describe_hang(h, progress, hang->at);
+        }
+        report.ranks.push_back(row);
+        auto pid_at = std::find(hang->pids.begin(), hang->pids.end(), w.end.pid);
+        if (pid_at == hang->pids.end()) continue;  // it had exited before the hang
+        watchdog::RankStacks rs;
+        rs.rank = w.end.rank;
+        rs.local_rank = row.local_rank;
+        rs.pid = w.end.pid;
+        const auto index = static_cast<std::size_t>(pid_at - hang->pids.begin());
+        if (index < hang->native.size()) {
+            rs.native = hang->native[index].threads;
+            rs.native_text = hang->native[index].text;
+            rs.note = hang->native[index].note;
+        } else {
+            rs.note = hang->native_note;
+        }
+        if (!command.interpreter.empty()) {
+            if (w.end.stderr_log.empty()) {
+                python_terminal = true;
+            } else {
+                rs.python_text = tail_of_file(w.end.stderr_log, 4000);
+                rs.python = watchdog::parse_python_faulthandler(rs.python_text);
+                if (rs.python.empty()) rs.python_text.clear();
+            }
+        }
+        stacks.push_back(std::move(rs));
+    }
+    report.where = watchdog::summarise_stacks(stacks);
+    if (!hang->native_note.empty()) report.notes.push_back(hang->native_note);
+    if (python_terminal) {
+        report.notes.push_back(
+            "Python tracebacks went to the terminal above (--redirects 2 or --tee 2 puts them "
+            "in the report and the stack files)");
+    }
+    try {
+        auto rank_dir = logs.log_dir(report.first);
+        report.stacks_dir = std::filesystem::path(rank_dir).parent_path().string();
+        watchdog::write_stacks(report.stacks_dir, stacks);
+        announce_logs();
+    } catch (const std::exception& e) {
+        report.stacks_dir.clear();
+        report.notes.push_back(std::string("stacks not written: ") + e.what());
+    }
+    if (state.stop_signal) {
+        report.outcome = "ptrun was stopped by " + signal_name(state.stop_signal);
+    } else if (!watch->outcome.empty()) {
+        report.outcome = watch->outcome;
+    } else if (state.distributed) {
+        report.outcome = "reported to the other nodes; the rendezvous decides whether to restart";
+    }
+    watch->outcome.clear();
+    console->err.write(format_hang_report(report));
+    watch->records.clear();
+}
+
+watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
+    watchdog::StatusSnapshot s;
+    s.run_id = config.run_id;
+    s.round = static_cast<std::uint64_t>(placement.round);
+    s.restart_count = state.restart_count;
+    s.phase = finished ? "finished" : state.stopping ? "stopping" : state.alive > 0 ? "running"
+                                                                                   : "waiting";
+    const auto now = Clock::now();
+    auto ranks = sample_progress();
+    std::vector<watchdog::HungRank> hung;
+    if (config.hang_timeout && !state.stopping) {
+        hung = watchdog::judge_hangs(ranks, *config.hang_timeout, now, watch->watching_since).hung;
+    }
+    for (std::size_t lr = 0; lr < workers.size(); ++lr) {
+        const auto& w = workers[lr];
+        const auto& r = ranks[lr];
+        watchdog::WorkerStatus ws;
+        ws.local_rank = static_cast<int>(lr);
+        ws.rank = w.end.rank;
+        ws.pid = w.end.pid;
+        ws.progress_count = r.count;
+        if (r.last_progress) ws.seconds_since_progress = seconds_between(*r.last_progress, now);
+        ws.section = r.section;
+        if (!w.alive && w.end.pid != 0) {
+            ws.state = w.end.exit.succeeded() ? watchdog::WorkerState::Succeeded
+                                              : watchdog::WorkerState::Failed;
+            if (!w.end.exit.succeeded()) ws.detail = describe(w.end.exit);
+        } else if (!w.alive) {
+            ws.state = watchdog::WorkerState::Starting;
+        } else if (w.stopped) {
+            ws.state = watchdog::WorkerState::Stopped;
+            ws.detail = "stopped by " + signal_name(w.stop_signal);
+        } else if (!r.last_progress && config.hang_timeout) {
+            ws.state = watchdog::WorkerState::Starting;
+        } else {
+            ws.state = watchdog::WorkerState::Running;
+        }
+        for (const auto& h : hung) {
+            if (h.local_rank != ws.local_rank) continue;
+            ws.state = watchdog::WorkerState::Hung;
+            ws.detail = watchdog::describe_hang(h, r, now);
+        }
+        s.workers.push_back(std::move(ws));
+    }
+    return s;
+}
+
+Agent::Impl::Worker* Agent::Impl::worker_of(pid_t pid) {
+    const pid_t group = ::getpgid(pid);
+    for (auto& w : workers) {
+        if (w.alive && (w.end.pid == pid || w.end.pid == group)) return &w;
+    }
+    return nullptr;
+}
+
+void Agent::Impl::on_timer_request(const watchdog::TimerRequest& request) {
+    auto* w = worker_of(request.pid);
+    if (!w) {
+        // A request names any pid: only ptrun's own workers (and their children) are signalled.
+        if (watch->refused_pids.size() < 64 && watch->refused_pids.insert(request.pid).second) {
+            log->warn(
+                "torch file timer: ignoring scope '{}' for pid {}, which is not a worker of this "
+                "ptrun (or a process in a worker's group)",
+                request.scope_id, request.pid);
+        }
+        return;
+    }
+    const auto lr = static_cast<std::size_t>(w->end.local_rank);
+    if (lr < watch->timer_requests.size()) {
+        watch->timer_requests[lr] += 1;
+        watch->timer_last[lr] = Clock::now();
+    }
+    if (watch->timers.apply(request) == watchdog::TimerUpdate::Refused) {
+        log->warn("torch file timer: {} holds too many open scopes; '{}' is not timed", who(*w),
+                  request.scope_id);
+    }
+    arm_timer_expiry();
+}
+
+void Agent::Impl::arm_timer_expiry() {
+    auto next = watch->timers.next_expiration();
+    if (!next) {
+        watch->timer_expiry.cancel();
+        return;
+    }
+    const double delay = std::max(0.0, *next - wall_now());
+    watch->timer_expiry.expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(std::min(delay, 1e7))));
+    watch->timer_expiry.async_wait([this](boost::system::error_code ec) {
+        if (!ec && !finished) expire_timers();
+    });
+}
+
+void Agent::Impl::expire_timers() {
+    const double now = wall_now();
+    for (const auto& expiry : watch->timers.take_expired(now)) {
+        auto* w = worker_of(expiry.pid);
+        if (!w) continue;
+        const std::string late = fmt::format("{:.1f}", now - expiry.expiration_time);
+        if (expiry.signal == 0) {
+            log->warn("{}: its torch file timer '{}' expired {} s ago; it asked for no signal",
+                      who(*w), expiry.scope, late);
+            continue;
+        }
+        log->warn("{}: its torch file timer '{}' expired {} s ago: sending {}", who(*w),
+                  expiry.scope, late, signal_name(expiry.signal));
+        if (w->end.pid == expiry.pid) {
+            w->end.cause = "ended by its torch file timer: scope '" + expiry.scope + "' expired";
+        }
+        ::kill(expiry.pid, expiry.signal);
+    }
+    arm_timer_expiry();
+}
+
+}  // namespace ptrun::launcher

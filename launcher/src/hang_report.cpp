@@ -1,0 +1,45 @@
+#include "ptrun/launcher/hang_report.hpp"
+
+#include <fmt/format.h>
+
+namespace ptrun::launcher {
+namespace {
+
+std::string progress_of(const HangReportRank& r) {
+    std::string text = r.seconds_since_progress
+                           ? fmt::format("{} beats, the last {:.1f} s ago", r.count,
+                                         *r.seconds_since_progress)
+                           : std::string("never made progress");
+    if (r.section) text += ", in section '" + *r.section + "'";
+    return text;
+}
+
+}  // namespace
+
+std::string format_hang_report(const HangReport& report) {
+    const std::string rule(72, '=');
+    std::string out = rule + "\nptrun: hung worker on " + report.host + "\n";
+    for (const auto& r : report.ranks) {
+        if (r.local_rank != report.first) continue;
+        out += fmt::format("  first to stop: rank {} (local rank {}, pid {}): {}\n", r.rank,
+                           r.local_rank, r.pid, r.what);
+    }
+    for (const auto& r : report.ranks) {
+        if (!r.hung || r.local_rank == report.first) continue;
+        out += fmt::format("  also hung    : rank {} (local rank {}, pid {}): {}\n", r.rank,
+                           r.local_rank, r.pid, r.what);
+    }
+    if (!report.where.empty()) out += "  where        : " + report.where + "\n";
+    out += "  progress     :\n";
+    for (const auto& r : report.ranks) {
+        out += fmt::format("    rank {} (pid {}): {}\n", r.rank, r.pid, progress_of(r));
+    }
+    if (!report.stacks_dir.empty()) {
+        out += "  stacks       : " + report.stacks_dir + "/stacks_rank_<RANK>.txt\n";
+    }
+    for (const auto& note : report.notes) out += "  note         : " + note + "\n";
+    if (!report.outcome.empty()) out += "  outcome      : " + report.outcome + "\n";
+    return out + rule + "\n";
+}
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,204 @@
+"""Hangs (issue 15): ptrun's watchdog with real workers. --hang-timeout finds a worker that stopped
+making progress (a SIGSTOPped rank of the C++ `train` example, a Python rank stuck in a function),
+captures every rank's stacks before anything is killed, names the rank that stopped first, and
+ends with exit code 124 or restarts; workers that keep beating, or sit in an announced section,
+are never flagged; --health-port answers /health and /status; torch's file timer
+(TORCHELASTIC_ENABLE_FILE_TIMER) ends a worker whose scope expired and signals nobody else.
+Every wait is bounded; no process is left behind."""
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+from harness import PtrunTestCase, PTRUN, _env, kill_all, pid_alive, wait_gone, wait_output
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+WORKER = os.path.join(HERE, "hang_worker.py")
+TRAIN = os.environ.get("TRAIN_BIN", "build/examples/train/train")
+PYTHON = "/usr/bin/python3"  # Debian's, with torch 1.13 (the file-timer tests need it)
+DEADLINE = 60.0
+HUNG = 124
+
+
+def get(url, timeout=5.0):
+    """(status, body) of one HTTP GET."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+class Hangs(PtrunTestCase):
+    def env(self, **extra):
+        return {"PYTHONPATH": os.path.join(ROOT, "python"), "PYTHON_EXEC": PYTHON, **extra}
+
+    def start(self, args, env=None):
+        proc = subprocess.Popen([PTRUN, *args], env=_env(self.env(**(env or {}))),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.leftover.append(proc.pid)
+        return proc
+
+    def finish(self, proc, seen=""):
+        out, err = proc.communicate(timeout=DEADLINE)
+        return out, seen + err
+
+    def health_url(self, proc):
+        """The endpoint ptrun announced (--health-port 0) and what it read until then."""
+        seen = wait_output(proc.stderr, "/status", DEADLINE)
+        m = re.search(r"health endpoint: (http://\S+)/health", seen)
+        self.assertIsNotNone(m, seen)
+        return m.group(1), seen
+
+    def status_until(self, url, predicate, what):
+        """GET /status until `predicate(json)` holds; fails after DEADLINE."""
+        end = time.monotonic() + DEADLINE
+        last = None
+        while time.monotonic() < end:
+            code, body = get(url + "/status")
+            last = (code, body)
+            if code == 200 and predicate(json.loads(body)):
+                return json.loads(body)
+            time.sleep(0.05)
+        self.fail(f"/status never showed {what}: {last}")
+
+    def worker_pids(self, text):
+        return [int(p) for p in re.findall(r"pid (\d+)", text)]
+
+    def assert_none_left(self, pids):
+        self.assertEqual(wait_gone(pids, 10), [], "worker processes left behind")
+
+    def test_a_python_rank_stuck_in_a_function_is_named_with_its_traceback(self):
+        logs = os.path.join(self.dir, "logs")
+        began = time.monotonic()
+        proc = self.start(["--nproc-per-node", "3", "--hang-timeout", "2", "--redirects", "3",
+                           "--log-dir", logs, WORKER, "stuck"])
+        out, err = self.finish(proc)
+        took = time.monotonic() - began
+        self.assertEqual(proc.returncode, HUNG, err)
+        self.assertRegex(err, r"worker rank 1 \(local rank 1, pid \d+\) is hung: no progress for 2 s")
+        self.assertRegex(err, r"first to stop: rank 1 \(local rank 1, pid \d+\): no progress")
+        # The odd one out first, with the function it is stuck in (its file and line).
+        self.assertRegex(err, r"where +: rank 1 in `stuck_in_data_loader` \(hang_worker\.py:\d+\); "
+                              r"ranks 0,2 in ")
+        self.assertIn("the job ends with exit code 124 (hung)", err)
+        files = sorted(glob.glob(os.path.join(logs, "latest", "attempt_0", "stacks_rank_*.txt")))
+        self.assertEqual([os.path.basename(f) for f in files],
+                         ["stacks_rank_0.txt", "stacks_rank_1.txt", "stacks_rank_2.txt"])
+        with open(files[1]) as f:
+            text = f.read()
+        self.assertRegex(text, r'File ".*hang_worker\.py", line \d+ in stuck_in_data_loader')
+        self.assertLess(took, 2 + 25, "found and ended long after --hang-timeout")
+        self.assert_none_left(self.worker_pids(err))
+
+    def test_a_stopped_rank_of_train_is_found_within_the_timeout_and_named_first(self):
+        if not os.path.exists(TRAIN):
+            self.skipTest(f"no train example at {TRAIN}")
+        proc = self.start(["--standalone", "--nproc-per-node", "2", "--hang-timeout", "2",
+                           "--health-port", "0", "--no-python", TRAIN, "--epochs", "100000",
+                           "--dataset-size", "64", "--global-batch", "8"])
+        url, seen = self.health_url(proc)
+        status = self.status_until(url, lambda s: len(s["workers"]) == 2 and all(
+            w["progress_count"] > 0 for w in s["workers"]), "both ranks beating (ddp collectives)")
+        victim = status["workers"][1]["pid"]
+        os.kill(victim, signal.SIGSTOP)
+        stopped = time.monotonic()
+        seen += wait_output(proc.stderr, "is hung", DEADLINE)
+        self.assertLess(time.monotonic() - stopped, 2 + 2, "a stopped rank found late")
+        out, err = self.finish(proc, seen)
+        self.assertEqual(proc.returncode, HUNG, err)
+        self.assertRegex(err, rf"first to stop: rank 1 \(local rank 1, pid {victim}\): stopped by "
+                              r"SIGSTOP")
+        self.assertRegex(err, r"where +: rank")
+        self.assertNotRegex(err, r"rank 0 \(local rank 0, pid \d+\) is hung")
+        self.assert_none_left([w["pid"] for w in status["workers"]])
+
+    def test_workers_that_keep_beating_or_sit_in_a_section_are_never_flagged(self):
+        for mode, arg in (("beat", "4"), ("section", "4")):
+            with self.subTest(mode=mode):
+                proc = self.start(["--nproc-per-node", "2", "--hang-timeout", "1", WORKER, mode,
+                                   arg])
+                out, err = self.finish(proc)
+                self.assertEqual(proc.returncode, 0, err)
+                self.assertNotIn("hung", err)
+
+    def test_a_hang_restarts_the_group_when_restarts_remain(self):
+        proc = self.start(["--nproc-per-node", "2", "--hang-timeout", "1.5", "--max-restarts", "1",
+                           "--tee", "2", WORKER, "stuck-once"])
+        out, err = self.finish(proc)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertRegex(err, r"worker rank 1 \(local rank 1, pid \d+\) hung: no progress for 1 s "
+                              r"\(5 beats\); restarting the worker group \(restart 1 of 1\)")
+        self.assertIn("outcome      : restarting the worker group (restart 1 of 1)", err)
+        self.assertIn("rank 1 in `stuck_in_data_loader`", err)
+
+    def test_the_health_endpoint_answers_during_the_run(self):
+        proc = self.start(["--nproc-per-node", "2", "--health-port", "0", WORKER, "forever"])
+        try:
+            url, seen = self.health_url(proc)
+            self.assertRegex(url, r"^http://127\.0\.0\.1:\d+$")  # loopback by default
+            status = self.status_until(url, lambda s: len(s["workers"]) == 2 and all(
+                w["progress_count"] > 0 for w in s["workers"]), "both ranks beating")
+            self.assertEqual(get(url + "/health"), (200, "ok\n"))
+            self.assertEqual(status["restart_count"], 0)
+            self.assertEqual([w["state"] for w in status["workers"]], ["running", "running"])
+            victim = status["workers"][0]["pid"]
+            os.kill(victim, signal.SIGSTOP)
+            seen += wait_output(proc.stderr, "is stopped by SIGSTOP", DEADLINE)
+            code, body = get(url + "/health")
+            self.assertEqual(code, 503, body)
+            self.assertIn("rank 0", body)
+            os.kill(victim, signal.SIGCONT)  # WCONTINUED: healthy again
+            self.status_until(url, lambda s: s["workers"][0]["state"] == "running", "rank 0 running")
+            self.assertEqual(get(url + "/health")[0], 200)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+        out, err = self.finish(proc)
+        self.assertEqual(proc.returncode, 128 + signal.SIGTERM, err)
+        self.assert_none_left([w["pid"] for w in status["workers"]])
+
+
+class FileTimer(PtrunTestCase):
+    def setUp(self):
+        super().setUp()
+        probe = subprocess.run([PYTHON, "-c", "import torch.distributed.elastic.timer"],
+                               capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest(f"{PYTHON} has no torch")
+
+    def run_timer(self, mode, arg, extra=()):
+        env = {"PYTHONPATH": os.path.join(ROOT, "python"), "PYTHON_EXEC": PYTHON,
+               "TORCHELASTIC_ENABLE_FILE_TIMER": "1"}
+        began = time.monotonic()
+        proc = subprocess.run([PTRUN, "--nproc-per-node", "2", *extra, WORKER, mode, arg],
+                              env=_env(env), capture_output=True, text=True, timeout=DEADLINE)
+        return proc, time.monotonic() - began
+
+    def test_an_expired_scope_ends_its_worker_as_torch_does(self):
+        proc, took = self.run_timer("timer", "1")
+        self.assertEqual(proc.returncode, 128 + signal.SIGKILL, proc.stderr)
+        self.assertRegex(proc.stderr, r"worker rank 0 \(local rank 0, pid \d+\): its torch file "
+                                      r"timer 'save' expired [\d.]+ s ago: sending SIGKILL")
+        self.assertIn("cause       : ended by its torch file timer: scope 'save' expired",
+                      proc.stderr)
+        self.assertLess(took, 20, "expires(after=1) ended the worker long after a second")
+        self.assertEqual(wait_gone(self.pids(proc.stderr), 10), [])
+
+    def test_a_request_naming_another_process_signals_nobody(self):
+        proc, _ = self.run_timer("foreign", "0")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stderr, r"ignoring scope 'evil' for pid \d+, which is not a worker")
+
+    def pids(self, text):
+        return [int(p) for p in re.findall(r"pid (\d+)", text)]
+
+
+if __name__ == "__main__":
+    unittest.main()
