@@ -60,14 +60,14 @@ void Agent::Impl::report_local_failure() {
     if (!membership || !root_cause) return;
     const std::string what =
         root_cause->cause.empty() ? "failed: " + describe(root_cause->exit) : root_cause->cause;
-    RoundEnd end{EndReason::Failure,
-                 false,
-                 root_cause->hung ? kExitHung : root_cause->exit.shell_code(),
-                 config.hostname,
-                 root_cause->rank,
-                 "worker rank " + std::to_string(root_cause->rank) + " (local rank " +
-                     std::to_string(root_cause->local_rank) + ") on " + config.hostname + " " +
-                     what};
+    const RoundEnd end{.reason = EndReason::Failure,
+                       .final = false,
+                       .exit_code = root_cause->hung ? kExitHung : root_cause->exit.shell_code(),
+                       .host = config.hostname,
+                       .rank = root_cause->rank,
+                       .message = "worker rank " + std::to_string(root_cause->rank) +
+                                  " (local rank " + std::to_string(root_cause->local_rank) +
+                                  ") on " + config.hostname + " " + what};
     membership->session->report_failure(placement.round, end);
 }
 

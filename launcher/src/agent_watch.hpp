@@ -36,18 +36,18 @@ struct Watch {
     struct Hang {
         watchdog::Clock::time_point at;
         watchdog::HangVerdict verdict;
-        std::vector<watchdog::RankProgress> ranks;  ///< by local rank, at detection
+        std::vector<watchdog::RankProgress> ranks;   ///< by local rank, at detection
         std::vector<watchdog::NativeStacks> native;  ///< by local rank order of `pids`
-        std::vector<pid_t> pids;                      ///< the live ranks' pids captured
-        std::string native_note;                      ///< why native stacks are missing
+        std::vector<pid_t> pids;                     ///< the live ranks' pids captured
+        std::string native_note;                     ///< why native stacks are missing
     };
 
     /// A private directory (ptrun-XXXXXX on /dev/shm, else $TMPDIR or /tmp) for the records and
     /// a FIFO ptrun chose; "" until needed.
     std::string dir;
-    bool records_wanted = false;  ///< --hang-timeout or --health-port
+    bool records_wanted = false;                   ///< --hang-timeout or --health-port
     std::vector<progress::HeartbeatFile> records;  ///< by local rank, this attempt's
-    std::vector<std::uint64_t> timer_requests;       ///< by local rank: file-timer requests seen
+    std::vector<std::uint64_t> timer_requests;     ///< by local rank: file-timer requests seen
     std::vector<std::optional<watchdog::Clock::time_point>> timer_last;  ///< the latest one
     boost::asio::steady_timer hang_timer;
     watchdog::Clock::time_point watching_since{};
@@ -58,7 +58,7 @@ struct Watch {
     std::unique_ptr<watchdog::TimerFifo> fifo;
     watchdog::TimerTable timers;
     boost::asio::steady_timer timer_expiry;
-    std::string outcome;  ///< what ptrun does after this attempt, for the hang report
+    std::string outcome;           ///< what ptrun does after this attempt, for the hang report
     std::set<pid_t> refused_pids;  ///< timer requests for pids not ptrun's own (said once each)
 };
 

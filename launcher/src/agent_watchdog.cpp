@@ -127,8 +127,8 @@ void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
     for (std::size_t lr = 0; lr < requests.size(); ++lr) {
         auto& env = requests[lr].env;
         if (watch->records_wanted) {
-            const std::string path = fmt::format("{}/hb-{}-{}-{}", watch->dir, placement.round,
-                                                 state.restart_count, lr);
+            const std::string path =
+                fmt::format("{}/hb-{}-{}-{}", watch->dir, placement.round, state.restart_count, lr);
             try {
                 watch->records.push_back(
                     progress::HeartbeatFile::create(path, static_cast<int>(lr)));
@@ -213,11 +213,13 @@ void Agent::Impl::check_hangs() {
     arm_hang_check(next);
 }
 
-void Agent::Impl::on_hang(watchdog::HangVerdict verdict, std::vector<watchdog::RankProgress> ranks) {
+void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
+                          std::vector<watchdog::RankProgress> ranks) {
     const auto now = Clock::now();
     const auto& first = verdict.hung.front();
     auto& w = workers[static_cast<std::size_t>(first.local_rank)];
-    const auto what = watchdog::describe_hang(first, ranks[static_cast<std::size_t>(first.local_rank)], now);
+    const auto what =
+        watchdog::describe_hang(first, ranks[static_cast<std::size_t>(first.local_rank)], now);
     std::vector<pid_t> pids;
     for (const auto& worker : workers) {
         if (worker.alive) pids.push_back(worker.end.pid);
@@ -246,9 +248,10 @@ void Agent::Impl::hang_captured(std::vector<watchdog::NativeStacks> native) {
     const auto& first = watch->hang->verdict.hung.front();
     auto& w = workers[static_cast<std::size_t>(first.local_rank)];
     w.end.hung = true;
-    w.end.cause = "hung: " + watchdog::describe_hang(
-                                 first, watch->hang->ranks[static_cast<std::size_t>(first.local_rank)],
-                                 watch->hang->at);
+    w.end.cause =
+        "hung: " +
+        watchdog::describe_hang(
+            first, watch->hang->ranks[static_cast<std::size_t>(first.local_rank)], watch->hang->at);
     // Python workers end by SIGABRT so that faulthandler prints where every thread is.
     const int signo = command.interpreter.empty() ? SIGTERM : SIGABRT;
     apply(HangDetected{first.local_rank, signo});
@@ -348,8 +351,10 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     s.run_id = config.run_id;
     s.round = static_cast<std::uint64_t>(placement.round);
     s.restart_count = state.restart_count;
-    s.phase = finished ? "finished" : state.stopping ? "stopping" : state.alive > 0 ? "running"
-                                                                                   : "waiting";
+    s.phase = finished          ? "finished"
+              : state.stopping  ? "stopping"
+              : state.alive > 0 ? "running"
+                                : "waiting";
     const auto now = Clock::now();
     auto ranks = sample_progress();
     std::vector<watchdog::HungRank> hung;

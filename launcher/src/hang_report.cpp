@@ -6,10 +6,9 @@ namespace ptrun::launcher {
 namespace {
 
 std::string progress_of(const HangReportRank& r) {
-    std::string text = r.seconds_since_progress
-                           ? fmt::format("{} beats, the last {:.1f} s ago", r.count,
-                                         *r.seconds_since_progress)
-                           : std::string("never made progress");
+    std::string text = r.seconds_since_progress ? fmt::format("{} beats, the last {:.1f} s ago",
+                                                              r.count, *r.seconds_since_progress)
+                                                : std::string("never made progress");
     if (r.section) text += ", in section '" + *r.section + "'";
     return text;
 }

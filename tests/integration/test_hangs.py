@@ -16,7 +16,8 @@ import unittest
 import urllib.error
 import urllib.request
 
-from harness import PtrunTestCase, PTRUN, _env, kill_all, pid_alive, wait_gone, wait_output
+from harness import PtrunTestCase, PTRUN, _env, wait_gone, wait_output
+from test_waiting import start_hosting
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -165,6 +166,25 @@ class Hangs(PtrunTestCase):
         self.assert_none_left([w["pid"] for w in status["workers"]])
 
 
+class MultiNodeHang(PtrunTestCase):
+    def test_every_node_names_the_host_and_rank_that_hung(self):
+        # Two agents on loopback, one worker each: node 1's worker (rank 1) stops beating.
+        env = {"PYTHONPATH": os.path.join(ROOT, "python"), "PYTHON_EXEC": PYTHON}
+        args = ["--nnodes", "2", "--master-port", "{port}", "--hang-timeout", "2", WORKER, "stuck"]
+        first, port, said = start_hosting(args, env=env)
+        self.leftover.append(first.pid)
+        second = subprocess.run([PTRUN, "--nnodes", "2", "--rdzv-endpoint", f"127.0.0.1:{port}",
+                                 "--hang-timeout", "2", WORKER, "stuck"], env=_env(env),
+                                capture_output=True, text=True, timeout=DEADLINE)
+        out, err = first.communicate(timeout=DEADLINE)
+        err = said + err
+        self.assertEqual(second.returncode, HUNG, second.stderr)
+        self.assertRegex(second.stderr, r"first to stop: rank 1 \(local rank 0, pid \d+\): no progress")
+        self.assertEqual(first.returncode, HUNG, err)
+        self.assertRegex(err, r"worker rank 1 \(local rank 0\) on \S+ hung: no progress for 2 s")
+        self.assertNotIn("first to stop", err)  # node 0's own worker was not hung
+
+
 class FileTimer(PtrunTestCase):
     def setUp(self):
         super().setUp()
@@ -184,8 +204,10 @@ class FileTimer(PtrunTestCase):
     def test_an_expired_scope_ends_its_worker_as_torch_does(self):
         proc, took = self.run_timer("timer", "1")
         self.assertEqual(proc.returncode, 128 + signal.SIGKILL, proc.stderr)
-        self.assertRegex(proc.stderr, r"worker rank 0 \(local rank 0, pid \d+\): its torch file "
-                                      r"timer 'save' expired [\d.]+ s ago: sending SIGKILL")
+        late = re.search(r"worker rank 0 \(local rank 0, pid \d+\): its torch file timer 'save' "
+                         r"expired ([\d.]+) s ago: sending SIGKILL", proc.stderr)
+        self.assertIsNotNone(late, proc.stderr)
+        self.assertLess(float(late.group(1)), 1.0, "signalled long after the scope expired")
         self.assertIn("cause       : ended by its torch file timer: scope 'save' expired",
                       proc.stderr)
         self.assertLess(took, 20, "expires(after=1) ended the worker long after a second")

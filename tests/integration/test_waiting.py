@@ -27,12 +27,12 @@ def free_port():
             return port
 
 
-def start_hosting(args, attempts=5):
+def start_hosting(args, attempts=5, env=None):
     """Starts a multi-node ptrun hosting the store on a free port: (process, port, stderr so far);
     another port is tried when the chosen one was taken in between."""
     for _ in range(attempts):
         port = free_port()
-        proc = start_ptrun([a.replace("{port}", str(port)) for a in args])
+        proc = start_ptrun([a.replace("{port}", str(port)) for a in args], env=env)
         try:
             return proc, port, wait_output(proc.stderr, "is this machine only")
         except AssertionError as e:

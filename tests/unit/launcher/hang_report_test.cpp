@@ -20,19 +20,20 @@ TEST_CASE("the hang report names the first to stop, the others, where and what f
     r.outcome = "the job ends with exit code 124 (hung)";
     const std::string rule(72, '=');
     CHECK(format_hang_report(r) ==
-          rule + "\nptrun: hung worker on node3\n"
-                 "  first to stop: rank 9 (local rank 1, pid 101): stopped by SIGSTOP for 31 s "
-                 "(39 beats)\n"
-                 "  also hung    : rank 8 (local rank 0, pid 100): no progress for 31 s (40 "
-                 "beats)\n"
-                 "  where        : rank 9 in `nanosleep`; ranks 8,10 in `allreduce`\n"
-                 "  progress     :\n"
-                 "    rank 8 (pid 100): 40 beats, the last 31.0 s ago\n"
-                 "    rank 9 (pid 101): 39 beats, the last 31.2 s ago, in section 'ckpt'\n"
-                 "    rank 10 (pid 102): never made progress\n"
-                 "  stacks       : /logs/run/attempt_0/stacks_rank_<RANK>.txt\n"
-                 "  note         : no native stacks: neither eu-stack (elfutils) nor gdb is on "
-                 "PATH\n"
-                 "  outcome      : the job ends with exit code 124 (hung)\n" +
+          rule +
+              "\nptrun: hung worker on node3\n"
+              "  first to stop: rank 9 (local rank 1, pid 101): stopped by SIGSTOP for 31 s "
+              "(39 beats)\n"
+              "  also hung    : rank 8 (local rank 0, pid 100): no progress for 31 s (40 "
+              "beats)\n"
+              "  where        : rank 9 in `nanosleep`; ranks 8,10 in `allreduce`\n"
+              "  progress     :\n"
+              "    rank 8 (pid 100): 40 beats, the last 31.0 s ago\n"
+              "    rank 9 (pid 101): 39 beats, the last 31.2 s ago, in section 'ckpt'\n"
+              "    rank 10 (pid 102): never made progress\n"
+              "  stacks       : /logs/run/attempt_0/stacks_rank_<RANK>.txt\n"
+              "  note         : no native stacks: neither eu-stack (elfutils) nor gdb is on "
+              "PATH\n"
+              "  outcome      : the job ends with exit code 124 (hung)\n" +
               rule + "\n");
 }
