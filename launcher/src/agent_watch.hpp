@@ -54,6 +54,7 @@ struct Watch {
     std::optional<watchdog::StackTool> tool;
     std::optional<Hang> hang;
     std::shared_ptr<watchdog::StackCapture> capture;
+    std::uint64_t hang_serial = 0;  ///< which hang `capture` is for
     std::unique_ptr<watchdog::HealthServer> health;
     std::unique_ptr<watchdog::TimerFifo> fifo;
     watchdog::TimerTable timers;

@@ -235,10 +235,14 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
     }
     watchdog::CommandLimits limits;
     limits.timeout = std::chrono::seconds(10);
-    watch->capture = watchdog::StackCapture::start(
-        io, *watch->tool, pids, limits, 2, [this](std::vector<watchdog::NativeStacks> native) {
-            if (!finished) hang_captured(std::move(native));
-        });
+    // A capture cut short by the attempt's end reports after it: never into a later hang.
+    const auto serial = ++watch->hang_serial;
+    watch->capture =
+        watchdog::StackCapture::start(io, *watch->tool, pids, limits, 2,
+                                      [this, serial](std::vector<watchdog::NativeStacks> native) {
+                                          if (!finished && watch->hang_serial == serial)
+                                              hang_captured(std::move(native));
+                                      });
 }
 
 void Agent::Impl::hang_captured(std::vector<watchdog::NativeStacks> native) {
@@ -266,6 +270,7 @@ void Agent::Impl::end_watch_attempt() {
     arm_timer_expiry();
     auto hang = std::move(watch->hang);
     watch->hang.reset();
+    ++watch->hang_serial;  // a capture still running reports to nobody
     if (!hang) {
         watch->records.clear();
         return;
