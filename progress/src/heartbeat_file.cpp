@@ -22,11 +22,14 @@ std::optional<SectionSample> read_section(const ptrun_heartbeat_record* r) {
         const std::uint64_t before = __atomic_load_n(&r->section_seq, __ATOMIC_ACQUIRE);
         if (before % 2 == 1) continue;
         SectionSample s;
-        s.started_ns = __atomic_load_n(&r->section_started_ns, __ATOMIC_RELAXED);
-        s.deadline_ns = __atomic_load_n(&r->section_deadline_ns, __ATOMIC_RELAXED);
+        // Acquire loads of fields the writer stores with release: a field seen changed
+        // implies the odd sequence number is seen by the check below (no fence needed).
+        s.started_ns = __atomic_load_n(&r->section_started_ns, __ATOMIC_ACQUIRE);
+        s.deadline_ns = __atomic_load_n(&r->section_deadline_ns, __ATOMIC_ACQUIRE);
         char name[sizeof r->section_name];
-        std::memcpy(name, r->section_name, sizeof name);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        for (std::size_t i = 0; i < sizeof name; ++i) {
+            name[i] = __atomic_load_n(&r->section_name[i], __ATOMIC_ACQUIRE);
+        }
         if (__atomic_load_n(&r->section_seq, __ATOMIC_RELAXED) != before) continue;
         if (s.started_ns == 0) return std::nullopt;
         s.name.assign(name, strnlen(name, sizeof name));
