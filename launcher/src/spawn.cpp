@@ -11,19 +11,11 @@
 #include <cstring>
 
 #include "clone3.hpp"
+#include "ptrun/sys/c_array.hpp"
 #include "ptrun/watchdog/stack_tool.hpp"
 
 namespace ptrun::launcher {
 namespace {
-
-/// A NULL-terminated char* array over strings that outlive it.
-std::vector<char*> c_array(std::vector<std::string>& strings) {
-    std::vector<char*> out;
-    out.reserve(strings.size() + 1);
-    for (auto& s : strings) out.push_back(s.data());
-    out.push_back(nullptr);
-    return out;
-}
 
 /// Everything the child needs, prepared by the parent before clone().
 struct ChildArgs {
@@ -80,8 +72,8 @@ pid_t spawn_worker(const SpawnRequest& r) {
     std::vector<std::string> env_strings;
     env_strings.reserve(r.env.size());
     for (const auto& [k, v] : r.env) env_strings.push_back(k + "=" + v);
-    auto argv = c_array(args);
-    auto envp = c_array(env_strings);
+    auto argv = sys::c_array(args);
+    auto envp = sys::c_array(env_strings);
 
     ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, {}, false};
     sigset_t all;

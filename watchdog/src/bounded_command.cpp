@@ -15,6 +15,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ptrun/sys/c_array.hpp"
+
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
@@ -33,18 +35,10 @@ struct BoundedCommand::Io {
 
 namespace {
 
-std::vector<char*> c_array(std::vector<std::string>& strings) {
-    std::vector<char*> out;
-    out.reserve(strings.size() + 1);
-    for (auto& s : strings) out.push_back(s.data());
-    out.push_back(nullptr);
-    return out;
-}
-
 /// posix_spawn of argv with stdout and stderr into `out_fd`; errno-style code or 0.
 int spawn(pid_t* pid, std::vector<std::string>& argv, std::vector<std::string>& env, int out_fd) {
-    auto c_argv = c_array(argv);
-    auto c_env = c_array(env);
+    auto c_argv = sys::c_array(argv);
+    auto c_env = sys::c_array(env);
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&actions);
