@@ -2,7 +2,10 @@
 event loop by tests/fixtures/timer_server_probe as ptrun's agent will drive them, against real
 FileTimerClient processes of PTRUN_TORCH_FLAVOUR's PyTorch (Debian 12's 1.13 here; Debian 13's
 2.6 in its root under `ctest -L torch2`). Both write the same request lines; 2.6's server-side
-additions (a run id for its debug log, dropping timers of dead pids) are the agent's business."""
+additions (a run id for its debug log, dropping timers of dead pids) are the agent's business.
+FileTimerUnderPtrun runs the same clients as ptrun's workers (TORCHELASTIC_ENABLE_FILE_TIMER=1):
+an expired scope ends its worker with the requested signal and the report names the scope; a
+request naming a process that is not a worker signals nobody."""
 import os
 import re
 import select
@@ -11,12 +14,13 @@ import subprocess
 import time
 import unittest
 
-from harness import TorchTestCase
-from torch_flavour import FLAVOUR
+from harness import PTRUN, TorchTestCase, _env, wait_gone
+from torch_flavour import FLAVOUR, REPO
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROBE = os.environ.get("TIMER_PROBE", "build/tests/fixtures/timer_server_probe")
 CLIENT = os.path.join(HERE, "torch_timer_client.py")
+HANG_WORKER = os.path.join(HERE, "hang_worker.py")
 DEADLINE = 60.0
 
 
@@ -114,6 +118,37 @@ class FileTimer(TorchTestCase):
         self.assertRegex(line, r"#\d+$")
         proc.communicate(timeout=DEADLINE)
         self.assertEqual(proc.returncode, 0)
+
+
+class FileTimerUnderPtrun(TorchTestCase):
+    def run_timer(self, mode, arg):
+        site = FLAVOUR.env().get("PYTHONPATH")
+        env = {"PYTHONPATH": os.pathsep.join(p for p in (site, os.path.join(REPO, "python")) if p),
+               "PYTHON_EXEC": FLAVOUR.python, "TORCHELASTIC_ENABLE_FILE_TIMER": "1"}
+        argv = FLAVOUR.command([PTRUN, "--nproc-per-node", "2", HANG_WORKER, mode, arg],
+                               binds=(self.dir,))
+        began = time.monotonic()
+        proc = subprocess.run(argv, env=_env(env), capture_output=True, text=True,
+                              timeout=DEADLINE)
+        return proc, time.monotonic() - began
+
+    def test_an_expired_scope_ends_its_worker_and_the_report_names_it(self):
+        proc, took = self.run_timer("timer", "1")
+        self.assertEqual(proc.returncode, 128 + signal.SIGKILL, proc.stderr)
+        late = re.search(r"worker rank 0 \(local rank 0, pid \d+\): its torch file timer 'save' "
+                         r"expired ([\d.]+) s ago: sending SIGKILL", proc.stderr)
+        self.assertIsNotNone(late, proc.stderr)
+        self.assertLess(float(late.group(1)), 1.0, "signalled long after the scope expired")
+        self.assertIn("cause       : ended by its torch file timer: scope 'save' expired",
+                      proc.stderr)
+        self.assertLess(took, 20, "expires(after=1) ended the worker long after a second")
+        pids = [int(p) for p in re.findall(r"pid (\d+)", proc.stderr)]
+        self.assertEqual(wait_gone(pids, 10), [])
+
+    def test_a_request_naming_another_process_signals_nobody(self):
+        proc, _ = self.run_timer("foreign", "0")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stderr, r"ignoring scope 'evil' for pid \d+, which is not a worker")
 
 
 if __name__ == "__main__":

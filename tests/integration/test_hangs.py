@@ -2,8 +2,8 @@
 making progress (a SIGSTOPped rank of the C++ `train` example, a Python rank stuck in a function),
 captures every rank's stacks before anything is killed, names the rank that stopped first, and
 ends with exit code 124 or restarts; workers that keep beating, or sit in an announced section,
-are never flagged; --health-port answers /health and /status; torch's file timer
-(TORCHELASTIC_ENABLE_FILE_TIMER) ends a worker whose scope expired and signals nobody else.
+are never flagged; --health-port answers /health and /status. (torch's file timer under ptrun:
+test_file_timer.py, with either torch.)
 Every wait is bounded; no process is left behind."""
 import glob
 import json
@@ -183,43 +183,6 @@ class MultiNodeHang(PtrunTestCase):
         self.assertEqual(first.returncode, HUNG, err)
         self.assertRegex(err, r"worker rank 1 \(local rank 0\) on \S+ hung: no progress for 2 s")
         self.assertNotIn("first to stop", err)  # node 0's own worker was not hung
-
-
-class FileTimer(PtrunTestCase):
-    def setUp(self):
-        super().setUp()
-        probe = subprocess.run([PYTHON, "-c", "import torch.distributed.elastic.timer"],
-                               capture_output=True)
-        if probe.returncode != 0:
-            self.skipTest(f"{PYTHON} has no torch")
-
-    def run_timer(self, mode, arg, extra=()):
-        env = {"PYTHONPATH": os.path.join(ROOT, "python"), "PYTHON_EXEC": PYTHON,
-               "TORCHELASTIC_ENABLE_FILE_TIMER": "1"}
-        began = time.monotonic()
-        proc = subprocess.run([PTRUN, "--nproc-per-node", "2", *extra, WORKER, mode, arg],
-                              env=_env(env), capture_output=True, text=True, timeout=DEADLINE)
-        return proc, time.monotonic() - began
-
-    def test_an_expired_scope_ends_its_worker_as_torch_does(self):
-        proc, took = self.run_timer("timer", "1")
-        self.assertEqual(proc.returncode, 128 + signal.SIGKILL, proc.stderr)
-        late = re.search(r"worker rank 0 \(local rank 0, pid \d+\): its torch file timer 'save' "
-                         r"expired ([\d.]+) s ago: sending SIGKILL", proc.stderr)
-        self.assertIsNotNone(late, proc.stderr)
-        self.assertLess(float(late.group(1)), 1.0, "signalled long after the scope expired")
-        self.assertIn("cause       : ended by its torch file timer: scope 'save' expired",
-                      proc.stderr)
-        self.assertLess(took, 20, "expires(after=1) ended the worker long after a second")
-        self.assertEqual(wait_gone(self.pids(proc.stderr), 10), [])
-
-    def test_a_request_naming_another_process_signals_nobody(self):
-        proc, _ = self.run_timer("foreign", "0")
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertRegex(proc.stderr, r"ignoring scope 'evil' for pid \d+, which is not a worker")
-
-    def pids(self, text):
-        return [int(p) for p in re.findall(r"pid (\d+)", text)]
 
 
 if __name__ == "__main__":
