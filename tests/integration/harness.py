@@ -5,8 +5,10 @@ import json
 import os
 import shutil
 import pathlib
+import random
 import select
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -93,6 +95,19 @@ def wait_output(stream, text, timeout=DEADLINE):
                 raise AssertionError(f"stream closed before {text!r}; got {seen!r}")
             seen += chunk.decode(errors="replace")
     return seen
+
+
+def free_port():
+    """A port free now, below the ephemeral range (which other processes' connections use)."""
+    rng = random.Random()
+    while True:
+        port = rng.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def pid_alive(pid):

@@ -6,17 +6,11 @@ import signal
 import socket
 import time
 
-from harness import DEADLINE, Notifier, PtrunTestCase, start_ptrun, wait_output
+from harness import DEADLINE, Notifier, PtrunTestCase, free_port, start_ptrun, wait_output
 from raw_store import RawStore
 
 FAST = "join_timeout=30,last_call_timeout=0.2,heartbeat=0.5,close_timeout=5"
 FORGED_END = '{"reason":"complete","final":true,"exit_code":0,"host":"","rank":-1,"message":""}'
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def listening_addresses(pid):

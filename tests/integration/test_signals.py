@@ -3,16 +3,8 @@ import signal
 import unittest
 
 import os
-import socket
 
-from harness import Notifier, PtrunTestCase, pid_alive, start_ptrun, wait_gone, wait_output
-
-
-def free_port():
-    """A port nothing listens on now (the kernel's pick; ptrun binds it moments later)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from harness import Notifier, PtrunTestCase, free_port, pid_alive, start_ptrun, wait_gone, wait_output
 
 
 class Signals(PtrunTestCase):

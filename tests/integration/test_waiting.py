@@ -3,28 +3,14 @@ works as printed), a line a minute off a terminal, the last call said as such, n
 other nodes" in a one-node round, and which workers a half-finished group still waits on.
 Multi-node jobs here run on loopback at an ephemeral port."""
 import os
-import random
 import re
 import shlex
-import socket
 import subprocess
 import time
 import unittest
 
-from harness import PTRUN, PtrunTestCase, read_dumps, run_ptrun, start_ptrun, wait_output, _env
-
-
-def free_port():
-    """A port free now, below the ephemeral range (which other processes' connections use)."""
-    rng = random.Random()
-    while True:
-        port = rng.randrange(20000, 32000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
+from harness import (PTRUN, PtrunTestCase, _env, free_port, read_dumps, run_ptrun, start_ptrun,
+                     wait_output)
 
 
 def start_hosting(args, attempts=5, env=None):
