@@ -47,7 +47,8 @@ std::shared_ptr<spdlog::logger> make_logger(
 }
 
 int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::launcher::LocalPlacement local,
-            ptrun::env::EnvMap env, const std::vector<std::string>& warnings);
+            ptrun::env::EnvMap env, const std::vector<std::string>& warnings,
+            const std::string& random_id);
 
 int launch(const std::vector<std::string>& args) {
     using namespace ptrun::launcher;
@@ -78,14 +79,16 @@ int launch(const std::vector<std::string>& args) {
         return 0;
     }
     try {
-        return run_job(config, std::move(local), env, slurm.warnings);
+        return run_job(config, std::move(local), env, slurm.warnings, host.random_id);
     } catch (...) {
         rethrow_as_environment_error(open_files_needed(config));  // e.g. EMFILE: not ptrun's bug
     }
 }
 
+/// `random_id`: this launch's HostFacts::random_id (read once, in launch()).
 int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::launcher::LocalPlacement local,
-            ptrun::env::EnvMap env, const std::vector<std::string>& warnings) {
+            ptrun::env::EnvMap env, const std::vector<std::string>& warnings,
+            const std::string& random_id) {
     using namespace ptrun::launcher;
     auto command = make_worker_command(config, env);
     auto console = std::make_shared<Console>();  // ptrun's stdout/stderr: writes never block ptrun
@@ -94,7 +97,7 @@ int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::launcher::LocalP
     for (const auto& warning : local.warnings) logger->warn("{}", warning);
     if (config.multi_node() && !config.fixed_placement) {
         auto auth = make_rdzv_auth(config.rdzv.key_file, config.run_id, env, *logger);
-        auto node = start_multi_node(config, read_host_facts(env).random_id, auth, logger);
+        auto node = start_multi_node(config, random_id, auth, logger);
         auto membership = node.membership();
         membership.close_timeout = config.rdzv.close_timeout;
         Agent agent(config, std::move(command), std::move(local), std::move(env),
