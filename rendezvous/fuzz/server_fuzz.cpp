@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,10 +65,27 @@ TcpStoreServer& server() {
     std::abort();
 }
 
-/// A non-blocking client socket to the server, or -1.
+using Clock = std::chrono::steady_clock;
+
+/// Waits until `fd` has `events` or `deadline` passes; false on the deadline. A signal is not
+/// an answer: libFuzzer's -timeout alarm (SIGALRM, every timeout/2+1 s) interrupts poll and
+/// connect in this thread, and must not be taken for a silent server.
+bool wait_for(int fd, short events, Clock::time_point deadline) {
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{fd, events, 0};
+        const int n = ::poll(&p, 1, static_cast<int>(left.count()));
+        if (n > 0) return true;
+        if (n < 0 && errno != EINTR) return false;
+    }
+}
+
+/// A non-blocking client socket connected to the server within 5 s, or -1.
 int connect_client() {
     static unsigned source = 0;
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -1;
     sockaddr_in local{};
     local.sin_family = AF_INET;
@@ -78,12 +96,21 @@ int connect_client() {
     to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     to.sin_port = htons(server().port());
     if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-        ::close(fd);
-        return -1;
+        int error = errno;
+        if (error == EINPROGRESS) {
+            socklen_t length = sizeof error;
+            error = ETIMEDOUT;
+            if (wait_for(fd, POLLOUT, Clock::now() + std::chrono::seconds(5))) {
+                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+            }
+        }
+        if (error != 0) {
+            ::close(fd);
+            return -1;
+        }
     }
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     return fd;
 }
 
@@ -176,16 +203,14 @@ void check_alive() {
     const std::string ping = std::string("\x00\xCE\xF7\x85\x3C\x0D", 6) + "PONG";
     send_some(fd, ping);
     std::string got;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
     while (got.size() < 4) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        pollfd p{fd, POLLIN, 0};
-        if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+        if (!wait_for(fd, POLLIN, deadline)) {
             finding("the server did not answer a PING within 5 s");
         }
         char buf[4];
         const ssize_t n = ::recv(fd, buf, 4 - got.size(), 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (n <= 0) finding("the server closed a well-behaved connection");
         got.append(buf, static_cast<std::size_t>(n));
     }
