@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
 
+#include <utility>
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -103,6 +104,7 @@ struct Coordinator::Impl {
 
     void loop() {
         auto next_beat = Clock::now() + o.heartbeat;
+        bool lost = false;  // since the last ConnectionLost, no call has succeeded
         while (!stopping) {
             try {
                 auto wake = next_beat;
@@ -111,7 +113,12 @@ struct Coordinator::Impl {
                     if (auto d = core.deadline()) wake = std::min(wake, *d);
                 }
                 auto left = std::chrono::duration_cast<milliseconds>(wake - Clock::now());
-                if (left > milliseconds(0)) pop_events(left);
+                if (left > milliseconds(0)) {
+                    pop_events(left);
+                    if (std::exchange(lost, false)) {
+                        o.logger->info("rendezvous coordinator reconnected to its store");
+                    }
+                }
                 const auto now = Clock::now();
                 run([&] { return core.on_tick(now); });
                 if (now >= next_beat) {
@@ -119,9 +126,13 @@ struct Coordinator::Impl {
                     next_beat = now + o.heartbeat;
                 }
             } catch (const rdzv::ConnectionLost& e) {
-                if (!stopping)
-                    o.logger->error("rendezvous coordinator lost its store: {}", e.what());
-                return;
+                // The client reconnects on its next call (within its connect_timeout, which
+                // paces this loop); leaving would strand every agent waiting for a round.
+                if (stopping) return;
+                o.logger->warn(
+                    "rendezvous coordinator lost its store connection ({}); reconnecting",
+                    e.what());
+                lost = true;
             } catch (const rdzv::StoreError& e) {
                 if (!stopping) o.logger->warn("rendezvous coordinator: {}", e.what());
             }

@@ -1,0 +1,88 @@
+// The store host's Coordinator thread against a real store server on loopback: what it does
+// when its connection to the store is lost.
+#include "ptrun/launcher/coordinator.hpp"
+
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ptrun/launcher/rdzv_events.hpp"
+#include "ptrun/launcher/rdzv_keys.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/rendezvous/tcp_store_client.hpp"
+#include "ptrun/rendezvous/tcp_store_server.hpp"
+
+using namespace ptrun::launcher;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::unique_ptr<ptrun::rdzv::TcpStoreServer> serve_on(std::uint16_t port) {
+    ptrun::rdzv::TcpStoreServerOptions o;
+    o.host = "127.0.0.1";
+    o.port = port;
+    return std::make_unique<ptrun::rdzv::TcpStoreServer>(o);
+}
+
+ptrun::rdzv::TcpStoreClient client_of(std::uint16_t port) {
+    ptrun::rdzv::TcpStoreClientOptions o;
+    o.host = "127.0.0.1";
+    o.port = port;
+    o.connect_timeout = 10s;
+    return ptrun::rdzv::TcpStoreClient(o);
+}
+
+/// Node `id`'s join event, as its agent pushes it onto the coordinator's queue.
+void push_join(ptrun::rdzv::TcpStoreClient& c, const RdzvKeys& keys, const std::string& id) {
+    JoinEvent e;
+    e.node.id = id;
+    e.node.hostname = "host-" + id;
+    e.node.addr = "127.0.0.1";
+    e.node.nproc = 1;
+    e.seq = 1;
+    c.queue_push(keys.events(), encode(RdzvEvent{e}));
+}
+
+}  // namespace
+
+TEST_CASE("the coordinator keeps serving after its store connection is lost",
+          "[launcher][coordinator]") {
+    auto first = serve_on(0);
+    const std::uint16_t port = first->port();
+    const RdzvKeys keys = rdzv_keys("coord-test");
+
+    CoordinatorOptions co;
+    co.store = HostPort{"127.0.0.1", port};
+    co.keys = keys;
+    co.policy.min_nodes = 2;
+    co.policy.max_nodes = 2;
+    co.policy.last_call = 1s;
+    co.policy.lost_after = 60s;
+    co.policy.master_addr = "127.0.0.1";
+    co.policy.master_port = port;
+    co.heartbeat = 200ms;
+    co.logger = std::make_shared<spdlog::logger>("coord-test",
+                                                 std::make_shared<spdlog::sinks::null_sink_mt>());
+    Coordinator coordinator(std::move(co));
+
+    {  // a first node joins: the coordinator publishes the count
+        auto c = client_of(port);
+        push_join(c, keys, "a");
+        CHECK(c.get(keys.status(), 10s) == "1");
+    }
+    // The store goes away under the coordinator (its blocked pop fails with ConnectionLost),
+    // and a store listens on the same port again.
+    first->stop();
+    first.reset();
+    auto second = serve_on(port);
+
+    // The second node's join is served: the round closes and both are admitted.
+    auto c = client_of(port);
+    push_join(c, keys, "b");
+    CHECK_NOTHROW(c.get(keys.admit("b", 1), 20s));
+}
