@@ -26,17 +26,19 @@ struct LaunchOptions {
     /// Every option at its default (option_table()'s fallback, Source::Default), no program.
     LaunchOptions();
 
-    std::array<RawValue, kOptionCount> values;  ///< indexed by Option
-    std::string program;                        ///< the script, module or executable
-    std::vector<std::string> program_args;      ///< passed to the worker untouched
+    std::string program;                    ///< the script, module or executable
+    std::vector<std::string> program_args;  ///< passed to the worker untouched
 
     /// The raw value of option `key`.
-    const RawValue& at(Option key) const { return values[static_cast<std::size_t>(key)]; }
+    const RawValue& at(Option key) const { return values_[static_cast<std::size_t>(key)]; }
     /// The raw value of option `key`, to replace (slurm_defaults.cpp fills from the job).
-    RawValue& at(Option key) { return values[static_cast<std::size_t>(key)]; }
+    RawValue& at(Option key) { return values_[static_cast<std::size_t>(key)]; }
     /// True when a boolean option is on ("1", "true", "yes", "True", as torchrun's env fallback);
     /// throws UsageError naming the flag (or its PET_ variable) for another value.
     bool flag(Option key) const;
+
+  private:
+    std::array<RawValue, kOptionCount> values_;  ///< indexed by Option
 };
 
 /// An option's value as the user gave it, for messages: "--nnodes '2'", with " (from PET_
