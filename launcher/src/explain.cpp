@@ -4,21 +4,20 @@
 #include <array>
 #include <vector>
 
-#include "ptrun/launcher/cli.hpp"
 #include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
 
 namespace ptrun::launcher {
 namespace {
 
-std::string source_of(const LaunchOptions& o, std::string_view name) {
-    switch (o.at(name).source) {
+std::string source_of(const LaunchOptions& o, Option key) {
+    switch (o.at(key).source) {
         case Source::Flag:
-            return "flag --" + std::string(name);
+            return "flag " + flag_text(key);
         case Source::PetEnv:
-            return "env " + pet_name(name);
+            return "env " + std::string(option_spec(key).pet);
         case Source::Slurm:
-            return o.at(name).origin;
+            return o.at(key).origin;
         case Source::Default:
             break;
     }
@@ -49,7 +48,7 @@ std::string layout(const Table& table) {
 }
 
 std::string mode_name(const LaunchOptions& o) {
-    const auto& mode = o.at("slurm-mode").value;
+    const auto& mode = o.at(Option::SlurmMode).value;
     if (mode == "per-rank") return "one task per rank (SLURM)";
     if (mode == "per-node") return "one agent per node (SLURM)";
     return "one agent per node";
@@ -77,37 +76,38 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o,
                     const std::vector<ExplainRow>& extra) {
     Table out;
     const auto* fixed = c.fixed_placement ? &*c.fixed_placement : nullptr;
-    row(out, "mode", mode_name(o), source_of(o, "slurm-mode"));
+    row(out, "mode", mode_name(o), source_of(o, Option::SlurmMode));
     if (fixed) {
         explain_placement(out, *fixed);
     } else {
         row(out, "nodes", std::to_string(c.nnodes.min) + ":" + std::to_string(c.nnodes.max),
-            source_of(o, "nnodes"));
+            source_of(o, Option::Nnodes));
         const bool assigned = c.multi_node() && !c.node_rank_given;
         row(out, "node rank", assigned ? "assigned at rendezvous" : std::to_string(c.node_rank),
-            assigned ? "store host first, then by hostname" : source_of(o, "node-rank"));
+            assigned ? "store host first, then by hostname" : source_of(o, Option::NodeRank));
         row(out, "workers per node", std::to_string(c.nproc_per_node),
-            source_of(o, "nproc-per-node"));
+            source_of(o, Option::NprocPerNode));
         std::string world = std::to_string(c.nproc_per_node * c.nnodes.min);
         if (c.nnodes.max > c.nnodes.min)
             world += " to " + std::to_string(c.nproc_per_node * c.nnodes.max);
         row(out, "world size", world, "nodes x workers per node");
     }
-    const bool implied_c10d =
-        !c.standalone && c.rdzv_backend == "c10d" && o.at("rdzv-backend").source == Source::Default;
-    row(out, "rdzv backend", fixed ? "none" : c.rdzv_backend,
+    const bool implied_c10d = !c.standalone && c.rdzv_backend == RdzvBackend::C10d &&
+                              o.at(Option::RdzvBackend).source == Source::Default;
+    row(out, "rdzv backend", fixed ? "none" : std::string(backend_name(c.rdzv_backend)),
         fixed          ? "fixed placement"
         : c.standalone ? "--standalone"
         : implied_c10d ? "an endpoint without a backend"
-                       : source_of(o, "rdzv-backend"));
+                       : source_of(o, Option::RdzvBackend));
     row(out, "rdzv endpoint",
         fixed                     ? "(none)"
         : c.rdzv_endpoint.empty() ? "(local)"
                                   : c.rdzv_endpoint,
-        source_of(o, "rdzv-endpoint"));
+        source_of(o, Option::RdzvEndpoint));
     row(out, "run id", c.run_id,
-        c.standalone && o.at("rdzv-id").source == Source::Default ? "random, --standalone"
-                                                                  : source_of(o, "rdzv-id"));
+        c.standalone && o.at(Option::RdzvId).source == Source::Default
+            ? "random, --standalone"
+            : source_of(o, Option::RdzvId));
     std::string store =
         c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>");
     if (fixed) store += fixed->hosts_store ? " (hosted here)" : " (hosted by node 0's first task)";
@@ -117,16 +117,17 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o,
                  : c.rdzv.is_host == false ? " (hosted elsewhere)"
                                            : " (hosted by the node with that address)");
     }
-    std::string store_from = fixed
-                                 ? source_of(o, "master-addr") + ", " + source_of(o, "master-port")
-                                 : source_of(o, "master-port");
+    std::string store_from =
+        fixed ? source_of(o, Option::MasterAddr) + ", " + source_of(o, Option::MasterPort)
+              : source_of(o, Option::MasterPort);
     if (!fixed && c.multi_node()) {
-        store_from = c.rdzv_backend == "static"
-                         ? source_of(o, "master-addr") + ", " + source_of(o, "master-port")
-                         : source_of(o, "rdzv-endpoint");
+        store_from =
+            c.rdzv_backend == RdzvBackend::Static
+                ? source_of(o, Option::MasterAddr) + ", " + source_of(o, Option::MasterPort)
+                : source_of(o, Option::RdzvEndpoint);
     }
     row(out, "store", store, store_from);
-    row(out, "max restarts", std::to_string(c.max_restarts), source_of(o, "max-restarts"));
+    row(out, "max restarts", std::to_string(c.max_restarts), source_of(o, Option::MaxRestarts));
     row(out, "program", c.program.empty() ? "(none)" : c.program, "command line");
     if (interpreter) {
         row(out, "interpreter", interpreter->path.empty() ? "(not found)" : interpreter->path,

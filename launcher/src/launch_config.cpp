@@ -15,27 +15,21 @@
 namespace ptrun::launcher {
 namespace {
 
-std::string quoted(std::string_view flag, const RawValue& raw) {
-    std::string where = raw.source == Source::PetEnv ? " (from PET_ environment)" : "";
-    return "--" + std::string(flag) + " '" + raw.value + "'" + where;
-}
-
-std::int64_t integer(const LaunchOptions& o, std::string_view flag, std::int64_t min,
-                     std::int64_t max) {
-    const auto& raw = o.at(flag);
+std::int64_t integer(const LaunchOptions& o, Option key, std::int64_t min, std::int64_t max) {
+    const auto& raw = o.at(key);
     auto v = env::parse_int(raw.value);
     if (!v || *v < min || *v > max) {
-        throw UsageError(quoted(flag, raw) + ": expected an integer from " + std::to_string(min) +
+        throw UsageError(as_given(key, raw) + ": expected an integer from " + std::to_string(min) +
                          " to " + std::to_string(max));
     }
     return *v;
 }
 
-double seconds(const LaunchOptions& o, std::string_view flag, bool allow_zero) {
-    const auto& raw = o.at(flag);
+double seconds(const LaunchOptions& o, Option key, bool allow_zero) {
+    const auto& raw = o.at(key);
     auto v = env::parse_seconds(raw.value);
     if (!v || (!allow_zero && *v == 0)) {
-        throw UsageError(quoted(flag, raw) + ": expected a " +
+        throw UsageError(as_given(key, raw) + ": expected a " +
                          (allow_zero ? "non-negative" : "positive") + " number of seconds");
     }
     return *v;
@@ -47,18 +41,18 @@ std::vector<env::CudaDevice> gpu_selection(const RawValue& raw, const HostFacts&
         auto picked = env::parse_gpu_selection(std::string_view(raw.value).substr(4));
         return env::select_devices(host.gpus, picked);
     } catch (const env::ParseError& e) {
-        throw UsageError(quoted("nproc-per-node", raw) + ": " + e.what());
+        throw UsageError(as_given(Option::NprocPerNode, raw) + ": " + e.what());
     }
 }
 
 int nproc(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
-    const auto& raw = o.at("nproc-per-node");
+    const auto& raw = o.at(Option::NprocPerNode);
     const int gpus = static_cast<int>(host.gpus.size());
     if (raw.value == "cpu") return host.cpu_count;
     if (raw.value == "auto") return gpus > 0 ? gpus : host.cpu_count;
     if (raw.value == "gpu") {
         if (gpus == 0)
-            throw UsageError(quoted("nproc-per-node", raw) + ": no GPU found on this node");
+            throw UsageError(as_given(Option::NprocPerNode, raw) + ": no GPU found on this node");
         return gpus;
     }
     if (raw.value.rfind("gpu:", 0) == 0) {
@@ -67,7 +61,7 @@ int nproc(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
     }
     auto v = env::parse_int(raw.value);
     if (!v || *v < 1 || *v > 4096) {
-        throw UsageError(quoted("nproc-per-node", raw) +
+        throw UsageError(as_given(Option::NprocPerNode, raw) +
                          ": expected a positive integer (up to 4096), auto, cpu, gpu or gpu:LIST "
                          "(device indexes like gpu:1,3,5)");
     }
@@ -76,7 +70,7 @@ int nproc(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
 
 /// --virtual-local-rank, --numa-binding, --report-bindings and the output filters.
 void resolve_placement(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
-    c.virtual_local_rank = o.flag("virtual-local-rank");
+    c.virtual_local_rank = o.flag(Option::VirtualLocalRank);
     const auto& devices = c.gpu_selection.empty() ? host.gpus : c.gpu_selection;
     if (c.virtual_local_rank && !devices.empty() &&
         devices.size() < static_cast<std::size_t>(c.nproc_per_node)) {
@@ -85,23 +79,23 @@ void resolve_placement(LaunchConfig& c, const LaunchOptions& o, const HostFacts&
                          std::to_string(devices.size()) + " (CUDA_VISIBLE_DEVICES " +
                          env::cuda_visible_devices_value(devices) + ")");
     }
-    const auto& binding = o.at("numa-binding");
+    const auto& binding = o.at(Option::NumaBinding);
     if (!binding.value.empty()) {
         c.numa_binding = placement::parse_binding_mode(binding.value);
         if (!c.numa_binding) {
-            throw UsageError(quoted("numa-binding", binding) +
+            throw UsageError(as_given(Option::NumaBinding, binding) +
                              ": expected node, socket, exclusive or core-complex");
         }
     }
-    c.report_bindings = o.flag("report-bindings");
-    c.stdout_filters =
-        parse_output_filters("duplicate-stdout-filters", o.at("duplicate-stdout-filters").value);
-    c.stderr_filters =
-        parse_output_filters("duplicate-stderr-filters", o.at("duplicate-stderr-filters").value);
+    c.report_bindings = o.flag(Option::ReportBindings);
+    c.stdout_filters = parse_output_filters(option_name(Option::DuplicateStdoutFilters),
+                                            o.at(Option::DuplicateStdoutFilters).value);
+    c.stderr_filters = parse_output_filters(option_name(Option::DuplicateStderrFilters),
+                                            o.at(Option::DuplicateStderrFilters).value);
 }
 
 std::vector<int> signal_list(const LaunchOptions& o) {
-    const auto& raw = o.at("signals-to-handle");
+    const auto& raw = o.at(Option::SignalsToHandle);
     std::vector<int> out;
     std::string_view rest = raw.value;
     while (!rest.empty()) {
@@ -111,7 +105,7 @@ std::vector<int> signal_list(const LaunchOptions& o) {
         // Job control's own signals are ptrun's to handle (terminal.hpp), never the job's.
         if (signo == 0 || signo == SIGKILL || signo == SIGSTOP || signo == SIGCHLD ||
             signo == SIGCONT || signo == SIGTTIN || signo == SIGTTOU) {
-            throw UsageError(quoted("signals-to-handle", raw) + ": '" + name +
+            throw UsageError(as_given(Option::SignalsToHandle, raw) + ": '" + name +
                              "' is not a signal ptrun can forward (e.g. SIGTERM,SIGUSR1)");
         }
         out.push_back(signo);
@@ -130,11 +124,11 @@ std::set<int> rank_filter(const RawValue& raw, int nproc) {
         auto comma = rest.find(',');
         auto v = env::parse_int(rest.substr(0, comma));
         if (!v || *v < 0 || *v > 4096) {
-            throw UsageError(quoted("local-ranks-filter", raw) +
+            throw UsageError(as_given(Option::LocalRanksFilter, raw) +
                              ": expected local ranks like 0,1,3");
         }
         if (*v >= nproc) {
-            throw UsageError(quoted("local-ranks-filter", raw) + ": local rank " +
+            throw UsageError(as_given(Option::LocalRanksFilter, raw) + ": local rank " +
                              std::to_string(*v) + " does not exist: this node runs " +
                              std::to_string(nproc) + " worker(s), local ranks " +
                              (nproc == 1 ? std::string("0") : "0-" + std::to_string(nproc - 1)));
@@ -154,18 +148,11 @@ bool valid_numeric_address(const std::string& text) {
 }
 
 void check_backend(LaunchConfig& c, const LaunchOptions& o) {
-    const auto& raw = o.at("rdzv-backend");
-    if (raw.value == "etcd" || raw.value == "etcd-v2") {
-        throw NotSupportedError(quoted("rdzv-backend", raw) +
-                                ": the etcd backends are not supported; use c10d or static");
-    }
-    if (raw.value != "static" && raw.value != "c10d") {
-        throw UsageError(quoted("rdzv-backend", raw) + ": expected c10d or static");
-    }
-    c.rdzv_backend = raw.value;
+    const auto& raw = o.at(Option::RdzvBackend);
+    c.rdzv_backend = parse_rdzv_backend(raw);
     // An endpoint without a backend means the c10d rendezvous (torchrun would silently use static).
-    if (raw.source == Source::Default && !o.at("rdzv-endpoint").value.empty())
-        c.rdzv_backend = "c10d";
+    if (raw.source == Source::Default && !o.at(Option::RdzvEndpoint).value.empty())
+        c.rdzv_backend = RdzvBackend::C10d;
 }
 
 constexpr std::uint16_t kDefaultRdzvPort = 29400;    // torchrun's c10d default
@@ -180,20 +167,20 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
                              ": a single-node job (--nnodes 1) is node rank 0");
         }
         // One node with c10d: the endpoint's port (when given and not 0) becomes the store's port.
-        if (!c.master_port && c.rdzv_backend == "c10d" && !c.rdzv_endpoint.empty()) {
-            auto port = parse_endpoint(c.rdzv_endpoint, 0, "rdzv-endpoint").port;
+        if (!c.master_port && c.rdzv_backend == RdzvBackend::C10d && !c.rdzv_endpoint.empty()) {
+            auto port = parse_endpoint(c.rdzv_endpoint, 0, option_name(Option::RdzvEndpoint)).port;
             if (port != 0) c.master_port = port;
         }
         return;
     }
     if (c.node_rank_given && c.node_rank >= c.nnodes.max) {
         throw UsageError("--node-rank " + std::to_string(c.node_rank) +
-                         ": expected a node rank below --nnodes " + o.at("nnodes").value);
+                         ": expected a node rank below --nnodes " + o.at(Option::Nnodes).value);
     }
-    if (c.rdzv_backend == "static") {
+    if (c.rdzv_backend == RdzvBackend::Static) {
         if (c.nnodes.min != c.nnodes.max) {
             throw UsageError(
-                "--nnodes " + o.at("nnodes").value +
+                "--nnodes " + o.at(Option::Nnodes).value +
                 " with --rdzv-backend static: expected a fixed node count (use c10d for MIN:MAX)");
         }
         c.rendezvous_store = HostPort{c.master_addr, c.master_port.value_or(kDefaultMasterPort)};
@@ -212,7 +199,8 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
             "hosting "
             "the store (e.g. --rdzv-endpoint node1:29400)");
     }
-    c.rendezvous_store = parse_endpoint(c.rdzv_endpoint, kDefaultRdzvPort, "rdzv-endpoint");
+    c.rendezvous_store =
+        parse_endpoint(c.rdzv_endpoint, kDefaultRdzvPort, option_name(Option::RdzvEndpoint));
     if (c.rendezvous_store.port == 0) {
         throw UsageError("--rdzv-endpoint '" + c.rdzv_endpoint +
                          "': a multi-node job needs a fixed port every node agrees on");
@@ -225,74 +213,75 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
 LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     LaunchConfig c;
     c.hostname = host.hostname;
-    c.explain = o.flag("explain");
-    c.standalone = o.flag("standalone");
-    c.nnodes = parse_node_range(o.at("nnodes").value);
+    c.explain = o.flag(Option::Explain);
+    c.standalone = o.flag(Option::Standalone);
+    c.nnodes = parse_node_range(o.at(Option::Nnodes).value);
     c.nproc_per_node = nproc(c, o, host);
     check_backend(c, o);
-    c.rdzv_endpoint = o.at("rdzv-endpoint").value;
-    c.rdzv_conf = parse_rdzv_conf(o.at("rdzv-conf").value);
+    c.rdzv_endpoint = o.at(Option::RdzvEndpoint).value;
+    c.rdzv_conf = parse_rdzv_conf(o.at(Option::RdzvConf).value);
     c.rdzv = rdzv_settings(c.rdzv_conf);
-    c.node_rank = static_cast<int>(integer(o, "node-rank", 0, 1'000'000));
-    c.node_rank_given = o.at("node-rank").source != Source::Default;
-    c.master_addr = o.at("master-addr").value;
+    c.node_rank = static_cast<int>(integer(o, Option::NodeRank, 0, 1'000'000));
+    c.node_rank_given = o.at(Option::NodeRank).source != Source::Default;
+    c.master_addr = o.at(Option::MasterAddr).value;
     if (c.master_addr.empty())
         throw UsageError("--master-addr '': expected a host name or address");
-    if (!o.at("master-port").value.empty()) {
-        c.master_port = static_cast<std::uint16_t>(integer(o, "master-port", 0, 65535));
+    if (!o.at(Option::MasterPort).value.empty()) {
+        c.master_port = static_cast<std::uint16_t>(integer(o, Option::MasterPort, 0, 65535));
     }
-    c.local_addr = o.at("local-addr").value;
-    c.max_restarts = static_cast<int>(integer(o, "max-restarts", 0, 1'000'000));
-    (void)seconds(o, "monitor-interval", false);
-    const auto& start = o.at("start-method");
+    c.local_addr = o.at(Option::LocalAddr).value;
+    c.max_restarts = static_cast<int>(integer(o, Option::MaxRestarts, 0, 1'000'000));
+    (void)seconds(o, Option::MonitorInterval, false);
+    const auto& start = o.at(Option::StartMethod);
     if (start.value != "spawn" && start.value != "fork" && start.value != "forkserver") {
-        throw UsageError(quoted("start-method", start) + ": expected spawn, fork or forkserver");
+        throw UsageError(as_given(Option::StartMethod, start) +
+                         ": expected spawn, fork or forkserver");
     }
-    c.role = o.at("role").value;
+    c.role = o.at(Option::Role).value;
     if (c.role.empty()) throw UsageError("--role '': expected a role name");
-    c.module = o.flag("module");
-    c.no_python = o.flag("no-python");
-    (void)o.flag("run-path");
+    c.module = o.flag(Option::Module);
+    c.no_python = o.flag(Option::NoPython);
+    (void)o.flag(Option::RunPath);
     if (c.module && c.no_python) {
         throw UsageError(
             "--module and --no-python: expected at most one of them (a module needs python3)");
     }
-    c.log_dir = o.at("log-dir").value;
-    c.redirects = parse_std_spec(o.at("redirects").value, "--redirects");
-    c.tee = parse_std_spec(o.at("tee").value, "--tee");
-    if (!o.at("local-ranks-filter").value.empty()) {
-        c.local_ranks_filter = rank_filter(o.at("local-ranks-filter"), c.nproc_per_node);
+    c.log_dir = o.at(Option::LogDir).value;
+    c.redirects = parse_std_spec(o.at(Option::Redirects).value, flag_text(Option::Redirects));
+    c.tee = parse_std_spec(o.at(Option::Tee).value, flag_text(Option::Tee));
+    if (!o.at(Option::LocalRanksFilter).value.empty()) {
+        c.local_ranks_filter = rank_filter(o.at(Option::LocalRanksFilter), c.nproc_per_node);
     }
     c.shutdown_timeout = std::chrono::milliseconds(
-        static_cast<std::int64_t>(seconds(o, "shutdown-timeout", true) * 1000.0));
+        static_cast<std::int64_t>(seconds(o, Option::ShutdownTimeout, true) * 1000.0));
     c.signals_to_handle = signal_list(o);
     resolve_placement(c, o, host);
-    if (!o.at("hang-timeout").value.empty()) {
-        const double hang = seconds(o, "hang-timeout", true);  // 0: off, as unset
+    if (!o.at(Option::HangTimeout).value.empty()) {
+        const double hang = seconds(o, Option::HangTimeout, true);  // 0: off, as unset
         if (hang > 0) {
             c.hang_timeout = std::chrono::milliseconds(
                 std::max<std::int64_t>(1, static_cast<std::int64_t>(hang * 1000.0)));
         }
     }
-    if (!o.at("health-port").value.empty()) {
-        c.health_port = static_cast<std::uint16_t>(integer(o, "health-port", 0, 65535));
+    if (!o.at(Option::HealthPort).value.empty()) {
+        c.health_port = static_cast<std::uint16_t>(integer(o, Option::HealthPort, 0, 65535));
     }
-    c.health_addr = o.at("health-addr").value;
+    c.health_addr = o.at(Option::HealthAddr).value;
     if (!valid_numeric_address(c.health_addr)) {
         throw UsageError(
-            quoted("health-addr", o.at("health-addr")) +
+            as_given(Option::HealthAddr, o.at(Option::HealthAddr)) +
             ": expected a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
     }
 
-    c.run_id = o.at("rdzv-id").value;
+    c.run_id = o.at(Option::RdzvId).value;
     if (c.standalone) {
         if (c.nnodes.max > 1) {
-            throw UsageError("--standalone with --nnodes " + o.at("nnodes").value +
+            throw UsageError("--standalone with --nnodes " + o.at(Option::Nnodes).value +
                              ": expected a single node (--nnodes 1) in standalone mode");
         }
-        c.rdzv_backend = "c10d";
-        if (o.at("rdzv-id").source == Source::Default) c.run_id = host.random_id;
-        if (o.at("master-addr").source == Source::Default)
+        c.rdzv_backend = RdzvBackend::C10d;
+        if (o.at(Option::RdzvId).source == Source::Default) c.run_id = host.random_id;
+        if (o.at(Option::MasterAddr).source == Source::Default)
             c.master_addr = "localhost";  // as torchrun
     }
     if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/rdzv_backend.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 #include "ptrun/slurm/slurm_job.hpp"
 #include "ptrun/slurm/topology.hpp"
@@ -28,25 +29,19 @@ std::string shown(const env::EnvMap& env, const std::string& name) {
     return name + "='" + (it == env.end() ? std::string() : it->second) + "'";
 }
 
-bool given(const LaunchOptions& o, std::string_view name) {
-    return o.at(name).source != Source::Default;
-}
+bool given(const LaunchOptions& o, Option key) { return o.at(key).source != Source::Default; }
 
-std::string as_given(const LaunchOptions& o, std::string_view name) {
-    const auto& raw = o.at(name);
-    std::string text = "--" + std::string(name) + " '" + raw.value + "'";
-    return raw.source == Source::PetEnv ? text + " (from PET_ environment)" : text;
-}
+std::string as_given(const LaunchOptions& o, Option key) { return as_given(key, o.at(key)); }
 
-/// Sets option `name` from SLURM unless the user gave it.
-void fill(LaunchOptions& o, std::string_view name, std::string value, std::string origin) {
-    auto& raw = o.values.find(name)->second;
+/// Sets option `key` from SLURM unless the user gave it.
+void fill(LaunchOptions& o, Option key, std::string value, std::string origin) {
+    auto& raw = o.at(key);
     if (raw.source != Source::Default) return;
     raw = RawValue{std::move(value), Source::Slurm, std::move(origin)};
 }
 
 void set_mode(LaunchOptions& o, std::string mode, std::string why) {
-    auto& raw = o.values.find("slurm-mode")->second;
+    auto& raw = o.at(Option::SlurmMode);
     if (raw.source != Source::Default) {
         raw.value = std::move(mode);
         return;
@@ -80,12 +75,13 @@ std::uint16_t port_for(const slurm::SlurmJob& job, const env::EnvMap& env, std::
 
 void fill_nproc(LaunchOptions& o, const slurm::SlurmJob& job) {
     if (job.gpus_on_node && *job.gpus_on_node > 0) {
-        fill(o, "nproc-per-node", std::to_string(*job.gpus_on_node), std::string(var::kGpusOnNode));
+        fill(o, Option::NprocPerNode, std::to_string(*job.gpus_on_node),
+             std::string(var::kGpusOnNode));
     } else if (job.cuda_visible_devices && *job.cuda_visible_devices > 0) {
-        fill(o, "nproc-per-node", std::to_string(*job.cuda_visible_devices),
+        fill(o, Option::NprocPerNode, std::to_string(*job.cuda_visible_devices),
              "devices in " + std::string(var::kCudaVisibleDevices));
     } else {
-        fill(o, "nproc-per-node", "1", "no GPU in SLURM_GPUS_ON_NODE or CUDA_VISIBLE_DEVICES");
+        fill(o, Option::NprocPerNode, "1", "no GPU in SLURM_GPUS_ON_NODE or CUDA_VISIBLE_DEVICES");
     }
 }
 
@@ -94,52 +90,53 @@ void fill_per_node(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvM
     std::string port_origin;
     auto port = port_for(job, env, port_origin);
     if (!job.step_id) {
-        if (job.num_nodes > 1 && !given(o, "nnodes")) {
+        if (job.num_nodes > 1 && !given(o, Option::Nnodes)) {
             throw UsageError(
                 shown(env, n.nodes) + " but ptrun runs in the batch script itself (" + n.step +
                 " unset), on one node only: start it on every node with 'srun ptrun ...', "
                 "or pass --nnodes 1");
         }
-        fill(o, "nnodes", "1", "batch script outside srun: this node only");
-        fill(o, "node-rank", "0", "batch script outside srun: this node only");
+        fill(o, Option::Nnodes, "1", "batch script outside srun: this node only");
+        fill(o, Option::NodeRank, "0", "batch script outside srun: this node only");
     } else if (job.ntasks > job.num_nodes) {  // --slurm-mode per-node with several tasks per node
-        fill(o, "nnodes", std::to_string(job.ntasks), n.tasks + " (one agent per task)");
-        fill(o, "node-rank", std::to_string(job.proc_id),
+        fill(o, Option::Nnodes, std::to_string(job.ntasks), n.tasks + " (one agent per task)");
+        fill(o, Option::NodeRank, std::to_string(job.proc_id),
              std::string(var::kProcId) + " (one agent per task)");
     } else {
-        fill(o, "nnodes", std::to_string(job.num_nodes), n.nodes);
-        fill(o, "node-rank", std::to_string(job.node_id), std::string(var::kNodeId));
+        fill(o, Option::Nnodes, std::to_string(job.num_nodes), n.nodes);
+        fill(o, Option::NodeRank, std::to_string(job.node_id), std::string(var::kNodeId));
     }
-    fill(o, "rdzv-backend", "c10d", "inside SLURM");
-    fill(o, "rdzv-endpoint", slurm::head_host(job) + ":" + std::to_string(port),
+    fill(o, Option::RdzvBackend, std::string(backend_name(RdzvBackend::C10d)), "inside SLURM");
+    fill(o, Option::RdzvEndpoint, slurm::head_host(job) + ":" + std::to_string(port),
          "first host of " + n.nodelist + " : " + port_origin);
 }
 
 FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvMap& env,
                              const Names& n, const std::string& why) {
-    auto refuse = [&](std::string_view name, const std::string& hint) {
-        throw UsageError(as_given(o, name) + ": one-task-per-rank mode (" + why +
+    auto refuse = [&](Option key, const std::string& hint) {
+        throw UsageError(as_given(o, key) + ": one-task-per-rank mode (" + why +
                          ") runs one worker per SLURM task; " + hint);
     };
-    if (given(o, "nproc-per-node") && o.at("nproc-per-node").value != "1") {
-        refuse("nproc-per-node", "drop it, or start one task per node (srun --ntasks-per-node=1)");
+    if (given(o, Option::NprocPerNode) && o.at(Option::NprocPerNode).value != "1") {
+        refuse(Option::NprocPerNode,
+               "drop it, or start one task per node (srun --ntasks-per-node=1)");
     }
-    for (auto name : {"nnodes", "node-rank"}) {
-        if (given(o, name))
-            refuse(name, "ranks come from SLURM_PROCID; drop it or pass --slurm-mode per-node");
+    for (auto key : {Option::Nnodes, Option::NodeRank}) {
+        if (given(o, key))
+            refuse(key, "ranks come from SLURM_PROCID; drop it or pass --slurm-mode per-node");
     }
-    if (given(o, "max-restarts") && o.at("max-restarts").value != "0") {
-        refuse("max-restarts",
+    if (given(o, Option::MaxRestarts) && o.at(Option::MaxRestarts).value != "0") {
+        refuse(Option::MaxRestarts,
                "one rank cannot restart alone; use one task per node for restarts, or requeue");
     }
-    fill(o, "nproc-per-node", "1", "one task per rank");
+    fill(o, Option::NprocPerNode, "1", "one task per rank");
     std::string port_origin;
     std::string host = slurm::head_host(job);
     std::string host_origin = "first host of " + n.nodelist;
     int port = port_for(job, env, port_origin);
-    if (given(o, "rdzv-endpoint")) {
-        const auto& raw = o.at("rdzv-endpoint").value;
-        auto given_endpoint = split_endpoint(raw, "rdzv-endpoint");
+    if (given(o, Option::RdzvEndpoint)) {
+        const auto& raw = o.at(Option::RdzvEndpoint).value;
+        auto given_endpoint = split_endpoint(raw, option_name(Option::RdzvEndpoint));
         if (given_endpoint.port == 0) {  // the workers' MASTER_PORT: no server picks one here
             throw UsageError("--rdzv-endpoint '" + raw +
                              "': expected HOST[:PORT] with PORT from 1 to 65535 (the workers "
@@ -149,8 +146,8 @@ FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const
         host_origin = port_origin = "--rdzv-endpoint";
         if (given_endpoint.port) port = *given_endpoint.port;
     }
-    fill(o, "master-addr", host, host_origin);
-    fill(o, "master-port", std::to_string(port), port_origin);
+    fill(o, Option::MasterAddr, host, host_origin);
+    fill(o, Option::MasterPort, std::to_string(port), port_origin);
 
     auto placement = placement_from_slurm(job);
     placement.origins = {
@@ -169,9 +166,10 @@ SlurmDefaults apply_slurm_defaults(LaunchOptions options, const env::EnvMap& env
     SlurmDefaults out;
     out.options = std::move(options);
     auto& o = out.options;
-    const std::string mode = o.at("slurm-mode").value;
+    const std::string mode = o.at(Option::SlurmMode).value;
     if (mode != "auto" && mode != "per-node" && mode != "per-rank" && mode != "off") {
-        throw UsageError(as_given(o, "slurm-mode") + ": expected auto, per-node, per-rank or off");
+        throw UsageError(as_given(o, Option::SlurmMode) +
+                         ": expected auto, per-node, per-rank or off");
     }
     if (mode == "off") return out;
     if (env.find(var::kJobId) == env.end()) {
@@ -203,7 +201,7 @@ SlurmDefaults apply_slurm_defaults(LaunchOptions options, const env::EnvMap& env
         set_mode(o, per_rank ? "per-rank" : "per-node", why);
     } else {
         per_rank = mode == "per-rank";
-        why = as_given(o, "slurm-mode");
+        why = as_given(o, Option::SlurmMode);
         if (per_rank && !job->step_id) {
             throw UsageError(why + ": the batch script runs once, outside any srun step (" +
                              names.step +
@@ -211,18 +209,18 @@ SlurmDefaults apply_slurm_defaults(LaunchOptions options, const env::EnvMap& env
         }
     }
     if (per_rank) {
-        if (o.flag("standalone")) {
+        if (o.flag(Option::Standalone)) {
             throw UsageError(
                 "--standalone: one-task-per-rank mode (" + why +
                 ") shares one store across tasks; drop --standalone or pass --slurm-mode per-node");
         }
-        fill(o, "rdzv-id", slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID");
+        fill(o, Option::RdzvId, slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID");
         out.placement = fill_per_rank(o, *job, env, names, why);
         return out;
     }
     fill_nproc(o, *job);
-    if (o.flag("standalone")) return out;
-    fill(o, "rdzv-id", slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID");
+    if (o.flag(Option::Standalone)) return out;
+    fill(o, Option::RdzvId, slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID");
     fill_per_node(o, *job, env, names);
     return out;
 }

@@ -19,36 +19,36 @@ LaunchOptions parse(std::vector<std::string> args, ptrun::env::EnvMap env = {}) 
 TEST_CASE("cli accepts both spellings of every option", "[launcher][cli]") {
     auto dashed = parse({"--nproc-per-node", "4", "--max-restarts=2", "train"});
     auto underscored = parse({"--nproc_per_node", "4", "--max_restarts=2", "train"});
-    CHECK(dashed.at("nproc-per-node").value == "4");
-    CHECK(underscored.at("nproc-per-node").value == "4");
-    CHECK(underscored.at("max-restarts").value == "2");
-    CHECK(underscored.at("max-restarts").source == Source::Flag);
+    CHECK(dashed.at(Option::NprocPerNode).value == "4");
+    CHECK(underscored.at(Option::NprocPerNode).value == "4");
+    CHECK(underscored.at(Option::MaxRestarts).value == "2");
+    CHECK(underscored.at(Option::MaxRestarts).source == Source::Flag);
 }
 
 TEST_CASE("cli leaves everything after the program to the worker", "[launcher][cli]") {
     auto o = parse({"--standalone", "train", "--nproc-per-node", "9", "-m", "--", "x"});
     CHECK(o.program == "train");
     CHECK(o.program_args == std::vector<std::string>{"--nproc-per-node", "9", "-m", "--", "x"});
-    CHECK(o.at("nproc-per-node").value == "1");
-    CHECK(o.flag("standalone"));
+    CHECK(o.at(Option::NprocPerNode).value == "1");
+    CHECK(o.flag(Option::Standalone));
 }
 
 TEST_CASE("cli falls back to PET_ variables, then defaults", "[launcher][cli]") {
     auto o = parse({"train"},
                    {{"PET_NNODES", "1:1"}, {"PET_NPROC_PER_NODE", "3"}, {"PET_STANDALONE", "1"}});
-    CHECK(o.at("nproc-per-node").value == "3");
-    CHECK(o.at("nproc-per-node").source == Source::PetEnv);
-    CHECK(o.flag("standalone"));
-    CHECK(o.at("rdzv-backend").value == "static");
-    CHECK(o.at("rdzv-backend").source == Source::Default);
-    CHECK(pet_name("nproc-per-node") == "PET_NPROC_PER_NODE");
+    CHECK(o.at(Option::NprocPerNode).value == "3");
+    CHECK(o.at(Option::NprocPerNode).source == Source::PetEnv);
+    CHECK(o.flag(Option::Standalone));
+    CHECK(o.at(Option::RdzvBackend).value == "static");
+    CHECK(o.at(Option::RdzvBackend).source == Source::Default);
+    CHECK(option_spec(Option::NprocPerNode).pet == "PET_NPROC_PER_NODE");
 }
 
 TEST_CASE("cli short options -m, -r and -t", "[launcher][cli]") {
     auto o = parse({"-m", "-r", "3", "-t", "0:1", "pkg.train"});
-    CHECK(o.flag("module"));
-    CHECK(o.at("redirects").value == "3");
-    CHECK(o.at("tee").value == "0:1");
+    CHECK(o.flag(Option::Module));
+    CHECK(o.at(Option::Redirects).value == "3");
+    CHECK(o.at(Option::Tee).value == "0:1");
     CHECK(o.program == "pkg.train");
 }
 

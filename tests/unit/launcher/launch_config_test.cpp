@@ -39,21 +39,21 @@ TEST_CASE("resolve: standalone picks a random run id unless one is given", "[lau
     CHECK(config_for({"--standalone"}, host).run_id == "abc123");
     CHECK(config_for({"--standalone", "--rdzv-id", "mine"}, host).run_id == "mine");
     CHECK(config_for({}, host).run_id == "none");
-    CHECK(config_for({"--standalone"}, host).rdzv_backend == "c10d");
+    CHECK(config_for({"--standalone"}, host).rdzv_backend == RdzvBackend::C10d);
 }
 
 TEST_CASE("resolve: multi-node jobs meet at the c10d endpoint or static's master address",
           "[launcher][config]") {
     auto c = config_for({"--nnodes", "2:3", "--rdzv-endpoint", "head:29411", "--rdzv-id", "j"});
     CHECK(c.multi_node());
-    CHECK(c.rdzv_backend == "c10d");  // an endpoint without a backend means c10d
+    CHECK(c.rdzv_backend == RdzvBackend::C10d);  // an endpoint without a backend means c10d
     CHECK(c.rendezvous_store == HostPort{"head", 29411});
     CHECK_FALSE(c.node_rank_given);
     CHECK(config_for({"--nnodes", "2", "--rdzv-endpoint", "[fd00::1]"}).rendezvous_store ==
           HostPort{"fd00::1", 29400});
     auto s = config_for(
         {"--nnodes", "2", "--node-rank", "1", "--master-addr", "n0", "--master-port", "1234"});
-    CHECK(s.rdzv_backend == "static");
+    CHECK(s.rdzv_backend == RdzvBackend::Static);
     CHECK(s.rendezvous_store == HostPort{"n0", 1234});
     CHECK(s.rdzv.is_host == false);
     CHECK(config_for({"--nnodes", "2", "--master-addr", "n0"}).rdzv.is_host == true);

@@ -20,12 +20,12 @@ SlurmDefaults infer(const EnvMap& env, std::vector<std::string> args = {}) {
     return apply_slurm_defaults(std::get<LaunchOptions>(parse_command_line(args, env)), env);
 }
 
-void check_slurm(const LaunchOptions& o, std::string_view name, const std::string& value,
+void check_slurm(const LaunchOptions& o, Option key, const std::string& value,
                  const std::string& origin) {
-    INFO("option " << name);
-    CHECK(o.at(name).value == value);
-    CHECK(o.at(name).source == Source::Slurm);
-    CHECK(o.at(name).origin == origin);
+    INFO("option " << option_name(key));
+    CHECK(o.at(key).value == value);
+    CHECK(o.at(key).source == Source::Slurm);
+    CHECK(o.at(key).origin == origin);
 }
 
 LaunchConfig resolved(const SlurmDefaults& d) {
@@ -39,9 +39,9 @@ LaunchConfig resolved(const SlurmDefaults& d) {
 TEST_CASE("slurm defaults: nothing changes outside SLURM", "[launcher][slurm]") {
     auto d = infer({});
     CHECK_FALSE(d.placement);
-    CHECK(d.options.at("nnodes").source == Source::Default);
-    CHECK(d.options.at("nproc-per-node").value == "1");
-    CHECK(d.options.at("slurm-mode").value == "off");
+    CHECK(d.options.at(Option::Nnodes).source == Source::Default);
+    CHECK(d.options.at(Option::NprocPerNode).value == "1");
+    CHECK(d.options.at(Option::SlurmMode).value == "off");
     CHECK(d.warnings.empty());
 }
 
@@ -50,26 +50,27 @@ TEST_CASE("slurm defaults: one task per node fills the topology from the step",
     auto d = infer(cols::column_C());  // srun -N2 --ntasks-per-node=1, task 1 on node2, job 1
     const auto& o = d.options;
     CHECK_FALSE(d.placement);
-    CHECK(o.at("slurm-mode").value == "per-node");
-    check_slurm(o, "nnodes", "2", "SLURM_STEP_NUM_NODES");
-    check_slurm(o, "node-rank", "1", "SLURM_NODEID");
-    check_slurm(o, "rdzv-backend", "c10d", "inside SLURM");
-    check_slurm(o, "rdzv-endpoint", "node1:29501",
+    CHECK(o.at(Option::SlurmMode).value == "per-node");
+    check_slurm(o, Option::Nnodes, "2", "SLURM_STEP_NUM_NODES");
+    check_slurm(o, Option::NodeRank, "1", "SLURM_NODEID");
+    check_slurm(o, Option::RdzvBackend, "c10d", "inside SLURM");
+    check_slurm(o, Option::RdzvEndpoint, "node1:29501",
                 "first host of SLURM_STEP_NODELIST : 29500 + SLURM_JOB_ID % 2000");
-    check_slurm(o, "rdzv-id", "slurm-1.0", "SLURM_JOB_ID.SLURM_STEP_ID");
-    check_slurm(o, "nproc-per-node", "1", "no GPU in SLURM_GPUS_ON_NODE or CUDA_VISIBLE_DEVICES");
-    CHECK(o.at("master-addr").source == Source::Default);
+    check_slurm(o, Option::RdzvId, "slurm-1.0", "SLURM_JOB_ID.SLURM_STEP_ID");
+    check_slurm(o, Option::NprocPerNode, "1",
+                "no GPU in SLURM_GPUS_ON_NODE or CUDA_VISIBLE_DEVICES");
+    CHECK(o.at(Option::MasterAddr).source == Source::Default);
 }
 
 TEST_CASE("slurm defaults: workers per node are the GPUs SLURM gave the node",
           "[launcher][slurm]") {
     auto env = cols::column_H();  // --gpus-per-node=2
-    check_slurm(infer(env).options, "nproc-per-node", "2", "SLURM_GPUS_ON_NODE");
+    check_slurm(infer(env).options, Option::NprocPerNode, "2", "SLURM_GPUS_ON_NODE");
     env.erase("SLURM_GPUS_ON_NODE");
     env["CUDA_VISIBLE_DEVICES"] = "0,1,2";
-    check_slurm(infer(env).options, "nproc-per-node", "3", "devices in CUDA_VISIBLE_DEVICES");
+    check_slurm(infer(env).options, Option::NprocPerNode, "3", "devices in CUDA_VISIBLE_DEVICES");
     env["SLURM_GPUS_ON_NODE"] = "0";
-    check_slurm(infer(env).options, "nproc-per-node", "3", "devices in CUDA_VISIBLE_DEVICES");
+    check_slurm(infer(env).options, Option::NprocPerNode, "3", "devices in CUDA_VISIBLE_DEVICES");
 }
 
 TEST_CASE("slurm defaults: explicit flags and PET_ variables win", "[launcher][slurm]") {
@@ -78,21 +79,21 @@ TEST_CASE("slurm defaults: explicit flags and PET_ variables win", "[launcher][s
     auto d = infer(
         env, {"--nproc-per-node", "5", "--rdzv-endpoint", "login1:1234", "--rdzv-id", "mine"});
     const auto& o = d.options;
-    CHECK(o.at("nproc-per-node").value == "5");
-    CHECK(o.at("nproc-per-node").source == Source::Flag);
-    CHECK(o.at("nnodes").value == "1:3");
-    CHECK(o.at("nnodes").source == Source::PetEnv);
-    CHECK(o.at("rdzv-endpoint").value == "login1:1234");
-    CHECK(o.at("rdzv-id").value == "mine");
-    check_slurm(o, "node-rank", "1", "SLURM_NODEID");
+    CHECK(o.at(Option::NprocPerNode).value == "5");
+    CHECK(o.at(Option::NprocPerNode).source == Source::Flag);
+    CHECK(o.at(Option::Nnodes).value == "1:3");
+    CHECK(o.at(Option::Nnodes).source == Source::PetEnv);
+    CHECK(o.at(Option::RdzvEndpoint).value == "login1:1234");
+    CHECK(o.at(Option::RdzvId).value == "mine");
+    check_slurm(o, Option::NodeRank, "1", "SLURM_NODEID");
 }
 
 TEST_CASE("slurm defaults: the sub-step's variables win over the job's", "[launcher][slurm]") {
     auto d = infer(cols::column_D());  // srun -N1 -n1 inside a 2-node job
-    check_slurm(d.options, "nnodes", "1", "SLURM_STEP_NUM_NODES");
-    check_slurm(d.options, "rdzv-endpoint", "node1:29501",
+    check_slurm(d.options, Option::Nnodes, "1", "SLURM_STEP_NUM_NODES");
+    check_slurm(d.options, Option::RdzvEndpoint, "node1:29501",
                 "first host of SLURM_STEP_NODELIST : 29500 + SLURM_JOB_ID % 2000");
-    check_slurm(d.options, "rdzv-id", "slurm-1.1", "SLURM_JOB_ID.SLURM_STEP_ID");
+    check_slurm(d.options, Option::RdzvId, "slurm-1.1", "SLURM_JOB_ID.SLURM_STEP_ID");
     auto c = resolved(d);
     CHECK(c.nnodes.max == 1);
     CHECK(c.master_port == 29501);
@@ -101,7 +102,7 @@ TEST_CASE("slurm defaults: the sub-step's variables win over the job's", "[launc
 TEST_CASE("slurm defaults: PTRUN_SLURM_PORT replaces the derived port", "[launcher][slurm]") {
     auto env = cols::column_B();
     env["PTRUN_SLURM_PORT"] = "31000";
-    check_slurm(infer(env).options, "rdzv-endpoint", "node1:31000",
+    check_slurm(infer(env).options, Option::RdzvEndpoint, "node1:31000",
                 "first host of SLURM_STEP_NODELIST : PTRUN_SLURM_PORT");
     env["PTRUN_SLURM_PORT"] = "70000";
     CHECK_THROWS_WITH(infer(env),
@@ -112,8 +113,8 @@ TEST_CASE("slurm defaults: more tasks than nodes is one-task-per-rank mode", "[l
     auto d = infer(cols::column_E());  // sbatch -N2 --ntasks-per-node=2: task 3 on node2, job 2
     REQUIRE(d.placement);
     const auto& p = *d.placement;
-    CHECK(d.options.at("slurm-mode").value == "per-rank");
-    CHECK(d.options.at("slurm-mode").origin ==
+    CHECK(d.options.at(Option::SlurmMode).value == "per-rank");
+    CHECK(d.options.at(Option::SlurmMode).origin ==
           "SLURM_STEP_NUM_TASKS='4' > SLURM_STEP_NUM_NODES='2'");
     CHECK(p.rank == 3);
     CHECK(p.local_rank == 1);
@@ -122,11 +123,12 @@ TEST_CASE("slurm defaults: more tasks than nodes is one-task-per-rank mode", "[l
     CHECK(p.group_rank == 1);
     CHECK(p.group_world_size == 2);
     CHECK_FALSE(p.hosts_store);
-    check_slurm(d.options, "nproc-per-node", "1", "one task per rank");
-    check_slurm(d.options, "master-addr", "node1", "first host of SLURM_STEP_NODELIST");
-    check_slurm(d.options, "master-port", "29502", "29500 + SLURM_JOB_ID % 2000");
-    check_slurm(d.options, "rdzv-id", "slurm-2.0", "SLURM_JOB_ID.SLURM_STEP_ID");
-    CHECK(d.options.at("nnodes").source == Source::Default);  // no rendezvous: one agent per task
+    check_slurm(d.options, Option::NprocPerNode, "1", "one task per rank");
+    check_slurm(d.options, Option::MasterAddr, "node1", "first host of SLURM_STEP_NODELIST");
+    check_slurm(d.options, Option::MasterPort, "29502", "29500 + SLURM_JOB_ID % 2000");
+    check_slurm(d.options, Option::RdzvId, "slurm-2.0", "SLURM_JOB_ID.SLURM_STEP_ID");
+    CHECK(d.options.at(Option::Nnodes).source ==
+          Source::Default);  // no rendezvous: one agent per task
 
     auto c = resolved(d);
     CHECK(c.nproc_per_node == 1);
@@ -158,16 +160,16 @@ TEST_CASE("slurm defaults: uneven tasks per node give this node's share", "[laun
 
 TEST_CASE("slurm defaults: --rdzv-endpoint moves the per-rank store", "[launcher][slurm]") {
     auto d = infer(cols::column_E(), {"--rdzv-endpoint", "login1:4000"});
-    check_slurm(d.options, "master-addr", "login1", "--rdzv-endpoint");
-    check_slurm(d.options, "master-port", "4000", "--rdzv-endpoint");
+    check_slurm(d.options, Option::MasterAddr, "login1", "--rdzv-endpoint");
+    check_slurm(d.options, Option::MasterPort, "4000", "--rdzv-endpoint");
     d = infer(cols::column_E(), {"--rdzv-endpoint", "[fd00::1]"});
-    CHECK(d.options.at("master-addr").value == "fd00::1");
-    CHECK(d.options.at("master-port").value == "29502");
+    CHECK(d.options.at(Option::MasterAddr).value == "fd00::1");
+    CHECK(d.options.at(Option::MasterPort).value == "29502");
     // The one endpoint grammar (endpoint.hpp), as for every other mode: a bare IPv6 address is a
     // host; port 0 names no port the workers could connect to.
     d = infer(cols::column_E(), {"--rdzv-endpoint", "fd00::2"});
-    CHECK(d.options.at("master-addr").value == "fd00::2");
-    CHECK(d.options.at("master-port").value == "29502");
+    CHECK(d.options.at(Option::MasterAddr).value == "fd00::2");
+    CHECK(d.options.at(Option::MasterPort).value == "29502");
     CHECK_THROWS_WITH(
         infer(cols::column_E(), {"--rdzv-endpoint", "login1:0"}),
         Catch::Contains("--rdzv-endpoint 'login1:0'") && Catch::Contains("PORT from 1 to 65535"));
@@ -181,17 +183,17 @@ TEST_CASE("slurm defaults: --rdzv-endpoint moves the per-rank store", "[launcher
 TEST_CASE("slurm defaults: --slurm-mode overrides the detection", "[launcher][slurm]") {
     auto d = infer(cols::column_E(), {"--slurm-mode", "per-node"});  // every task is an agent
     CHECK_FALSE(d.placement);
-    check_slurm(d.options, "nnodes", "4", "SLURM_STEP_NUM_TASKS (one agent per task)");
-    check_slurm(d.options, "node-rank", "3", "SLURM_PROCID (one agent per task)");
+    check_slurm(d.options, Option::Nnodes, "4", "SLURM_STEP_NUM_TASKS (one agent per task)");
+    check_slurm(d.options, Option::NodeRank, "3", "SLURM_PROCID (one agent per task)");
     d = infer(cols::column_B(), {"--slurm-mode", "per-rank"});
     REQUIRE(d.placement);
     CHECK(d.placement->world_size == 2);
-    CHECK(d.options.at("slurm-mode").source == Source::Flag);
+    CHECK(d.options.at(Option::SlurmMode).source == Source::Flag);
     auto env = cols::column_E();
     env["PET_SLURM_MODE"] = "off";
     d = infer(env);
     CHECK_FALSE(d.placement);
-    CHECK(d.options.at("nproc-per-node").source == Source::Default);
+    CHECK(d.options.at(Option::NprocPerNode).source == Source::Default);
     CHECK_THROWS_WITH(infer(cols::column_B(), {"--slurm-mode", "rank"}),
                       Catch::Contains("--slurm-mode 'rank'") &&
                           Catch::Contains("auto, per-node, per-rank or off"));
@@ -235,32 +237,32 @@ TEST_CASE("slurm defaults: a multi-node batch script outside srun is refused",
     CHECK_THROWS_WITH(infer(cols::column_A()),
                       Catch::Contains("SLURM_NNODES='2'") && Catch::Contains("srun ptrun"));
     auto d = infer(cols::column_A(), {"--nnodes", "1"});
-    CHECK(d.options.at("slurm-mode").value == "per-node");
-    check_slurm(d.options, "node-rank", "0", "batch script outside srun: this node only");
+    CHECK(d.options.at(Option::SlurmMode).value == "per-node");
+    check_slurm(d.options, Option::NodeRank, "0", "batch script outside srun: this node only");
     auto env = cols::column_A();  // sbatch -N1: fine, one node
     env["SLURM_JOB_NODELIST"] = env["SLURM_NODELIST"] = "node1";
     env["SLURM_NNODES"] = env["SLURM_JOB_NUM_NODES"] = "1";
     env["SLURM_TASKS_PER_NODE"] = "2";
     d = infer(env);
-    check_slurm(d.options, "nnodes", "1", "batch script outside srun: this node only");
-    check_slurm(d.options, "rdzv-id", "slurm-1", "SLURM_JOB_ID.SLURM_STEP_ID");
+    check_slurm(d.options, Option::Nnodes, "1", "batch script outside srun: this node only");
+    check_slurm(d.options, Option::RdzvId, "slurm-1", "SLURM_JOB_ID.SLURM_STEP_ID");
     CHECK_FALSE(d.placement);  // the batch script runs once, whatever the task count
 }
 
 TEST_CASE("slurm defaults: salloc's login shell infers nothing and says so", "[launcher][slurm]") {
     auto d = infer(cols::column_J());
     CHECK_FALSE(d.placement);
-    CHECK(d.options.at("nnodes").source == Source::Default);
-    CHECK(d.options.at("slurm-mode").value == "off");
+    CHECK(d.options.at(Option::Nnodes).source == Source::Default);
+    CHECK(d.options.at(Option::SlurmMode).value == "off");
     REQUIRE(d.warnings.size() == 1);
     CHECK_THAT(d.warnings[0], Catch::Contains("srun ptrun"));
 }
 
 TEST_CASE("slurm defaults: --standalone takes only the GPU count from SLURM", "[launcher][slurm]") {
     auto d = infer(cols::column_H(), {"--standalone"});
-    check_slurm(d.options, "nproc-per-node", "2", "SLURM_GPUS_ON_NODE");
-    CHECK(d.options.at("nnodes").source == Source::Default);
-    CHECK(d.options.at("rdzv-endpoint").source == Source::Default);
+    check_slurm(d.options, Option::NprocPerNode, "2", "SLURM_GPUS_ON_NODE");
+    CHECK(d.options.at(Option::Nnodes).source == Source::Default);
+    CHECK(d.options.at(Option::RdzvEndpoint).source == Source::Default);
 }
 
 TEST_CASE("explain names the SLURM variable behind each value", "[launcher][slurm][explain]") {

@@ -20,7 +20,4 @@ struct InfoRequest {
 std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<std::string>& args,
                                                             const env::EnvMap& env);
 
-/// The PET_ variable for a canonical option name: "nproc-per-node" -> "PET_NPROC_PER_NODE".
-std::string pet_name(std::string_view option);
-
 }  // namespace ptrun::launcher

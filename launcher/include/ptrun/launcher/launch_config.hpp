@@ -14,6 +14,7 @@
 #include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/launch_options.hpp"
 #include "ptrun/launcher/node_range.hpp"
+#include "ptrun/launcher/rdzv_backend.hpp"
 #include "ptrun/launcher/rdzv_conf.hpp"
 #include "ptrun/launcher/rdzv_settings.hpp"
 #include "ptrun/launcher/std_streams.hpp"
@@ -34,7 +35,7 @@ struct LaunchConfig {
     NodeRange nnodes;
     int nproc_per_node = 1;
     bool standalone = false;
-    std::string rdzv_backend = "static";
+    RdzvBackend rdzv_backend = RdzvBackend::Static;
     std::string rdzv_endpoint;
     std::string run_id = "none";
     RdzvConf rdzv_conf;

@@ -2,9 +2,11 @@
 /// The command line as given: raw values, each with where it came from. `resolve` (config.hpp)
 /// turns these into a validated LaunchConfig.
 
-#include <map>
+#include <array>
 #include <string>
 #include <vector>
+
+#include "ptrun/launcher/option.hpp"
 
 namespace ptrun::launcher {
 
@@ -19,16 +21,28 @@ struct RawValue {
     std::string origin;  ///< Source::Slurm: the variables it came from, e.g. "SLURM_STEP_NUM_NODES"
 };
 
-/// Every torchrun option by its canonical dashed name ("nproc-per-node"), plus the program.
+/// Every torchrun option (option.hpp), plus the program.
 struct LaunchOptions {
-    std::map<std::string, RawValue, std::less<>> values;  ///< every option, defaults filled in
-    std::string program;                                  ///< the script, module or executable
-    std::vector<std::string> program_args;                ///< passed to the worker untouched
+    /// Every option at its default (option_table()'s fallback, Source::Default), no program.
+    LaunchOptions();
 
-    /// The raw value of option `name` (canonical dashed name); throws std::out_of_range if unknown.
-    const RawValue& at(std::string_view name) const;
-    /// True when a boolean option is on ("1", "true", "yes", "True", as torchrun's env fallback).
-    bool flag(std::string_view name) const;
+    std::string program;                    ///< the script, module or executable
+    std::vector<std::string> program_args;  ///< passed to the worker untouched
+
+    /// The raw value of option `key`.
+    const RawValue& at(Option key) const { return values_[static_cast<std::size_t>(key)]; }
+    /// The raw value of option `key`, to replace (slurm_defaults.cpp fills from the job).
+    RawValue& at(Option key) { return values_[static_cast<std::size_t>(key)]; }
+    /// True when a boolean option is on ("1", "true", "yes", "True", as torchrun's env fallback);
+    /// throws UsageError naming the flag (or its PET_ variable) for another value.
+    bool flag(Option key) const;
+
+  private:
+    std::array<RawValue, kOptionCount> values_;  ///< indexed by Option
 };
+
+/// An option's value as the user gave it, for messages: "--nnodes '2'", with " (from PET_
+/// environment)" when it came from there.
+std::string as_given(Option key, const RawValue& raw);
 
 }  // namespace ptrun::launcher

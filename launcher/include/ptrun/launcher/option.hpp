@@ -1,0 +1,82 @@
+#pragma once
+/// The torchrun/ptrun options as a typed key, and the one table that gives each its spellings,
+/// PET_ variable, default and help. Code names options by `Option`; the strings appear only
+/// where the user sees them (argv, PET_* env, --help, --explain, error messages).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace ptrun::launcher {
+
+/// One enumerator per option, in --help order (option_table() lists them in this order).
+enum class Option : std::uint8_t {
+    Nnodes,
+    NprocPerNode,
+    Standalone,
+    RdzvBackend,
+    RdzvEndpoint,
+    RdzvId,
+    RdzvConf,
+    NodeRank,
+    MasterAddr,
+    MasterPort,
+    LocalAddr,
+    MaxRestarts,
+    MonitorInterval,
+    StartMethod,
+    Role,
+    Module,
+    NoPython,
+    RunPath,
+    LogDir,
+    Redirects,
+    Tee,
+    LocalRanksFilter,
+    ShutdownTimeout,
+    SignalsToHandle,
+    SlurmMode,
+    VirtualLocalRank,
+    NumaBinding,
+    ReportBindings,
+    DuplicateStdoutFilters,
+    DuplicateStderrFilters,
+    HangTimeout,
+    HealthPort,
+    HealthAddr,
+    Explain,  // keep last: kOptionCount counts up to it
+};
+
+/// How many options there are (the enumerators run from 0 to kOptionCount - 1).
+inline constexpr std::size_t kOptionCount = static_cast<std::size_t>(Option::Explain) + 1;
+
+/// Whether an option takes a value (`--nnodes 2`) or is a switch (`--standalone`, stored as "1").
+enum class OptionKind { Value, Flag };
+
+/// One option's row of the table.
+struct OptionSpec {
+    Option key;
+    std::string_view dashed;       ///< canonical name: "nproc-per-node"
+    std::string_view underscored;  ///< torchrun's other spelling: "nproc_per_node"
+    std::string_view pet;          ///< the env fallback: "PET_NPROC_PER_NODE"
+    std::string_view short_name;   ///< "-m", or empty
+    std::string_view fallback;     ///< torchrun's default; empty: unset
+    OptionKind kind;
+    std::string_view help;  ///< --help's text, without the "[env PET_...]" suffix
+};
+
+/// Every option, one row each, in enumerator order: the single source of truth.
+std::span<const OptionSpec> option_table();
+
+/// The row of `key`.
+const OptionSpec& option_spec(Option key);
+
+/// The canonical dashed name of `key` ("nproc-per-node"), for messages.
+std::string_view option_name(Option key);
+
+/// How the user writes `key` on the command line: "--nproc-per-node".
+std::string flag_text(Option key);
+
+}  // namespace ptrun::launcher
