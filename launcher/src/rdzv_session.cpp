@@ -99,7 +99,10 @@ struct RdzvSession::Impl {
                 beat_dead = true;
                 wake.notify_all();
                 if (stopping) return;
-                report_lost("the rendezvous store at " + where() + " stopped answering: " + error);
+                auto tell = lost_report("the rendezvous store at " + where() +
+                                        " stopped answering: " + error);
+                lock.unlock();
+                if (tell) tell();
                 return;
             }
             wake.notify_all();  // stop() may be waiting for the outbox to drain
@@ -108,11 +111,12 @@ struct RdzvSession::Impl {
         }
     }
 
-    /// Under mu: tells the watcher's owner once.
-    void report_lost(const std::string& message) {
-        if (lost_reported || !on_lost) return;
+    /// Under mu: the call that tells the watcher's owner, the first time only (else empty). The
+    /// caller makes it after unlocking mu: the owner may call back into the session.
+    std::function<void()> lost_report(std::string message) {
+        if (lost_reported || !on_lost) return {};
         lost_reported = true;
-        on_lost(message);
+        return [tell = on_lost, message = std::move(message)] { tell(message); };
     }
 
     void send(const RdzvEvent& event) {
@@ -262,9 +266,15 @@ struct RdzvSession::Impl {
                 auto end = decode_end(text);
                 if (!stopping) ended(end);
             } catch (const std::exception& e) {
-                std::lock_guard lock(mu);
-                if (!stopping)
-                    report_lost("lost the rendezvous store at " + where() + ": " + e.what());
+                std::function<void()> tell;
+                {
+                    std::lock_guard lock(mu);
+                    if (!stopping) {
+                        tell = lost_report("lost the rendezvous store at " + where() + ": " +
+                                           e.what());
+                    }
+                }
+                if (tell) tell();
             }
         });
     }
