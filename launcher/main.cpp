@@ -17,6 +17,7 @@
 #include "ptrun/launcher/environment_error.hpp"
 #include "ptrun/launcher/explain.hpp"
 #include "ptrun/launcher/host_facts.hpp"
+#include "ptrun/launcher/launch_plan.hpp"
 #include "ptrun/launcher/local_placement.hpp"
 #include "ptrun/launcher/multi_node.hpp"
 #include "ptrun/launcher/placement_exit.hpp"
@@ -61,15 +62,7 @@ int launch(const std::vector<std::string>& args) {
     auto slurm = apply_slurm_defaults(std::get<LaunchOptions>(std::move(parsed)), env);
     const auto& options = slurm.options;
     const auto host = read_host_facts(env);
-    auto config = resolve(options, host);
-    config.fixed_placement = slurm.placement;
-    try {
-        if (auto s = ptrun::env::lookup_int(env, "PTRUN_STRAGGLER_NOTICE", 1, 365L * 86'400)) {
-            config.straggler_notice = std::chrono::seconds(*s);
-        }
-    } catch (const ptrun::env::ParseError& e) {
-        throw UsageError(std::string(e.what()) + " (seconds)");
-    }
+    const auto config = resolve_launch(options, slurm.placement, host, env);
     auto local = plan_local_placement(config, host.gpus, env);
     if (config.explain) {
         auto rows = explain_rows(local, config, env);
