@@ -47,9 +47,8 @@ std::shared_ptr<spdlog::logger> make_logger(
     return logger;
 }
 
-int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::launcher::LocalPlacement local,
-            ptrun::env::EnvMap env, const std::vector<std::string>& warnings,
-            const std::string& random_id);
+int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlacement local,
+            ptrun::env::EnvMap env, const std::vector<std::string>& warnings);
 
 int launch(const std::vector<std::string>& args) {
     using namespace ptrun::launcher;
@@ -62,7 +61,8 @@ int launch(const std::vector<std::string>& args) {
     auto slurm = apply_slurm_defaults(std::get<LaunchOptions>(std::move(parsed)), env);
     const auto& options = slurm.options;
     const auto host = read_host_facts(env);
-    const auto config = resolve_launch(options, slurm.placement, host, env);
+    const auto plan = make_launch_plan(options, slurm.placement, host, env);
+    const auto& config = config_of(plan);
     auto local = plan_local_placement(config, host.gpus, env);
     if (config.explain) {
         auto rows = explain_rows(local, config, env);
@@ -72,40 +72,70 @@ int launch(const std::vector<std::string>& args) {
         return 0;
     }
     try {
-        return run_job(config, std::move(local), env, slurm.warnings, host.random_id);
+        return run_job(plan, std::move(local), env, slurm.warnings);
     } catch (...) {
         rethrow_as_environment_error(open_files_needed(config));  // e.g. EMFILE: not ptrun's bug
     }
 }
 
-/// `random_id`: this launch's HostFacts::random_id (read once, in launch()).
-int run_job(const ptrun::launcher::LaunchConfig& config, ptrun::launcher::LocalPlacement local,
-            ptrun::env::EnvMap env, const std::vector<std::string>& warnings,
-            const std::string& random_id) {
+/// What every mode's agent is given besides its store; run_job keeps the console and logger to
+/// the end, so that they outlive the agent and the store.
+struct Job {
+    ptrun::launcher::WorkerCommand command;
+    ptrun::launcher::LocalPlacement local;
+    ptrun::env::EnvMap env;
+    std::shared_ptr<ptrun::launcher::Console> console;
+    std::shared_ptr<spdlog::logger> logger;
+};
+
+/// Runs the agent to its end and destroys it (its signal handlers with it); returns its code.
+int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
+              ptrun::launcher::StoreEndpoint store,
+              std::optional<ptrun::launcher::Membership> membership = std::nullopt) {
+    ptrun::launcher::Agent agent(config, std::move(job.command), std::move(job.local),
+                                 std::move(job.env), std::move(store), job.logger,
+                                 std::move(membership), job.console);
+    return agent.run();
+}
+
+/// One node: the agent hosts the workers' store.
+int run_mode(const ptrun::launcher::SingleNodeLaunch& plan, Job& job) {
+    auto store = ptrun::launcher::open_workers_store(plan.config, job.logger);
+    return run_agent(plan.config, job, store.endpoint);
+}
+
+/// Several nodes: the rendezvous (store, coordinator, session) around the agent.
+int run_mode(const ptrun::launcher::ElasticLaunch& plan, Job& job) {
     using namespace ptrun::launcher;
+    const auto& config = plan.config;
+    auto auth = make_rdzv_auth(config.rdzv.key_file, config.run_id, job.env, *job.logger);
+    auto node = start_multi_node(config, plan.random_id, auth, job.logger);
+    auto membership = node.membership();
+    membership.close_timeout = config.rdzv.close_timeout;
+    return run_agent(config, job, node.workers_store, membership);
+}
+
+/// SLURM one task per rank: the agent's one worker, then the exit barrier.
+int run_mode(const ptrun::launcher::PerRankLaunch& plan, Job& job) {
+    auto store = ptrun::launcher::open_workers_store(plan.config, job.logger);
+    // run_agent destroys the agent, and its signal handlers go with it: a signal during the
+    // barrier below ends ptrun at once.
+    const int code = run_agent(plan.config, job, store.endpoint);
+    ptrun::launcher::placement_exit_barrier(plan.config, code, job.logger);  // store outlives ranks
+    return code;
+}
+
+int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlacement local,
+            ptrun::env::EnvMap env, const std::vector<std::string>& warnings) {
+    using namespace ptrun::launcher;
+    const auto& config = config_of(plan);
     auto command = make_worker_command(config, env);
     auto console = std::make_shared<Console>();  // ptrun's stdout/stderr: writes never block ptrun
     auto logger = make_logger(config.hostname, console);
     for (const auto& warning : warnings) logger->warn("{}", warning);
     for (const auto& warning : local.warnings) logger->warn("{}", warning);
-    if (config.multi_node() && !config.fixed_placement) {
-        auto auth = make_rdzv_auth(config.rdzv.key_file, config.run_id, env, *logger);
-        auto node = start_multi_node(config, random_id, auth, logger);
-        auto membership = node.membership();
-        membership.close_timeout = config.rdzv.close_timeout;
-        Agent agent(config, std::move(command), std::move(local), std::move(env),
-                    node.workers_store, logger, membership, console);
-        return agent.run();
-    }
-    auto store = open_workers_store(config, logger);
-    int code = 0;
-    {
-        Agent agent(config, std::move(command), std::move(local), std::move(env), store.endpoint,
-                    logger, std::nullopt, console);
-        code = agent.run();
-    }  // its signal handlers go with it: a signal during the barrier below ends ptrun at once
-    placement_exit_barrier(config, code, logger);  // per-rank mode: the store outlives every rank
-    return code;
+    Job job{std::move(command), std::move(local), std::move(env), console, logger};
+    return std::visit([&job](const auto& mode) { return run_mode(mode, job); }, plan);
 }
 
 }  // namespace

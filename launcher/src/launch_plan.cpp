@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <variant>
 
 #include "ptrun/launcher/usage_error.hpp"
 
@@ -19,6 +20,18 @@ LaunchConfig resolve_launch(const LaunchOptions& opts, std::optional<FixedPlacem
         throw UsageError(std::string(e.what()) + " (seconds)");
     }
     return c;
+}
+
+LaunchPlan make_launch_plan(const LaunchOptions& opts, std::optional<FixedPlacement> placement,
+                            const HostFacts& host, const env::EnvMap& env) {
+    auto config = resolve_launch(opts, std::move(placement), host, env);
+    if (config.fixed_placement) return PerRankLaunch{std::move(config)};
+    if (config.multi_node()) return ElasticLaunch{std::move(config), host.random_id};
+    return SingleNodeLaunch{std::move(config)};
+}
+
+const LaunchConfig& config_of(const LaunchPlan& plan) {
+    return std::visit([](const auto& mode) -> const LaunchConfig& { return mode.config; }, plan);
 }
 
 }  // namespace ptrun::launcher

@@ -2,10 +2,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "../slurm/env_columns.hpp"
 #include "ptrun/launcher/cli.hpp"
+#include "ptrun/launcher/slurm_defaults.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 
 using namespace ptrun::launcher;
+namespace cols = ptrun::slurm::test_env;
 
 namespace {
 
@@ -33,4 +36,37 @@ TEST_CASE("resolve_launch: the placement and the straggler notice complete the c
     CHECK_THROWS_WITH(
         resolve_launch(options, std::nullopt, {}, {{"PTRUN_STRAGGLER_NOTICE", "soon"}}),
         Catch::Contains("PTRUN_STRAGGLER_NOTICE='soon'") && Catch::EndsWith(" (seconds)"));
+}
+
+TEST_CASE("make_launch_plan: single node or elastic or per rank from the options and SLURM",
+          "[launcher][config]") {
+    HostFacts host;
+    host.random_id = "1234abcd";
+    auto plan_in = [&host](const ptrun::env::EnvMap& env, std::vector<std::string> args = {}) {
+        args.push_back("train");
+        auto d = apply_slurm_defaults(std::get<LaunchOptions>(parse_command_line(args, env)), env);
+        return make_launch_plan(d.options, d.placement, host, env);
+    };
+    auto single = plan_in({});
+    REQUIRE(std::holds_alternative<SingleNodeLaunch>(single));
+    CHECK_FALSE(config_of(single).multi_node());
+
+    auto elastic = plan_in({}, {"--nnodes", "1:3", "--rdzv-endpoint", "head:29400"});
+    REQUIRE(std::holds_alternative<ElasticLaunch>(elastic));
+    CHECK(std::get<ElasticLaunch>(elastic).random_id == "1234abcd");
+    CHECK(config_of(elastic).rendezvous_store.host == "head");
+    // srun -N2 --ntasks-per-node=1: one agent per node, elastic from SLURM's topology.
+    REQUIRE(std::holds_alternative<ElasticLaunch>(plan_in(cols::column_C())));
+
+    // sbatch -N2 --ntasks-per-node=2, task 3: SLURM placed the rank; one worker, no rendezvous.
+    auto per_rank = plan_in(cols::column_E());
+    REQUIRE(std::holds_alternative<PerRankLaunch>(per_rank));
+    const auto& fixed = std::get<PerRankLaunch>(per_rank).placement();
+    CHECK(fixed.rank == 3);
+    CHECK(fixed.world_size == 4);
+    CHECK(config_of(per_rank).fixed_placement == fixed);
+    CHECK(config_of(per_rank).nproc_per_node == 1);
+    // --slurm-mode per-node turns the same task into an elastic agent.
+    CHECK(std::holds_alternative<ElasticLaunch>(
+        plan_in(cols::column_E(), {"--slurm-mode", "per-node"})));
 }

@@ -66,7 +66,7 @@ struct LaunchConfig {
     bool report_bindings = false;
     std::chrono::milliseconds shutdown_timeout{30'000};
     /// PTRUN_STRAGGLER_NOTICE: after how long a group whose other workers exited 0 says which
-    /// still run (set by `main` from the environment).
+    /// still run (set by `resolve_launch` from the environment).
     std::chrono::seconds straggler_notice{300};
     std::vector<int> signals_to_handle;
     /// --hang-timeout: a worker silent this long after its first beat is hung; nullopt: off.
@@ -80,8 +80,8 @@ struct LaunchConfig {
     std::string hostname;
     std::string program;
     std::vector<std::string> program_args;
-    /// Set in one-task-per-rank mode (slurm_defaults.hpp): one worker with this identity, no
-    /// rendezvous, no restarts; the store is at master_addr:master_port.
+    /// Set in one-task-per-rank mode (slurm_defaults.hpp; PerRankLaunch): one worker with this
+    /// identity, no rendezvous, no restarts; the store is at master_addr:master_port.
     std::optional<FixedPlacement> fixed_placement;
 
     /// True when the job spans (or may span) several nodes and needs the rendezvous.

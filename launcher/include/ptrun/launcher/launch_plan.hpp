@@ -1,8 +1,10 @@
 #pragma once
-/// The complete launch `main` runs: the validated configuration with what SLURM and the
-/// environment add to it.
+/// The complete launch `main` runs: one of three modes, each holding the validated configuration
+/// (with what SLURM and the environment add to it) and only what its mode needs beyond it.
 
 #include <optional>
+#include <string>
+#include <variant>
 
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
@@ -11,9 +13,39 @@
 
 namespace ptrun::launcher {
 
+/// One node: this ptrun hosts the workers' store and decides restarts itself.
+struct SingleNodeLaunch {
+    LaunchConfig config;
+};
+
+/// Several nodes: the agents meet at `config.rendezvous_store`, and each round places the workers.
+struct ElasticLaunch {
+    LaunchConfig config;
+    std::string random_id;  ///< HostFacts::random_id: makes this agent's rendezvous id unique
+};
+
+/// SLURM one task per rank: one worker the scheduler placed, no rendezvous, no restarts; the
+/// store host waits for every rank at the end (placement_exit.hpp).
+struct PerRankLaunch {
+    LaunchConfig config;  ///< config.fixed_placement is set (the agent reads it there)
+
+    /// The one worker's place in the job, as SLURM gave it.
+    const FixedPlacement& placement() const { return *config.fixed_placement; }
+};
+
+using LaunchPlan = std::variant<SingleNodeLaunch, ElasticLaunch, PerRankLaunch>;
+
 /// resolve(opts, host) plus `placement` (SLURM per-rank mode) and PTRUN_STRAGGLER_NOTICE from
 /// `env`; throws UsageError as resolve does, and naming the variable for a bad notice.
 LaunchConfig resolve_launch(const LaunchOptions& opts, std::optional<FixedPlacement> placement,
                             const HostFacts& host, const env::EnvMap& env);
+
+/// resolve_launch's configuration in its mode: per-rank when `placement` is set, elastic when the
+/// job may span several nodes, single node otherwise. Throws as resolve_launch does.
+LaunchPlan make_launch_plan(const LaunchOptions& opts, std::optional<FixedPlacement> placement,
+                            const HostFacts& host, const env::EnvMap& env);
+
+/// The configuration `plan` holds, whatever its mode.
+const LaunchConfig& config_of(const LaunchPlan& plan);
 
 }  // namespace ptrun::launcher
