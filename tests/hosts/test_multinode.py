@@ -58,6 +58,7 @@ class Agent:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             _, rest = self.proc.communicate()
+            self.err += rest  # everything it printed, so that a hang can be diagnosed
             raise AssertionError(f"ptrun on node{self.host} still running after {timeout}s:\n{self.err}")
         self.err += rest
         return self.proc.returncode, self.err
