@@ -18,11 +18,7 @@ namespace ptrun::ddp {
 RunContext run_context_from_env(const env::EnvMap& environment) {
     const env::RankInfo info = env::rank_info_from_env(environment);
     RunContext ctx;
-    ctx.rank = info.rank;
-    ctx.world_size = info.world_size;
-    ctx.local_rank = info.local_rank;
-    ctx.local_world_size = info.local_world_size;
-    ctx.group_rank = info.group_rank;
+    ctx.place() = info;
     ctx.restart_count = info.restart_count;
     ctx.master_addr = info.master_addr;
     ctx.master_port = info.master_port;

@@ -23,6 +23,7 @@ RankInfo rank_info_from_env(const EnvMap& env) {
     info.local_world_size = int_or(env, names::kLocalWorldSize, 1, 1);
     info.local_rank = int_or(env, names::kLocalRank, 0, 0);
     info.group_rank = int_or(env, names::kGroupRank, 0, 0);
+    info.group_world_size = int_or(env, names::kGroupWorldSize, 1, 1);
     info.restart_count = int_or(env, names::kRestartCount, 0, 0);
     info.master_addr = lookup(env, names::kMasterAddr).value_or("");
     if (auto port = lookup_int(env, names::kMasterPort, 0, 65535)) {

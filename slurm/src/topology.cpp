@@ -28,16 +28,16 @@ TaskMode detect_task_mode(const SlurmJob& job) {
     return job.ntasks > job.num_nodes ? TaskMode::PerRank : TaskMode::PerNode;
 }
 
-RankLayout rank_layout(const SlurmJob& job) {
-    RankLayout layout;
-    layout.rank = job.proc_id;
-    layout.local_rank = job.local_id;
-    layout.world_size = job.ntasks;
+env::RankPlace rank_layout(const SlurmJob& job) {
     auto node = static_cast<std::size_t>(job.node_id);
-    layout.local_world_size = node < job.tasks_per_node.size() ? job.tasks_per_node[node] : 0;
-    layout.node_rank = job.node_id;
-    layout.num_nodes = job.num_nodes;
-    return layout;
+    return env::RankPlace{
+        .rank = job.proc_id,
+        .local_rank = job.local_id,
+        .world_size = job.ntasks,
+        .local_world_size = node < job.tasks_per_node.size() ? job.tasks_per_node[node] : 0,
+        .group_rank = job.node_id,
+        .group_world_size = job.num_nodes,
+    };
 }
 
 }  // namespace ptrun::slurm

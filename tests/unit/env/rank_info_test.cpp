@@ -39,3 +39,21 @@ TEST_CASE("rank_info_from_env rejects bad values by name", "[env]") {
     CHECK_THROWS_WITH(rank_info_from_env({{"WORLD_SIZE", "two"}}),
                       Catch::Contains("WORLD_SIZE='two'"));
 }
+
+TEST_CASE("rank_info_from_env reads the whole place, GROUP_WORLD_SIZE included", "[env]") {
+    auto info = rank_info_from_env({{"RANK", "5"},
+                                    {"WORLD_SIZE", "8"},
+                                    {"LOCAL_RANK", "1"},
+                                    {"LOCAL_WORLD_SIZE", "4"},
+                                    {"GROUP_RANK", "1"},
+                                    {"GROUP_WORLD_SIZE", "2"}});
+    CHECK(info.place() == RankPlace{.rank = 5,
+                                    .local_rank = 1,
+                                    .world_size = 8,
+                                    .local_world_size = 4,
+                                    .group_rank = 1,
+                                    .group_world_size = 2});
+    CHECK(rank_info_from_env({}).group_world_size == 1);
+    CHECK_THROWS_WITH(rank_info_from_env({{"GROUP_WORLD_SIZE", "0"}}),
+                      Catch::Contains("GROUP_WORLD_SIZE='0'"));
+}

@@ -84,13 +84,13 @@ TEST_CASE("detect_task_mode finds one task per rank when tasks outnumber nodes",
 }
 
 TEST_CASE("rank_layout takes the ranks of 2 tasks per node from SLURM (column E)", "[slurm]") {
-    RankLayout expected;
+    ptrun::env::RankPlace expected;
     expected.rank = 3;
     expected.local_rank = 1;
     expected.world_size = 4;
     expected.local_world_size = 2;
-    expected.node_rank = 1;
-    expected.num_nodes = 2;
+    expected.group_rank = 1;
+    expected.group_world_size = 2;
     CHECK(rank_layout(job_of(column_E())) == expected);
 }
 
@@ -100,8 +100,8 @@ TEST_CASE("rank_layout gives an uneven node its own local world size (column G)"
     CHECK(layout.local_rank == 0);
     CHECK(layout.world_size == 3);
     CHECK(layout.local_world_size == 1);
-    CHECK(layout.node_rank == 1);
-    CHECK(layout.num_nodes == 2);
+    CHECK(layout.group_rank == 1);
+    CHECK(layout.group_world_size == 2);
     auto env = column_G();
     env["SLURM_NODEID"] = "0";
     env["SLURM_PROCID"] = "1";

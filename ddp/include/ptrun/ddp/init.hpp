@@ -7,6 +7,7 @@
 
 #include "ptrun/ddp/process_group.hpp"
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/env/rank_place.hpp"
 
 namespace ptrun::ddp {
 
@@ -31,13 +32,9 @@ struct InitOptions {
     std::string group_name = "world";
 };
 
-/// A worker's place in the job and where the bootstrap store lives.
-struct RunContext {
-    int rank = 0;
-    int world_size = 1;
-    int local_rank = 0;
-    int local_world_size = 1;
-    int group_rank = 0;
+/// A worker's place in the job (rank, world_size, local_rank, ... of env::RankPlace) and where the
+/// bootstrap store lives.
+struct RunContext : env::RankPlace {
     int restart_count = 0;
     std::string master_addr;
     int master_port = 0;
@@ -47,9 +44,9 @@ struct RunContext {
     std::string heartbeat_file;
 };
 
-/// Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,
-/// TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_RUN_ID, PTRUN_HEARTBEAT_FILE; world size 1 when no
-/// ptrun env is set.
+/// Reads the place (env::rank_info_from_env: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+/// GROUP_RANK, GROUP_WORLD_SIZE), MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT,
+/// TORCHELASTIC_RUN_ID, PTRUN_HEARTBEAT_FILE; world size 1 when no ptrun env is set.
 /// Throws env::ParseError naming the variable on a malformed value.
 RunContext run_context_from_env(const env::EnvMap& env);
 

@@ -5,16 +5,13 @@
 #include <string>
 
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/env/rank_place.hpp"
 
 namespace ptrun::env {
 
-/// A worker's place in the job. Without a launcher: world size 1, rank 0, no store address.
-struct RankInfo {
-    int rank = 0;
-    int local_rank = 0;
-    int world_size = 1;
-    int local_world_size = 1;
-    int group_rank = 0;
+/// A worker's place in the job and its store. Without a launcher: world size 1, rank 0, no store
+/// address.
+struct RankInfo : RankPlace {
     int restart_count = 0;
     std::string master_addr;
     std::uint16_t master_port = 0;
@@ -22,7 +19,8 @@ struct RankInfo {
     bool launched = false;  ///< true when a launcher set RANK and WORLD_SIZE
 };
 
-/// Parses RankInfo from `env`; unset variables keep their defaults. Throws ParseError naming the
+/// Parses RankInfo from `env` (the place from RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
+/// GROUP_RANK, GROUP_WORLD_SIZE); unset variables keep their defaults. Throws ParseError naming the
 /// variable on a malformed value or an inconsistent one (e.g. RANK >= WORLD_SIZE).
 RankInfo rank_info_from_env(const EnvMap& env);
 

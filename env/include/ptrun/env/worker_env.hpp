@@ -5,19 +5,15 @@
 #include <string>
 
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/env/rank_place.hpp"
 
 namespace ptrun::env {
 
-/// Who one worker is and where its store lives; every field maps to one variable of names.hpp.
-struct WorkerIdentity {
-    int local_rank = 0;
-    int rank = 0;
-    int group_rank = 0;
+/// Who one worker is (its RankPlace and role) and where its store lives; every field maps to one
+/// variable of names.hpp.
+struct WorkerIdentity : RankPlace {
     int role_rank = 0;
     std::string role_name = "default";
-    int local_world_size = 1;
-    int world_size = 1;
-    int group_world_size = 1;
     int role_world_size = 1;
     std::string master_addr = "127.0.0.1";
     std::uint16_t master_port = 0;

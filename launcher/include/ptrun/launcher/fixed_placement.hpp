@@ -9,19 +9,15 @@
 #include <map>
 #include <string>
 
+#include "ptrun/env/rank_place.hpp"
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/slurm/slurm_job.hpp"
 
 namespace ptrun::launcher {
 
-/// The one worker of this ptrun, as the scheduler placed it.
-struct FixedPlacement {
-    int rank = 0;              ///< RANK: SLURM_PROCID
-    int local_rank = 0;        ///< LOCAL_RANK: SLURM_LOCALID
-    int world_size = 1;        ///< WORLD_SIZE: tasks in the step
-    int local_world_size = 1;  ///< LOCAL_WORLD_SIZE: tasks on this node
-    int group_rank = 0;        ///< GROUP_RANK: SLURM_NODEID
-    int group_world_size = 1;  ///< GROUP_WORLD_SIZE: nodes in the step
+/// The one worker of this ptrun, as the scheduler placed it (slurm::rank_layout: rank SLURM_PROCID,
+/// local rank SLURM_LOCALID, group rank SLURM_NODEID; sizes: tasks and nodes in the step).
+struct FixedPlacement : env::RankPlace {
     bool hosts_store = false;  ///< this task starts the store (the first task of the first node)
     /// For --explain: field name ("rank", "world size", ...) -> the variables it came from.
     std::map<std::string, std::string, std::less<>> origins;
@@ -34,7 +30,7 @@ struct FixedPlacement {
 /// task distribution; usually it is SLURM_PROCID 0. Pure; `origins` is left empty.
 FixedPlacement placement_from_slurm(const slurm::SlurmJob& job);
 
-/// Sets every rank and size field of `id` from `p` (one role: role ranks are the global ones).
+/// Sets `id`'s place to `p`'s (one role: role ranks are the global ones).
 void apply_placement(const FixedPlacement& p, env::WorkerIdentity& id);
 
 }  // namespace ptrun::launcher

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "ptrun/env/rank_place.hpp"
 #include "ptrun/slurm/slurm_job.hpp"
 
 namespace ptrun::slurm {
@@ -41,20 +42,11 @@ enum class TaskMode { PerNode, PerRank };
 /// PerRank when the step has more tasks than nodes (ntasks > num_nodes), else PerNode.
 TaskMode detect_task_mode(const SlurmJob& job);
 
-/// Worker ranks as SLURM assigned them to this task, for TaskMode::PerRank.
-struct RankLayout {
-    int rank = 0;              ///< SLURM_PROCID
-    int local_rank = 0;        ///< SLURM_LOCALID
-    int world_size = 0;        ///< tasks in the step
-    int local_world_size = 0;  ///< tasks_per_node[node_id]
-    int node_rank = 0;         ///< SLURM_NODEID (torchrun's GROUP_RANK)
-    int num_nodes = 0;         ///< nodes in the step
-
-    bool operator==(const RankLayout&) const = default;
-};
-
-/// The ranks of this task: SLURM_PROCID, SLURM_LOCALID, the step's task count and this node's
-/// share of it. Valid in either mode; in PerNode it describes ptrun's own task, not its workers.
-RankLayout rank_layout(const SlurmJob& job);
+/// The place of this task as SLURM assigned it, for TaskMode::PerRank: rank SLURM_PROCID,
+/// local rank SLURM_LOCALID, world size the step's task count, local world size this node's share
+/// of it (0 when the node list has no entry for SLURM_NODEID), group rank SLURM_NODEID, group world
+/// size the step's node count. Valid in either mode; in PerNode it describes ptrun's own task,
+/// not its workers.
+env::RankPlace rank_layout(const SlurmJob& job);
 
 }  // namespace ptrun::slurm
