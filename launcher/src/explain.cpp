@@ -47,10 +47,9 @@ std::string layout(const Table& table) {
     return out;
 }
 
-std::string mode_name(const LaunchOptions& o) {
-    const auto& mode = o.at(Option::SlurmMode).value;
-    if (mode == "per-rank") return "one task per rank (SLURM)";
-    if (mode == "per-node") return "one agent per node (SLURM)";
+std::string mode_name(SlurmMode mode) {
+    if (mode == SlurmMode::PerRank) return "one task per rank (SLURM)";
+    if (mode == SlurmMode::PerNode) return "one agent per node (SLURM)";
     return "one agent per node";
 }
 
@@ -76,7 +75,7 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o,
                     const std::vector<ExplainRow>& extra) {
     Table out;
     const auto* fixed = c.fixed_placement ? &*c.fixed_placement : nullptr;
-    row(out, "mode", mode_name(o), source_of(o, Option::SlurmMode));
+    row(out, "mode", mode_name(c.slurm_mode), source_of(o, Option::SlurmMode));
     if (fixed) {
         explain_placement(out, *fixed);
     } else {

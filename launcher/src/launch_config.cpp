@@ -218,6 +218,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.nnodes = parse_node_range(o.at(Option::Nnodes).value);
     c.nproc_per_node = nproc(c, o, host);
     check_backend(c, o);
+    c.slurm_mode = parse_slurm_mode(o.at(Option::SlurmMode));
     c.rdzv_endpoint = o.at(Option::RdzvEndpoint).value;
     c.rdzv_conf = parse_rdzv_conf(o.at(Option::RdzvConf).value);
     c.rdzv = rdzv_settings(c.rdzv_conf);

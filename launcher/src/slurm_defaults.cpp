@@ -5,6 +5,7 @@
 
 #include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/rdzv_backend.hpp"
+#include "ptrun/launcher/slurm_mode.hpp"
 #include "ptrun/launcher/usage_error.hpp"
 #include "ptrun/slurm/slurm_job.hpp"
 #include "ptrun/slurm/topology.hpp"
@@ -40,13 +41,14 @@ void fill(LaunchOptions& o, Option key, std::string value, std::string origin) {
     raw = RawValue{std::move(value), Source::Slurm, std::move(origin)};
 }
 
-void set_mode(LaunchOptions& o, std::string mode, std::string why) {
+/// Records the mode used: its name replaces a given "auto", or becomes a detected value.
+void set_mode(LaunchOptions& o, SlurmMode mode, std::string why) {
     auto& raw = o.at(Option::SlurmMode);
     if (raw.source != Source::Default) {
-        raw.value = std::move(mode);
+        raw.value = slurm_mode_name(mode);
         return;
     }
-    raw = RawValue{std::move(mode), Source::Slurm, std::move(why)};
+    raw = RawValue{std::string(slurm_mode_name(mode)), Source::Slurm, std::move(why)};
 }
 
 /// The variable names the job's values came from.
@@ -166,18 +168,14 @@ SlurmDefaults apply_slurm_defaults(LaunchOptions options, const env::EnvMap& env
     SlurmDefaults out;
     out.options = std::move(options);
     auto& o = out.options;
-    const std::string mode = o.at(Option::SlurmMode).value;
-    if (mode != "auto" && mode != "per-node" && mode != "per-rank" && mode != "off") {
-        throw UsageError(as_given(o, Option::SlurmMode) +
-                         ": expected auto, per-node, per-rank or off");
-    }
-    if (mode == "off") return out;
+    const SlurmMode mode = parse_slurm_mode(o.at(Option::SlurmMode));
+    if (mode == SlurmMode::Off) return out;
     if (env.find(var::kJobId) == env.end()) {
-        set_mode(o, "off", "SLURM_JOB_ID unset: not inside SLURM");
+        set_mode(o, SlurmMode::Off, "SLURM_JOB_ID unset: not inside SLURM");
         return out;
     }
     if (env.find(var::kProcId) == env.end() && env.find(var::kNodeId) == env.end()) {
-        set_mode(o, "off", "SLURM_JOB_ID set but no SLURM_PROCID: not a SLURM task");
+        set_mode(o, SlurmMode::Off, "SLURM_JOB_ID set but no SLURM_PROCID: not a SLURM task");
         out.warnings.push_back(
             "SLURM_JOB_ID is set but this is not a SLURM task (no SLURM_PROCID, as in "
             "salloc's shell on a login node): nothing inferred from SLURM; run 'srun ptrun ...' "
@@ -193,14 +191,14 @@ SlurmDefaults apply_slurm_defaults(LaunchOptions options, const env::EnvMap& env
     Names names(env);
     bool per_rank = false;
     std::string why;
-    if (mode == "auto") {
+    if (mode == SlurmMode::Auto) {
         per_rank = job->step_id && slurm::detect_task_mode(*job) == slurm::TaskMode::PerRank;
         why = !job->step_id ? "batch script outside srun: one ptrun"
               : per_rank    ? shown(env, names.tasks) + " > " + shown(env, names.nodes)
                             : shown(env, names.tasks) + ": one task per node";
-        set_mode(o, per_rank ? "per-rank" : "per-node", why);
+        set_mode(o, per_rank ? SlurmMode::PerRank : SlurmMode::PerNode, why);
     } else {
-        per_rank = mode == "per-rank";
+        per_rank = mode == SlurmMode::PerRank;
         why = as_given(o, Option::SlurmMode);
         if (per_rank && !job->step_id) {
             throw UsageError(why + ": the batch script runs once, outside any srun step (" +

@@ -17,6 +17,7 @@
 #include "ptrun/launcher/rdzv_backend.hpp"
 #include "ptrun/launcher/rdzv_conf.hpp"
 #include "ptrun/launcher/rdzv_settings.hpp"
+#include "ptrun/launcher/slurm_mode.hpp"
 #include "ptrun/launcher/std_streams.hpp"
 #include "ptrun/placement/binding_plan.hpp"
 
@@ -36,6 +37,9 @@ struct LaunchConfig {
     int nproc_per_node = 1;
     bool standalone = false;
     RdzvBackend rdzv_backend = RdzvBackend::Static;
+    /// The SLURM mode in use, as apply_slurm_defaults recorded it (off, per-node or per-rank;
+    /// auto only when the options did not pass through it).
+    SlurmMode slurm_mode = SlurmMode::Auto;
     std::string rdzv_endpoint;
     std::string run_id = "none";
     RdzvConf rdzv_conf;

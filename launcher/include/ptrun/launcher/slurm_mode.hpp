@@ -1,0 +1,22 @@
+#pragma once
+/// --slurm-mode: how ptrun reads the SLURM step it runs in.
+
+#include <string_view>
+
+#include "ptrun/launcher/launch_options.hpp"
+
+namespace ptrun::launcher {
+
+/// Auto: detect per step (slurm_defaults.hpp). PerNode: one task per node, ptrun spawns the
+/// node's workers. PerRank: SLURM started one task per rank, each ptrun runs one worker. Off:
+/// ignore SLURM.
+enum class SlurmMode { Auto, PerNode, PerRank, Off };
+
+/// The mode's name as the user spells it: "auto", "per-node", "per-rank" or "off".
+std::string_view slurm_mode_name(SlurmMode mode);
+
+/// The mode --slurm-mode's `raw` value names. Throws UsageError naming the value and the accepted
+/// ones for anything else.
+SlurmMode parse_slurm_mode(const RawValue& raw);
+
+}  // namespace ptrun::launcher
