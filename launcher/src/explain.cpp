@@ -91,8 +91,8 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o,
             world += " to " + std::to_string(c.nproc_per_node * c.nnodes.max);
         row(out, "world size", world, "nodes x workers per node");
     }
-    const bool implied_c10d = !c.standalone && c.rdzv_backend == RdzvBackend::C10d &&
-                              o.at(Option::RdzvBackend).source == Source::Default;
+    const bool implied_c10d =
+        !c.standalone && c.rdzv_backend == RdzvBackend::C10d && !o.given(Option::RdzvBackend);
     row(out, "rdzv backend", fixed ? "none" : std::string(backend_name(c.rdzv_backend)),
         fixed          ? "fixed placement"
         : c.standalone ? "--standalone"
@@ -104,9 +104,8 @@ std::string explain(const LaunchConfig& c, const LaunchOptions& o,
                                   : c.rdzv_endpoint,
         source_of(o, Option::RdzvEndpoint));
     row(out, "run id", c.run_id,
-        c.standalone && o.at(Option::RdzvId).source == Source::Default
-            ? "random, --standalone"
-            : source_of(o, Option::RdzvId));
+        c.standalone && !o.given(Option::RdzvId) ? "random, --standalone"
+                                                 : source_of(o, Option::RdzvId));
     std::string store =
         c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>");
     if (fixed) store += fixed->hosts_store ? " (hosted here)" : " (hosted by node 0's first task)";

@@ -151,7 +151,7 @@ void check_backend(LaunchConfig& c, const LaunchOptions& o) {
     const auto& raw = o.at(Option::RdzvBackend);
     c.rdzv_backend = parse_rdzv_backend(raw);
     // An endpoint without a backend means the c10d rendezvous (torchrun would silently use static).
-    if (raw.source == Source::Default && !o.at(Option::RdzvEndpoint).value.empty())
+    if (!o.given(Option::RdzvBackend) && !o.at(Option::RdzvEndpoint).value.empty())
         c.rdzv_backend = RdzvBackend::C10d;
 }
 
@@ -223,7 +223,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.rdzv_conf = parse_rdzv_conf(o.at(Option::RdzvConf).value);
     c.rdzv = rdzv_settings(c.rdzv_conf);
     c.node_rank = static_cast<int>(integer(o, Option::NodeRank, 0, 1'000'000));
-    c.node_rank_given = o.at(Option::NodeRank).source != Source::Default;
+    c.node_rank_given = o.given(Option::NodeRank);
     c.master_addr = o.at(Option::MasterAddr).value;
     if (c.master_addr.empty())
         throw UsageError("--master-addr '': expected a host name or address");
@@ -281,9 +281,8 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
                              ": expected a single node (--nnodes 1) in standalone mode");
         }
         c.rdzv_backend = RdzvBackend::C10d;
-        if (o.at(Option::RdzvId).source == Source::Default) c.run_id = host.random_id;
-        if (o.at(Option::MasterAddr).source == Source::Default)
-            c.master_addr = "localhost";  // as torchrun
+        if (!o.given(Option::RdzvId)) c.run_id = host.random_id;
+        if (!o.given(Option::MasterAddr)) c.master_addr = "localhost";  // as torchrun
     }
     if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");
     resolve_rendezvous(c, o);

@@ -30,25 +30,22 @@ std::string shown(const env::EnvMap& env, const std::string& name) {
     return name + "='" + (it == env.end() ? std::string() : it->second) + "'";
 }
 
-bool given(const LaunchOptions& o, Option key) { return o.at(key).source != Source::Default; }
-
 std::string as_given(const LaunchOptions& o, Option key) { return as_given(key, o.at(key)); }
 
 /// Sets option `key` from SLURM unless the user gave it.
 void fill(LaunchOptions& o, Option key, std::string value, std::string origin) {
-    auto& raw = o.at(key);
-    if (raw.source != Source::Default) return;
-    raw = RawValue{std::move(value), Source::Slurm, std::move(origin)};
+    if (o.given(key)) return;
+    o.at(key) = RawValue{std::move(value), Source::Slurm, std::move(origin)};
 }
 
 /// Records the mode used: its name replaces a given "auto", or becomes a detected value.
 void set_mode(LaunchOptions& o, SlurmMode mode, std::string why) {
-    auto& raw = o.at(Option::SlurmMode);
-    if (raw.source != Source::Default) {
-        raw.value = slurm_mode_name(mode);
+    if (o.given(Option::SlurmMode)) {
+        o.at(Option::SlurmMode).value = slurm_mode_name(mode);
         return;
     }
-    raw = RawValue{std::string(slurm_mode_name(mode)), Source::Slurm, std::move(why)};
+    o.at(Option::SlurmMode) =
+        RawValue{std::string(slurm_mode_name(mode)), Source::Slurm, std::move(why)};
 }
 
 /// The variable names the job's values came from.
@@ -92,7 +89,7 @@ void fill_per_node(LaunchOptions& o, const slurm::SlurmJob& job, const env::EnvM
     std::string port_origin;
     auto port = port_for(job, env, port_origin);
     if (!job.step_id) {
-        if (job.num_nodes > 1 && !given(o, Option::Nnodes)) {
+        if (job.num_nodes > 1 && !o.given(Option::Nnodes)) {
             throw UsageError(
                 shown(env, n.nodes) + " but ptrun runs in the batch script itself (" + n.step +
                 " unset), on one node only: start it on every node with 'srun ptrun ...', "
@@ -119,15 +116,15 @@ FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const
         throw UsageError(as_given(o, key) + ": one-task-per-rank mode (" + why +
                          ") runs one worker per SLURM task; " + hint);
     };
-    if (given(o, Option::NprocPerNode) && o.at(Option::NprocPerNode).value != "1") {
+    if (o.given(Option::NprocPerNode) && o.at(Option::NprocPerNode).value != "1") {
         refuse(Option::NprocPerNode,
                "drop it, or start one task per node (srun --ntasks-per-node=1)");
     }
     for (auto key : {Option::Nnodes, Option::NodeRank}) {
-        if (given(o, key))
+        if (o.given(key))
             refuse(key, "ranks come from SLURM_PROCID; drop it or pass --slurm-mode per-node");
     }
-    if (given(o, Option::MaxRestarts) && o.at(Option::MaxRestarts).value != "0") {
+    if (o.given(Option::MaxRestarts) && o.at(Option::MaxRestarts).value != "0") {
         refuse(Option::MaxRestarts,
                "one rank cannot restart alone; use one task per node for restarts, or requeue");
     }
@@ -136,7 +133,7 @@ FixedPlacement fill_per_rank(LaunchOptions& o, const slurm::SlurmJob& job, const
     std::string host = slurm::head_host(job);
     std::string host_origin = "first host of " + n.nodelist;
     int port = port_for(job, env, port_origin);
-    if (given(o, Option::RdzvEndpoint)) {
+    if (o.given(Option::RdzvEndpoint)) {
         const auto& raw = o.at(Option::RdzvEndpoint).value;
         auto given_endpoint = split_endpoint(raw, option_name(Option::RdzvEndpoint));
         if (given_endpoint.port == 0) {  // the workers' MASTER_PORT: no server picks one here

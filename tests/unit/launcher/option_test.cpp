@@ -113,3 +113,15 @@ TEST_CASE("option table: --help lists every option with its PET_ variable",
             CHECK_THAT(help, Catch::Contains("[env " + std::string(spec.pet) + "]"));
     }
 }
+
+TEST_CASE("LaunchOptions::given: a flag, a PET_ variable or SLURM, never the default",
+          "[launcher][option]") {
+    const auto o = parse({"--nnodes", "2"}, {{"PET_MAX_RESTARTS", "3"}});
+    CHECK(o.given(Option::Nnodes));
+    CHECK(o.given(Option::MaxRestarts));
+    CHECK_FALSE(o.given(Option::NodeRank));
+    LaunchOptions filled;
+    filled.at(Option::RdzvId) = RawValue{"slurm-1.0", Source::Slurm, "SLURM_JOB_ID"};
+    CHECK(filled.given(Option::RdzvId));
+    CHECK_FALSE(filled.given(Option::RdzvBackend));
+}

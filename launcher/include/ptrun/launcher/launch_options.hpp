@@ -33,6 +33,8 @@ struct LaunchOptions {
     const RawValue& at(Option key) const { return values_[static_cast<std::size_t>(key)]; }
     /// The raw value of option `key`, to replace (slurm_defaults.cpp fills from the job).
     RawValue& at(Option key) { return values_[static_cast<std::size_t>(key)]; }
+    /// True when option `key` holds more than its default: a flag, a PET_ variable or SLURM set it.
+    bool given(Option key) const { return at(key).source != Source::Default; }
     /// True when a boolean option is on ("1", "true", "yes", "True", as torchrun's env fallback);
     /// throws UsageError naming the flag (or its PET_ variable) for another value.
     bool flag(Option key) const;
