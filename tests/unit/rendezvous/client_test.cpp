@@ -112,6 +112,13 @@ TEST_CASE("TcpStoreClient pops a queue in batches, in order, and times out on an
     CHECK(client.queue_pop_batch("q", 0, 5s) == std::vector<std::string>{"late"});
 }
 
+TEST_CASE("TcpStoreClient interrupt fails a blocked call and every later one", "[rdzv][client]") {
+    TcpStoreServer server;
+    TcpStoreClient client(client_options(server.port()));
+    TcpStoreClient other(client_options(server.port()));
+    check_store_interrupt(client, other);
+}
+
 TEST_CASE("TcpStoreClient legacy dialect implements the 1.13 verbs", "[rdzv][client]") {
     TcpStoreServer server;
     TcpStoreClient client(client_options(server.port(), Dialect::Legacy));
