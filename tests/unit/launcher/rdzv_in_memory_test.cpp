@@ -320,14 +320,23 @@ void check_consistent(const std::vector<NodePlacement>& ps, int nodes) {
     for (int g = 0; g < nodes; ++g) CHECK(groups[static_cast<std::size_t>(g)] == g);
 }
 
+/// A job of two nodes, node-a and node-b, whose first round is running and watched.
+struct TwoNodes {
+    explicit TwoNodes(Job job) : cluster(job), a(cluster, "node-a"), b(cluster, "node-b") {
+        placements = form_round({&a, &b});
+    }
+    Cluster cluster;
+    Node a;
+    Node b;
+    std::vector<NodePlacement> placements;
+};
+
 }  // namespace
 
 TEST_CASE("rdzv in memory: two nodes join one round with consistent placements",
           "[launcher][rdzv_in_memory]") {
-    Cluster cluster(Job{});
-    Node a(cluster, "node-a");
-    Node b(cluster, "node-b");
-    auto ps = form_round({&a, &b});
+    TwoNodes job(Job{});
+    const auto& ps = job.placements;
     check_consistent(ps, 2);
     CHECK(ps[0].round == 0);
     CHECK(ps[0].group_rank != ps[1].group_rank);
@@ -389,10 +398,8 @@ TEST_CASE("rdzv in memory: a third node arriving scales the running round up",
 
 TEST_CASE("rdzv in memory: one node's failure report ends the round everywhere",
           "[launcher][rdzv_in_memory]") {
-    Cluster cluster(Job{});
-    Node a(cluster, "node-a");
-    Node b(cluster, "node-b");
-    auto ps = form_round({&a, &b});
+    TwoNodes job(Job{});
+    auto& [cluster, a, b, ps] = job;
 
     RoundEnd failure{.reason = EndReason::Failure,
                      .exit_code = 3,
@@ -414,10 +421,8 @@ TEST_CASE("rdzv in memory: one node's failure report ends the round everywhere",
 
 TEST_CASE("rdzv in memory: success reported by every node completes the job",
           "[launcher][rdzv_in_memory]") {
-    Cluster cluster(Job{});
-    Node a(cluster, "node-a");
-    Node b(cluster, "node-b");
-    auto ps = form_round({&a, &b});
+    TwoNodes job(Job{});
+    auto& [cluster, a, b, ps] = job;
 
     a.session->report_success(ps[0].round);
     b.session->report_success(ps[0].round);
@@ -435,10 +440,8 @@ TEST_CASE("rdzv in memory: success reported by every node completes the job",
 
 TEST_CASE("rdzv in memory: a node leaving a running round ends it as a lost node",
           "[launcher][rdzv_in_memory]") {
-    Cluster cluster(Job{.min_nodes = 1, .max_restarts = 1});
-    Node a(cluster, "node-a");
-    Node b(cluster, "node-b");
-    auto ps = form_round({&a, &b});
+    TwoNodes job(Job{.min_nodes = 1, .max_restarts = 1});
+    auto& [cluster, a, b, ps] = job;
 
     b.session->report_leaving(ps[0].round, "SIGTERM from the scheduler");
     for (auto* n : {&a, &b}) {
@@ -471,10 +474,8 @@ TEST_CASE("rdzv in memory: stop returns promptly while a join is blocked",
 
 TEST_CASE("rdzv in memory: a store connection that breaks calls lost once",
           "[launcher][rdzv_in_memory]") {
-    Cluster cluster(Job{});
-    Node a(cluster, "node-a");
-    Node b(cluster, "node-b");
-    form_round({&a, &b});
+    TwoNodes job(Job{});
+    auto& a = job.a;
 
     a.link.cut();  // the watcher's wait and the heartbeat both fail
     auto why = a.lost.pop();
