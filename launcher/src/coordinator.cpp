@@ -18,7 +18,6 @@
 #include "ptrun/launcher/node_placement.hpp"
 #include "ptrun/launcher/rdzv_reject_log.hpp"
 #include "ptrun/rendezvous/errors.hpp"
-#include "ptrun/rendezvous/tcp_store_client.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -26,13 +25,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-rdzv::TcpStoreClientOptions local_client(const HostPort& store) {
-    rdzv::TcpStoreClientOptions o;
-    o.host = store.host;
-    o.port = store.port;
-    o.connect_timeout = milliseconds(10'000);
-    o.io_timeout = milliseconds(30'000);
-    return o;
+constexpr milliseconds kConnectTimeout{10'000};
+constexpr milliseconds kIoTimeout{30'000};
+
+/// The longest pause before the next call after a lost connection (a store that fails at once
+/// must not spin the loop); the TCP client spends up to kConnectTimeout reconnecting besides.
+constexpr milliseconds kLostPause{1'000};
+
+std::unique_ptr<rdzv::Store> connect(const CoordinatorOptions& o) {
+    if (o.connect) return o.connect(kIoTimeout);
+    return tcp_store_connector(o.store, kConnectTimeout)(kIoTimeout);
 }
 
 /// How long the heartbeat read waits for a member's counter to exist before reading one by one.
@@ -81,14 +83,18 @@ struct Coordinator::Impl {
     explicit Impl(CoordinatorOptions options)
         : o(std::move(options)),
           core(o.policy),
-          client(local_client(o.store)),
+          client(connect(o)),
           rejects(o.logger,
                   "the event queue of the store at " + format_endpoint(o.store.host, o.store.port)),
           thread([this] { loop(); }) {}
 
     ~Impl() {
-        stopping = true;
-        client.interrupt();
+        {
+            std::lock_guard lock(mu);
+            stopping = true;
+        }
+        changed.notify_all();
+        client->interrupt();
         thread.join();
     }
 
@@ -96,7 +102,7 @@ struct Coordinator::Impl {
     std::mutex mu;  ///< guards core
     std::condition_variable changed;
     CoordinatorCore core;
-    rdzv::TcpStoreClient client;
+    std::unique_ptr<rdzv::Store> client;
     std::atomic<bool> stopping{false};
     RejectLog rejects;
     std::map<int, std::string> round_tokens;  ///< coordinator thread only
@@ -126,17 +132,28 @@ struct Coordinator::Impl {
                     next_beat = now + o.heartbeat;
                 }
             } catch (const rdzv::ConnectionLost& e) {
-                // The client reconnects on its next call (within its connect_timeout, which
-                // paces this loop); leaving would strand every agent waiting for a round.
+                // The TCP client reconnects on its next call (within its connect_timeout); a
+                // pause keeps a store that fails at once from spinning this loop. Leaving would
+                // strand every agent waiting for a round.
                 if (stopping) return;
-                o.logger->warn(
-                    "rendezvous coordinator lost its store connection ({}); reconnecting",
-                    e.what());
+                if (!lost) {
+                    o.logger->warn(
+                        "rendezvous coordinator lost its store connection ({}); reconnecting",
+                        e.what());
+                }
                 lost = true;
+                pause_after_lost();
             } catch (const rdzv::StoreError& e) {
                 if (!stopping) o.logger->warn("rendezvous coordinator: {}", e.what());
             }
         }
+    }
+
+    /// Waits min(heartbeat, kLostPause), or less when the coordinator stops.
+    void pause_after_lost() {
+        std::unique_lock lock(mu);
+        changed.wait_for(lock, std::min(o.heartbeat, kLostPause),
+                         [this] { return stopping.load(); });
     }
 
     /// Pops what the queue holds (up to kMaxEventBatch) in one exchange and feeds the core every
@@ -145,7 +162,7 @@ struct Coordinator::Impl {
     void pop_events(milliseconds timeout) {
         std::vector<std::string> texts;
         try {
-            texts = client.queue_pop_batch(o.keys.events(), kMaxEventBatch, timeout);
+            texts = client->queue_pop_batch(o.keys.events(), kMaxEventBatch, timeout);
         } catch (const rdzv::StoreTimeout&) {
             return;
         }
@@ -187,14 +204,14 @@ struct Coordinator::Impl {
         try {
             // One MULTI_GET for every member (each added to its counter before joining), not a
             // round trip per member: at 4,096 nodes those took longer than a heartbeat interval.
-            auto values = client.multi_get(keys, std::min(o.heartbeat, kBeatReadWait));
+            auto values = client->multi_get(keys, std::min(o.heartbeat, kBeatReadWait));
             for (std::size_t i = 0; i < ids.size(); ++i) {
                 if (auto n = counter_value(values[i])) counters[ids[i]] = *n;
             }
         } catch (const rdzv::StoreTimeout&) {
             for (std::size_t i = 0; i < ids.size(); ++i) {
                 // add(0) reads a counter without blocking on a key that is not there yet.
-                counters[ids[i]] = client.add(keys[i], 0);
+                counters[ids[i]] = client->add(keys[i], 0);
             }
         }
         run([&] { return core.on_beats(counters, now); });
@@ -229,21 +246,21 @@ struct Coordinator::Impl {
                 keys.push_back(o.keys.admit(id, seq));
                 values.push_back(o.auth.seal(keys.back(), encode(placed[group_rank.at(id)])));
             }
-            client.multi_set(keys, values);
+            client->multi_set(keys, values);
             o.logger->info("rendezvous round {} closed: {} node(s), world size {}, restart {}",
                            a.round, a.members.size(), a.world_size(), a.restart_count);
         } else if (auto* e = std::get_if<EndRound>(&command)) {
             const std::string key = o.keys.end(e->round);
-            client.set(key, o.auth.seal(key + "\n" + round_tokens[e->round], encode(e->end)));
+            client->set(key, o.auth.seal(key + "\n" + round_tokens[e->round], encode(e->end)));
             if (e->end.reason != EndReason::Complete) {
                 o.logger->info("rendezvous round {} ended ({}): {}", e->round,
                                to_text(e->end.reason), e->end.message);
             }
         } else if (auto* r = std::get_if<RejectJoin>(&command)) {
             const std::string key = o.keys.admit(r->id, r->seq);
-            client.set(key, o.auth.seal(key, "error:" + r->message));
+            client->set(key, o.auth.seal(key, "error:" + r->message));
         } else if (auto* s = std::get_if<PublishStatus>(&command)) {
-            client.set(o.keys.status(), o.auth.seal(o.keys.status(), std::to_string(s->joined)));
+            client->set(o.keys.status(), o.auth.seal(o.keys.status(), std::to_string(s->joined)));
         }
     }
 };

@@ -12,7 +12,6 @@
 #include "ptrun/launcher/rdzv_events.hpp"
 #include "ptrun/launcher/rdzv_reject_log.hpp"
 #include "ptrun/rendezvous/errors.hpp"
-#include "ptrun/rendezvous/tcp_store_client.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -26,6 +25,11 @@ constexpr milliseconds kWatchChunk{24 * 3600 * 1000};
 /// overwrites the forgery, and the store has no wait-for-change to wait on.
 constexpr milliseconds kRereadAfterReject{500};
 
+RdzvSessionOptions with_connector(RdzvSessionOptions o) {
+    if (!o.connect) o.connect = tcp_store_connector(o.store, o.settings.join_timeout);
+    return o;
+}
+
 long seconds_since(Clock::time_point t) {
     return static_cast<long>(
         std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - t).count());
@@ -35,19 +39,19 @@ long seconds_since(Clock::time_point t) {
 
 struct RdzvSession::Impl {
     explicit Impl(RdzvSessionOptions options)
-        : o(std::move(options)),
-          join_client(client_options(o.settings.join_timeout, o.settings.read_timeout)),
-          watch_client(client_options(o.settings.join_timeout, o.settings.read_timeout)),
-          beat_client(client_options(o.settings.join_timeout, beat_timeout())),
+        : o(with_connector(std::move(options))),
+          join_client(o.connect(o.settings.read_timeout)),
+          watch_client(o.connect(o.settings.read_timeout)),
+          beat_client(o.connect(beat_timeout())),
           rejects(o.logger, "the store at " + where()),
           beater([this] { beat_loop(); }) {}
 
     ~Impl() { stop(); }
 
     RdzvSessionOptions o;
-    rdzv::TcpStoreClient join_client;
-    rdzv::TcpStoreClient watch_client;
-    rdzv::TcpStoreClient beat_client;
+    std::unique_ptr<rdzv::Store> join_client;
+    std::unique_ptr<rdzv::Store> watch_client;
+    std::unique_ptr<rdzv::Store> beat_client;
     std::mutex mu;
     std::condition_variable wake;
     std::deque<std::string> outbox;  ///< encoded events for the coordinator
@@ -66,15 +70,6 @@ struct RdzvSession::Impl {
         return o.settings.heartbeat * o.settings.keep_alive_max_attempt;
     }
 
-    rdzv::TcpStoreClientOptions client_options(milliseconds connect, milliseconds io) const {
-        rdzv::TcpStoreClientOptions c;
-        c.host = o.store.host;
-        c.port = o.store.port;
-        c.connect_timeout = connect;
-        c.io_timeout = io;
-        return c;
-    }
-
     std::string where() const { return format_endpoint(o.store.host, o.store.port); }
 
     void beat_loop() {
@@ -86,9 +81,9 @@ struct RdzvSession::Impl {
             lock.unlock();
             std::string error;
             try {
-                beat_client.add(o.keys.heartbeat(o.self.id), 1);
+                beat_client->add(o.keys.heartbeat(o.self.id), 1);
                 for (const auto& e : sending) {
-                    beat_client.queue_push(o.keys.events(), o.auth.seal(o.keys.events(), e));
+                    beat_client->queue_push(o.keys.events(), o.auth.seal(o.keys.events(), e));
                 }
             } catch (const rdzv::StoreError& e) {
                 error = e.what();
@@ -146,9 +141,9 @@ struct RdzvSession::Impl {
 
     NodePlacement join_round(int my_seq) {
         const auto start = Clock::now();
-        join_client.add(o.keys.heartbeat(o.self.id), 1);
+        join_client->add(o.keys.heartbeat(o.self.id), 1);
         const std::string join = encode(RdzvEvent{JoinEvent{o.self, my_seq}});
-        join_client.queue_push(o.keys.events(), o.auth.seal(o.keys.events(), join));
+        join_client->queue_push(o.keys.events(), o.auth.seal(o.keys.events(), join));
         const std::string admit = o.keys.admit(o.self.id, my_seq);
         const auto deadline = start + o.settings.join_timeout;
         std::string verdict;
@@ -165,7 +160,7 @@ struct RdzvSession::Impl {
             try {
                 // get() is WAIT then GET: no separate wait() (one request per node fewer).
                 const auto wait = std::clamp(left, milliseconds(1), chunk);
-                auto stored = join_client.get(admit, wait);
+                auto stored = join_client->get(admit, wait);
                 if (auto v = authentic(admit, stored)) {
                     verdict = std::move(*v);
                     break;
@@ -208,8 +203,8 @@ struct RdzvSession::Impl {
     /// Nodes joined so far per the coordinator's status key, -1 when unknown.
     int joined_count() {
         try {
-            if (!join_client.check({o.keys.status()})) return -1;
-            auto stored = join_client.get(o.keys.status(), o.settings.read_timeout);
+            if (!join_client->check({o.keys.status()})) return -1;
+            auto stored = join_client->get(o.keys.status(), o.settings.read_timeout);
             auto v = authentic(o.keys.status(), stored);
             if (v) return std::stoi(*v);
         } catch (const rdzv::StoreError&) {
@@ -254,7 +249,7 @@ struct RdzvSession::Impl {
                 std::string text;
                 for (;;) {
                     try {
-                        auto stored = watch_client.get(key, kWatchChunk);  // WAIT then GET
+                        auto stored = watch_client->get(key, kWatchChunk);  // WAIT then GET
                         if (auto v = authentic(key, stored, token)) {
                             text = std::move(*v);
                             break;
@@ -289,9 +284,9 @@ struct RdzvSession::Impl {
             stopping = true;
             wake.notify_all();
         }
-        join_client.interrupt();
-        watch_client.interrupt();
-        beat_client.interrupt();
+        join_client->interrupt();
+        watch_client->interrupt();
+        beat_client->interrupt();
         for (auto* t : {&joiner, &watcher, &beater}) {
             if (t->joinable()) t->join();
         }

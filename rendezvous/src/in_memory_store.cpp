@@ -1,5 +1,9 @@
 #include "ptrun/rendezvous/in_memory_store.hpp"
 
+#include <condition_variable>
+#include <deque>
+#include <map>
+
 #include "counter_text.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
@@ -19,57 +23,107 @@ std::int64_t counter_of(std::string_view key, std::string_view text) {
 
 }  // namespace
 
-bool InMemoryStore::exists_locked(const std::string& key) const {
-    if (values_.count(key) != 0) return true;
-    auto q = queues_.find(key);
-    return q != queues_.end() && !q->second.empty();
+/// What every handle of one store shares.
+struct InMemoryStore::Data {
+    std::mutex mu;
+    std::condition_variable changed;  ///< every write and every interrupt() notifies it
+    std::map<std::string, std::string, std::less<>> values;
+    std::map<std::string, std::deque<std::string>, std::less<>> queues;
+
+    bool exists_locked(const std::string& key) const {
+        if (values.count(key) != 0) return true;
+        auto q = queues.find(key);
+        return q != queues.end() && !q->second.empty();
+    }
+};
+
+InMemoryStore::InMemoryStore() : data_(std::make_shared<Data>()) {}
+InMemoryStore::InMemoryStore(std::shared_ptr<Data> data) : data_(std::move(data)) {}
+InMemoryStore::~InMemoryStore() = default;
+
+std::unique_ptr<InMemoryStore> InMemoryStore::connect() {
+    return std::unique_ptr<InMemoryStore>(new InMemoryStore(data_));
+}
+
+void InMemoryStore::interrupt() noexcept {
+    {
+        std::lock_guard lock(data_->mu);
+        interrupted_ = true;
+    }
+    data_->changed.notify_all();
+}
+
+void InMemoryStore::check_live_locked(std::string_view operation) const {
+    if (interrupted_) throw ConnectionLost(std::string(operation) + ": store handle interrupted");
 }
 
 void InMemoryStore::wait_locked(std::unique_lock<std::mutex>& lock,
                                 const std::vector<std::string>& keys, Duration timeout,
                                 std::string_view operation) {
     const auto start = Clock::now();
-    auto all_exist = [&] {
+    auto done = [&] {
+        if (interrupted_) return true;
         for (const auto& k : keys) {
-            if (!exists_locked(k)) return false;
+            if (!data_->exists_locked(k)) return false;
         }
         return true;
     };
-    if (!changed_.wait_until(lock, start + timeout, all_exist)) {
+    const bool ready = data_->changed.wait_until(lock, start + timeout, done);
+    check_live_locked(operation);
+    if (!ready) {
         throw StoreTimeout(operation, keys,
+                           std::chrono::duration_cast<Duration>(Clock::now() - start));
+    }
+}
+
+void InMemoryStore::wait_queue_locked(std::unique_lock<std::mutex>& lock, const std::string& key,
+                                      Duration timeout, std::string_view operation) {
+    const auto start = Clock::now();
+    auto done = [&] {
+        if (interrupted_) return true;
+        auto q = data_->queues.find(key);
+        return q != data_->queues.end() && !q->second.empty();
+    };
+    const bool ready = data_->changed.wait_until(lock, start + timeout, done);
+    check_live_locked(operation);
+    if (!ready) {
+        throw StoreTimeout(operation, {key},
                            std::chrono::duration_cast<Duration>(Clock::now() - start));
     }
 }
 
 void InMemoryStore::set(std::string_view key, std::string_view value) {
     {
-        std::lock_guard lock(mu_);
-        values_.insert_or_assign(std::string(key), std::string(value));
+        std::lock_guard lock(data_->mu);
+        check_live_locked("set");
+        data_->values.insert_or_assign(std::string(key), std::string(value));
     }
-    changed_.notify_all();
+    data_->changed.notify_all();
 }
 
 std::string InMemoryStore::get(std::string_view key, Duration timeout) {
-    std::unique_lock lock(mu_);
+    std::unique_lock lock(data_->mu);
+    check_live_locked("get");
     const std::string k(key);
     wait_locked(lock, {k}, timeout, "get");
-    auto it = values_.find(k);
-    return it == values_.end() ? std::string() : it->second;  // a queue name has no value
+    auto it = data_->values.find(k);
+    return it == data_->values.end() ? std::string() : it->second;  // a queue name has no value
 }
 
 std::int64_t InMemoryStore::add(std::string_view key, std::int64_t delta) {
     std::int64_t result = 0;
     {
-        std::lock_guard lock(mu_);
-        auto it = values_.find(key);
-        const std::int64_t current = it == values_.end() ? 0 : counter_of(key, it->second);
+        std::lock_guard lock(data_->mu);
+        check_live_locked("add");
+        auto it = data_->values.find(key);
+        const std::int64_t current = it == data_->values.end() ? 0 : counter_of(key, it->second);
         if (__builtin_add_overflow(current, delta, &result)) {
             throw StoreError("add: counter at key " + describe_keys({std::string(key)}) +
                              " would overflow");
         }
-        values_.insert_or_assign(std::string(key), std::to_string(result));
+        data_->values.insert_or_assign(std::string(key), std::to_string(result));
     }
-    changed_.notify_all();
+    data_->changed.notify_all();
     return result;
 }
 
@@ -77,11 +131,12 @@ std::string InMemoryStore::compare_set(std::string_view key, std::string_view ex
                                        std::string_view desired) {
     std::string result;
     {
-        std::lock_guard lock(mu_);
-        auto it = values_.find(key);
-        if (it == values_.end()) {
+        std::lock_guard lock(data_->mu);
+        check_live_locked("compare_set");
+        auto it = data_->values.find(key);
+        if (it == data_->values.end()) {
             if (!expected.empty()) return std::string(expected);
-            values_.emplace(std::string(key), std::string(desired));
+            data_->values.emplace(std::string(key), std::string(desired));
             result = desired;
         } else if (it->second == expected) {
             it->second = desired;
@@ -90,53 +145,59 @@ std::string InMemoryStore::compare_set(std::string_view key, std::string_view ex
             return it->second;
         }
     }
-    changed_.notify_all();
+    data_->changed.notify_all();
     return result;
 }
 
 bool InMemoryStore::check(const std::vector<std::string>& keys) {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(data_->mu);
+    check_live_locked("check");
     for (const auto& k : keys) {
-        if (!exists_locked(k)) return false;
+        if (!data_->exists_locked(k)) return false;
     }
     return true;
 }
 
 void InMemoryStore::wait(const std::vector<std::string>& keys, Duration timeout) {
-    std::unique_lock lock(mu_);
+    std::unique_lock lock(data_->mu);
+    check_live_locked("wait");
     wait_locked(lock, keys, timeout, "wait");
 }
 
 bool InMemoryStore::delete_key(std::string_view key) {
-    std::lock_guard lock(mu_);
-    auto it = values_.find(key);
-    if (it == values_.end()) return false;
-    values_.erase(it);
+    std::lock_guard lock(data_->mu);
+    check_live_locked("delete_key");
+    auto it = data_->values.find(key);
+    if (it == data_->values.end()) return false;
+    data_->values.erase(it);
     return true;
 }
 
 std::int64_t InMemoryStore::num_keys() {
-    std::lock_guard lock(mu_);
-    return static_cast<std::int64_t>(values_.size());
+    std::lock_guard lock(data_->mu);
+    check_live_locked("num_keys");
+    return static_cast<std::int64_t>(data_->values.size());
 }
 
 void InMemoryStore::append(std::string_view key, std::string_view value) {
     {
-        std::lock_guard lock(mu_);
-        values_[std::string(key)].append(value);
+        std::lock_guard lock(data_->mu);
+        check_live_locked("append");
+        data_->values[std::string(key)].append(value);
     }
-    changed_.notify_all();
+    data_->changed.notify_all();
 }
 
 std::vector<std::string> InMemoryStore::multi_get(const std::vector<std::string>& keys,
                                                   Duration timeout) {
-    std::unique_lock lock(mu_);
+    std::unique_lock lock(data_->mu);
+    check_live_locked("multi_get");
     wait_locked(lock, keys, timeout, "multi_get");
     std::vector<std::string> out;
     out.reserve(keys.size());
     for (const auto& k : keys) {
-        auto it = values_.find(k);
-        out.push_back(it == values_.end() ? std::string() : it->second);
+        auto it = data_->values.find(k);
+        out.push_back(it == data_->values.end() ? std::string() : it->second);
     }
     return out;
 }
@@ -148,57 +209,74 @@ void InMemoryStore::multi_set(const std::vector<std::string>& keys,
                          std::to_string(values.size()) + " values");
     }
     {
-        std::lock_guard lock(mu_);
-        for (std::size_t i = 0; i < keys.size(); ++i) values_.insert_or_assign(keys[i], values[i]);
+        std::lock_guard lock(data_->mu);
+        check_live_locked("multi_set");
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            data_->values.insert_or_assign(keys[i], values[i]);
+        }
     }
-    changed_.notify_all();
+    data_->changed.notify_all();
 }
 
 void InMemoryStore::queue_push(std::string_view key, std::string_view value) {
     {
-        std::lock_guard lock(mu_);
-        queues_[std::string(key)].emplace_back(value);
+        std::lock_guard lock(data_->mu);
+        check_live_locked("queue_push");
+        data_->queues[std::string(key)].emplace_back(value);
     }
-    changed_.notify_all();
+    data_->changed.notify_all();
 }
 
 std::string InMemoryStore::queue_pop(std::string_view key, Duration timeout) {
-    std::unique_lock lock(mu_);
+    std::unique_lock lock(data_->mu);
+    check_live_locked("queue_pop");
     const std::string k(key);
-    const auto start = Clock::now();
-    auto non_empty = [&] {
-        auto q = queues_.find(k);
-        return q != queues_.end() && !q->second.empty();
-    };
-    if (!changed_.wait_until(lock, start + timeout, non_empty)) {
-        throw StoreTimeout("queue_pop", {k},
-                           std::chrono::duration_cast<Duration>(Clock::now() - start));
-    }
-    auto q = queues_.find(k);
+    wait_queue_locked(lock, k, timeout, "queue_pop");
+    auto q = data_->queues.find(k);
     std::string front = std::move(q->second.front());
     q->second.pop_front();
-    if (q->second.empty()) queues_.erase(q);
+    if (q->second.empty()) data_->queues.erase(q);
     return front;
 }
 
+std::vector<std::string> InMemoryStore::queue_pop_batch(std::string_view key, std::size_t max,
+                                                        Duration timeout) {
+    std::unique_lock lock(data_->mu);
+    check_live_locked("queue_pop_batch");
+    const std::string k(key);
+    wait_queue_locked(lock, k, timeout, "queue_pop_batch");
+    auto q = data_->queues.find(k);
+    const std::size_t count = std::min(q->second.size(), std::max<std::size_t>(max, 1));
+    std::vector<std::string> out;
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        out.push_back(std::move(q->second.front()));
+        q->second.pop_front();
+    }
+    if (q->second.empty()) data_->queues.erase(q);
+    return out;
+}
+
 std::int64_t InMemoryStore::queue_len(std::string_view key) {
-    std::lock_guard lock(mu_);
-    auto q = queues_.find(key);
-    return q == queues_.end() ? 0 : static_cast<std::int64_t>(q->second.size());
+    std::lock_guard lock(data_->mu);
+    check_live_locked("queue_len");
+    auto q = data_->queues.find(key);
+    return q == data_->queues.end() ? 0 : static_cast<std::int64_t>(q->second.size());
 }
 
 std::vector<std::string> InMemoryStore::list_keys() {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(data_->mu);
+    check_live_locked("list_keys");
     std::vector<std::string> out;
-    out.reserve(values_.size());
-    for (const auto& kv : values_) out.push_back(kv.first);
+    out.reserve(data_->values.size());
+    for (const auto& kv : data_->values) out.push_back(kv.first);
     return out;
 }
 
 void InMemoryStore::clear() {
-    std::lock_guard lock(mu_);
-    values_.clear();
-    queues_.clear();
+    std::lock_guard lock(data_->mu);
+    data_->values.clear();
+    data_->queues.clear();
 }
 
 }  // namespace ptrun::rdzv

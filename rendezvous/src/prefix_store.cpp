@@ -60,6 +60,11 @@ std::string PrefixStore::queue_pop(std::string_view key, Duration timeout) {
 std::int64_t PrefixStore::queue_len(std::string_view key) {
     return inner_.queue_len(full_key(key));
 }
+std::vector<std::string> PrefixStore::queue_pop_batch(std::string_view key, std::size_t max,
+                                                      Duration timeout) {
+    return inner_.queue_pop_batch(full_key(key), max, timeout);
+}
+void PrefixStore::interrupt() noexcept { inner_.interrupt(); }
 std::vector<std::string> PrefixStore::list_keys() {
     const std::string head = prefix_ + "/";
     std::vector<std::string> out;

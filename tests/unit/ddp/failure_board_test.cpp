@@ -1,6 +1,7 @@
 #include "failure_board.hpp"
 
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "ptrun/rendezvous/in_memory_store.hpp"
 

@@ -101,15 +101,16 @@ TEST_CASE("TcpStoreClient implements every verb against TcpStoreServer", "[rdzv]
 
 TEST_CASE("TcpStoreClient pops a queue in batches, in order, and times out on an empty one",
           "[rdzv][client]") {
-    using namespace std::chrono_literals;
     TcpStoreServer server;
     TcpStoreClient client(client_options(server.port()));
-    for (int i = 0; i < 5; ++i) client.queue_push("q", "e" + std::to_string(i));
-    CHECK(client.queue_pop_batch("q", 3, 5s) == std::vector<std::string>{"e0", "e1", "e2"});
-    CHECK(client.queue_pop_batch("q", 100, 5s) == std::vector<std::string>{"e3", "e4"});
-    CHECK_THROWS_AS(client.queue_pop_batch("q", 100, 50ms), StoreTimeout);
-    client.queue_push("q", "late");
-    CHECK(client.queue_pop_batch("q", 0, 5s) == std::vector<std::string>{"late"});
+    check_store_queue_batch(client);
+}
+
+TEST_CASE("TcpStoreClient interrupt fails a blocked call and every later one", "[rdzv][client]") {
+    TcpStoreServer server;
+    TcpStoreClient client(client_options(server.port()));
+    TcpStoreClient other(client_options(server.port()));
+    check_store_interrupt(client, other);
 }
 
 TEST_CASE("TcpStoreClient legacy dialect implements the 1.13 verbs", "[rdzv][client]") {

@@ -37,3 +37,16 @@ TEST_CASE("InMemoryStore clear starts a fresh namespace", "[rdzv][memory]") {
     CHECK(s.num_keys() == 0);
     CHECK(s.queue_len("q") == 0);
 }
+
+TEST_CASE("InMemoryStore pops a queue in batches", "[rdzv][memory]") {
+    InMemoryStore s;
+    check_store_queue_batch(s);
+}
+
+TEST_CASE("InMemoryStore interrupt fails one handle's calls, not another's", "[rdzv][memory]") {
+    InMemoryStore s;
+    auto handle = s.connect();
+    handle->set("shared", "yes");
+    CHECK(s.get("shared", 1s) == "yes");
+    check_store_interrupt(*handle, s);
+}

@@ -25,6 +25,8 @@ TEST_CASE("PrefixStore forwards every verb under its prefix", "[rdzv][prefix]") 
     inner.set("outside", "x");
     PrefixStore p("round/3", inner);
     check_store_verbs(p);
+    check_store_queue_batch(p);
+    CHECK(inner.queue_len("round/3/bq") == 0);
     CHECK(inner.check({"round/3/k1", "round/3/cnt"}));
     for (const auto& k : p.list_keys()) CHECK(inner.check({"round/3/" + k}));
     CHECK_FALSE(p.check({"outside"}));
@@ -34,4 +36,12 @@ TEST_CASE("PrefixStore timeouts name the full key", "[rdzv][prefix]") {
     InMemoryStore inner;
     PrefixStore p("pg", inner);
     CHECK_THROWS_WITH(p.wait({"r0"}, 20ms), Catch::Contains("'pg/r0'"));
+}
+
+TEST_CASE("PrefixStore interrupt interrupts its inner store", "[rdzv][prefix]") {
+    InMemoryStore data;
+    auto inner = data.connect();
+    PrefixStore p("pg", *inner);
+    check_store_interrupt(p, data);
+    CHECK_THROWS_AS(inner->get("pg/after", 1s), ConnectionLost);
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -98,6 +99,40 @@ inline void check_store_blocking(Store& s, Store& writer) {
     CHECK(got == "here");
     // Still usable after the timeouts above.
     CHECK(s.get("later", 5s) == "here");
+}
+
+/// queue_pop_batch takes at most `max` (at least 1) in order and times out on an empty queue.
+inline void check_store_queue_batch(Store& s) {
+    for (int i = 0; i < 5; ++i) s.queue_push("bq", "e" + std::to_string(i));
+    CHECK(s.queue_pop_batch("bq", 3, 5s) == std::vector<std::string>{"e0", "e1", "e2"});
+    CHECK(s.queue_pop_batch("bq", 100, 5s) == std::vector<std::string>{"e3", "e4"});
+    CHECK_THROWS_AS(s.queue_pop_batch("bq", 100, 50ms), StoreTimeout);
+    s.queue_push("bq", "late");
+    CHECK(s.queue_pop_batch("bq", 0, 5s) == std::vector<std::string>{"late"});
+}
+
+/// interrupt() from another thread fails a call blocked on `s` at once with ConnectionLost, and
+/// every later call on `s`; `other` (another client of the same data) keeps working.
+inline void check_store_interrupt(Store& s, Store& other) {
+    std::exception_ptr failure;
+    std::thread waiter([&] {
+        try {
+            s.get("never", 60s);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    });
+    // Blocked already or not yet: either way its call fails.
+    const auto start = std::chrono::steady_clock::now();
+    s.interrupt();
+    waiter.join();
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    REQUIRE(failure);
+    CHECK_THROWS_AS(std::rethrow_exception(failure), ConnectionLost);
+    CHECK_THROWS_AS(s.set("after", "1"), ConnectionLost);
+    CHECK_THROWS_AS(s.queue_pop_batch("q", 1, 5s), ConnectionLost);
+    other.set("after", "1");
+    CHECK(other.get("after", 5s) == "1");
 }
 
 /// gloo's spawnThreads: runs fn(rank) on `size` threads, rethrows the first failure.

@@ -11,6 +11,7 @@
 #include "ptrun/launcher/endpoint.hpp"
 #include "ptrun/launcher/rdzv_auth.hpp"
 #include "ptrun/launcher/rdzv_keys.hpp"
+#include "ptrun/launcher/store_connector.hpp"
 
 namespace spdlog {
 class logger;
@@ -27,11 +28,15 @@ struct CoordinatorOptions {
     std::function<void()> clear_worker_keys;
     RdzvAuth auth;  ///< seals what the coordinator writes, checks the events it reads
     std::shared_ptr<spdlog::logger> logger;
+    /// Opens the coordinator's one store connection; empty: a TCP client to `store` connecting
+    /// within 10 s (and reconnecting within 10 s after a lost connection).
+    StoreConnector connect;
 };
 
 class Coordinator {
   public:
-    /// Connects to the store and starts the thread. Throws rdzv::StoreError when it cannot connect.
+    /// Connects to the store and starts the thread. Throws rdzv::StoreError when it cannot
+    /// connect.
     explicit Coordinator(CoordinatorOptions options);
     /// Stops the thread (interrupts its store calls).
     ~Coordinator();

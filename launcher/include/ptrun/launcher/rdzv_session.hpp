@@ -17,6 +17,7 @@
 #include "ptrun/launcher/rdzv_keys.hpp"
 #include "ptrun/launcher/rdzv_settings.hpp"
 #include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/store_connector.hpp"
 
 namespace spdlog {
 class logger;
@@ -38,7 +39,7 @@ struct JoinProgress {
 };
 
 struct RdzvSessionOptions {
-    HostPort store;
+    HostPort store;  ///< where the store is (messages name it; the default connector dials it)
     RdzvKeys keys;
     NodeInfo self;
     NodeRange nnodes;
@@ -49,6 +50,9 @@ struct RdzvSessionOptions {
     /// and once with `done` when the join ends; null: a log line every `progress_every`.
     std::function<void(const JoinProgress&)> on_waiting;
     std::chrono::milliseconds progress_every{5'000};
+    /// Opens the session's three store connections (join, watch, heartbeat); empty: TCP clients
+    /// to `store`, each connecting within join_timeout (store_connector.hpp).
+    StoreConnector connect;
 };
 
 class RdzvSession {

@@ -1,9 +1,7 @@
 #pragma once
 /// InMemoryStore: a thread-safe Store inside one process, for tests and single-process use.
 
-#include <condition_variable>
-#include <deque>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -13,9 +11,15 @@ namespace ptrun::rdzv {
 
 /// Same semantics as the TCP store (counters as decimal text, compare_set table, FIFO queues).
 /// Blocking calls sleep on a condition variable that every write notifies; nothing polls.
+/// connect() hands out more handles on the same data, each with its own interrupt(), as more
+/// TCP clients of one server would be.
 class InMemoryStore final : public Store {
   public:
-    InMemoryStore() = default;
+    /// An empty store. Does not block or throw (beyond allocation).
+    InMemoryStore();
+    ~InMemoryStore() override;
+    InMemoryStore(const InMemoryStore&) = delete;
+    InMemoryStore& operator=(const InMemoryStore&) = delete;
 
     void set(std::string_view key, std::string_view value) override;
     std::string get(std::string_view key, Duration timeout) override;
@@ -34,21 +38,33 @@ class InMemoryStore final : public Store {
     void queue_push(std::string_view key, std::string_view value) override;
     std::string queue_pop(std::string_view key, Duration timeout) override;
     std::int64_t queue_len(std::string_view key) override;
+    /// Waits like queue_pop, then takes up to `max` (at least 1) elements at once.
+    std::vector<std::string> queue_pop_batch(std::string_view key, std::size_t max,
+                                             Duration timeout) override;
     std::vector<std::string> list_keys() override;
+    /// Fails this handle's blocked and later calls with ConnectionLost; other handles on the
+    /// same data are unaffected.
+    void interrupt() noexcept override;
 
+    /// A new handle on this store's data with its own interrupt(); it keeps the data alive.
+    std::unique_ptr<InMemoryStore> connect();
     /// Erases every key and queue (a fresh namespace). Does not block beyond the lock.
     void clear();
 
   private:
-    bool exists_locked(const std::string& key) const;
-    /// Waits on cv_ until every key exists; throws StoreTimeout(operation) after `timeout`.
+    struct Data;
+    explicit InMemoryStore(std::shared_ptr<Data> data);
+    /// Under data_->mu: throws ConnectionLost naming `operation` once interrupt() was called.
+    void check_live_locked(std::string_view operation) const;
+    /// Waits until every key exists; StoreTimeout after `timeout`, ConnectionLost on interrupt.
     void wait_locked(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
                      Duration timeout, std::string_view operation);
+    /// Waits until queue `key` is not empty, with wait_locked's errors.
+    void wait_queue_locked(std::unique_lock<std::mutex>& lock, const std::string& key,
+                           Duration timeout, std::string_view operation);
 
-    std::mutex mu_;
-    std::condition_variable changed_;
-    std::map<std::string, std::string, std::less<>> values_;
-    std::map<std::string, std::deque<std::string>, std::less<>> queues_;
+    std::shared_ptr<Data> data_;
+    bool interrupted_ = false;  ///< guarded by data_->mu
 };
 
 }  // namespace ptrun::rdzv

@@ -36,7 +36,11 @@ class PrefixStore final : public Store {
     void queue_push(std::string_view key, std::string_view value) override;
     std::string queue_pop(std::string_view key, Duration timeout) override;
     std::int64_t queue_len(std::string_view key) override;
+    std::vector<std::string> queue_pop_batch(std::string_view key, std::size_t max,
+                                             Duration timeout) override;
     std::vector<std::string> list_keys() override;
+    /// Interrupts the inner store, and with it every other user of that store.
+    void interrupt() noexcept override;
 
   private:
     std::vector<std::string> full_keys(const std::vector<std::string>& keys) const;

@@ -3,6 +3,7 @@
 /// it.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -17,7 +18,8 @@ inline constexpr Duration kDefaultTimeout{300'000};
 
 /// A key/value store shared by the ranks of a job. Keys and values are arbitrary bytes.
 /// Blocking calls take a timeout and throw StoreTimeout naming the keys; transport failures
-/// throw ConnectionLost; everything else StoreError. Implementations are thread-safe.
+/// (and calls after interrupt()) throw ConnectionLost; everything else StoreError.
+/// Implementations are thread-safe.
 class Store {
   public:
     virtual ~Store() = default;
@@ -55,8 +57,16 @@ class Store {
     virtual std::string queue_pop(std::string_view key, Duration timeout) = 0;
     /// Length of queue `key` (0 if it never existed). Does not block.
     virtual std::int64_t queue_len(std::string_view key) = 0;
+    /// Blocks until queue `key` is not empty (at most `timeout`, then StoreTimeout), then pops
+    /// up to `max` (at least 1) elements and returns them in queue order; empty if another
+    /// consumer won them.
+    virtual std::vector<std::string> queue_pop_batch(std::string_view key, std::size_t max,
+                                                     Duration timeout) = 0;
     /// Every key in the store, in no particular order. A debugging aid; does not block.
     virtual std::vector<std::string> list_keys() = 0;
+    /// From any thread: a call blocked on this object fails at once with ConnectionLost, and so
+    /// does every later call. For stopping the thread that owns this object.
+    virtual void interrupt() noexcept = 0;
 };
 
 }  // namespace ptrun::rdzv

@@ -64,7 +64,7 @@ class TcpStoreClient final : public Store {
     /// up to `max` elements with one pipelined batch of QUEUE_POPs; returns them in queue order
     /// (empty if another consumer won them). Three round trips however many. Modern dialect only.
     std::vector<std::string> queue_pop_batch(std::string_view key, std::size_t max,
-                                             Duration timeout);
+                                             Duration timeout) override;
     std::vector<std::string> list_keys() override;
 
     /// Server-side barrier: counts arrivals at `key` and blocks until `world_size` have arrived,
@@ -75,7 +75,7 @@ class TcpStoreClient final : public Store {
     const TcpStoreClientOptions& options() const noexcept;
     /// From any thread: a call blocked on this client (e.g. a long wait()) fails at once with
     /// ConnectionLost, and so does every later call. For shutting down a watcher thread.
-    void interrupt() noexcept;
+    void interrupt() noexcept override;
 
   private:
     class Impl;

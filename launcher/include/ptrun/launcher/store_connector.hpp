@@ -1,0 +1,24 @@
+#pragma once
+/// How the rendezvous session and coordinator open their store connections: a TCP client in
+/// ptrun, any rdzv::Store (an InMemoryStore handle) in unit tests.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/rendezvous/store.hpp"
+
+namespace ptrun::launcher {
+
+/// Opens one connection, private to the thread that owns it (its interrupt() stops that thread);
+/// `io_timeout` bounds each non-waiting call. Throws rdzv::StoreError (ConnectionLost when it
+/// cannot connect in time).
+using StoreConnector =
+    std::function<std::unique_ptr<rdzv::Store>(std::chrono::milliseconds io_timeout)>;
+
+/// A connector opening TcpStoreClients to `store`, each connecting (with retries) within
+/// `connect_timeout` at first and on the reconnect after a lost connection.
+StoreConnector tcp_store_connector(HostPort store, std::chrono::milliseconds connect_timeout);
+
+}  // namespace ptrun::launcher

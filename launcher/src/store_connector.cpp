@@ -1,0 +1,18 @@
+#include "ptrun/launcher/store_connector.hpp"
+
+#include "ptrun/rendezvous/tcp_store_client.hpp"
+
+namespace ptrun::launcher {
+
+StoreConnector tcp_store_connector(HostPort store, std::chrono::milliseconds connect_timeout) {
+    return [store = std::move(store), connect_timeout](std::chrono::milliseconds io_timeout) {
+        rdzv::TcpStoreClientOptions c;
+        c.host = store.host;
+        c.port = store.port;
+        c.connect_timeout = connect_timeout;
+        c.io_timeout = io_timeout;
+        return std::unique_ptr<rdzv::Store>(std::make_unique<rdzv::TcpStoreClient>(c));
+    };
+}
+
+}  // namespace ptrun::launcher
