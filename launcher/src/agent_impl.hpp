@@ -17,7 +17,6 @@
 
 #include "agent_watch.hpp"
 #include "ptrun/launcher/agent.hpp"
-#include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/decide.hpp"
 #include "ptrun/launcher/failure_report.hpp"
 #include "ptrun/launcher/log_health.hpp"
@@ -27,6 +26,7 @@
 #include "ptrun/launcher/round.hpp"
 #include "ptrun/launcher/spawn.hpp"
 #include "ptrun/launcher/terminal.hpp"
+#include "ptrun/launcher/worker_launcher.hpp"
 
 namespace ptrun::launcher {
 
@@ -50,7 +50,8 @@ struct Agent::Impl {
     };
 
     Impl(const LaunchConfig& c, WorkerCommand cmd, LocalPlacement lp, env::EnvMap e,
-         StoreEndpoint s, std::shared_ptr<spdlog::logger> l, std::optional<Membership> m)
+         StoreEndpoint s, std::shared_ptr<spdlog::logger> l, std::optional<Membership> m,
+         std::unique_ptr<WorkerLauncher> wl)
         : config(c),
           command(std::move(cmd)),
           local(std::move(lp)),
@@ -61,6 +62,7 @@ struct Agent::Impl {
           signals(io),
           grace(io),
           straggler(io),
+          launcher(std::move(wl)),
           logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""),
                c.nproc_per_node),
           log_health(log) {
@@ -95,7 +97,8 @@ struct Agent::Impl {
     boost::asio::steady_timer straggler;
     /// When a worker of this attempt first exited 0.
     std::chrono::steady_clock::time_point first_success;
-    std::unique_ptr<Containment> containment;  ///< created in run(); destroyed after `logs`
+    /// Starts, signals and reaps the workers (containment included); destroyed after `logs`.
+    std::unique_ptr<WorkerLauncher> launcher;
     LogLayout logs;
     LogHealth log_health;
     std::shared_ptr<Console> console;  ///< ptrun's stdout/stderr, never blocking
@@ -121,12 +124,12 @@ struct Agent::Impl {
     // supervision (agent.cpp)
     /// Runs the agent to the end (signals, child exits and round events on `io`); the exit code.
     int run();
-    /// Waits for the next signal (SIGCHLD: reap; others: stop or forward).
+    /// Waits for the next signal (SIGCONT: lend the terminal; others: stop or forward).
     void wait_signal();
     /// What receiving `signo` does now, said to the person who sent it (the grace, Ctrl-C twice).
     std::string signal_notice(int signo) const;
-    /// Reaps every exited child and feeds each worker exit to decide().
-    void reap();
+    /// A worker exited, stopped or was continued (the launcher says): exits feed decide().
+    void on_child(const ChildChange& change);
     /// Feeds `ev` to decide() and carries out the action.
     void apply(const Event& ev);
     /// Carries out one action of the decision table.

@@ -13,6 +13,7 @@
 #include "ptrun/launcher/launch_config.hpp"
 #include "ptrun/launcher/local_placement.hpp"
 #include "ptrun/launcher/worker_command.hpp"
+#include "ptrun/launcher/worker_launcher.hpp"
 
 namespace spdlog {
 class logger;
@@ -49,11 +50,13 @@ class Agent {
     /// `local`: each local worker's devices and binding (plan_local_placement). `parent_env` is
     /// ptrun's own environment, inherited by every worker. `membership` is null
     /// for a single-node job. `console` is ptrun's stdout/stderr (shared with the logger); null:
-    /// the agent makes its own.
+    /// the agent makes its own. `launcher` starts, signals and reaps the workers; null: a
+    /// ProcessLauncher (clone3 into the job's cgroup, SIGCHLD reaping, containment).
     Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement local,
           env::EnvMap parent_env, StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
           std::optional<Membership> membership = std::nullopt,
-          std::shared_ptr<Console> console = nullptr);
+          std::shared_ptr<Console> console = nullptr,
+          std::unique_ptr<WorkerLauncher> launcher = nullptr);
     ~Agent();
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
