@@ -7,12 +7,10 @@
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/containment.hpp"
-#include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/duration_text.hpp"
 #include "ptrun/launcher/failure_report.hpp"
 #include "ptrun/launcher/process_launcher.hpp"
 #include "ptrun/launcher/process_sweep.hpp"
-#include "ptrun/launcher/rdzv_session.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;

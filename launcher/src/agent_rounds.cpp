@@ -1,9 +1,7 @@
 #include <boost/asio/post.hpp>
 
 #include "agent_impl.hpp"
-#include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/duration_text.hpp"
-#include "ptrun/launcher/rdzv_session.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;

@@ -12,6 +12,7 @@
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/launch_config.hpp"
 #include "ptrun/launcher/local_placement.hpp"
+#include "ptrun/launcher/membership.hpp"
 #include "ptrun/launcher/worker_command.hpp"
 #include "ptrun/launcher/worker_launcher.hpp"
 
@@ -31,19 +32,7 @@ struct StoreEndpoint {
     std::function<void()> reset;
 };
 
-class RdzvSession;
-class Coordinator;
 struct Console;
-
-/// Multi-node: this node's rendezvous session and, on the store host, the coordinator. The
-/// agent then takes its place in the job (group rank, world size, restart count, store) from
-/// each round's assignment instead of from the command line.
-struct Membership {
-    RdzvSession* session = nullptr;
-    Coordinator* coordinator = nullptr;  ///< non-null on the store host
-    std::string self_id;
-    std::chrono::milliseconds close_timeout{30'000};
-};
 
 class Agent {
   public:
