@@ -31,8 +31,8 @@ int Agent::Impl::run() {
     signals.add(SIGCONT);  // `fg` of ptrun: a worker waiting for the terminal may have it now
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
-    if (membership) {
-        join_round();
+    if (rounds) {
+        rounds->join();
     } else {
         start_attempt();
     }
@@ -109,7 +109,7 @@ void Agent::Impl::apply(const Event& ev) {
     Decision d = decide(state, policy, ev);
     if (d.first_failure) {
         root_cause = workers[static_cast<std::size_t>(d.first_failure->local_rank)].end;
-        report_local_failure();
+        if (rounds) rounds->report_failure(*root_cause);
     }
     state = d.next;
     act(d.action);
@@ -147,16 +147,21 @@ void Agent::Impl::act(const Action& a) {
             finish(a.exit_code);
             return;
         case ActionKind::ReportSuccess:
-            if (placement.nodes > 1)
-                log->info("every local worker succeeded; waiting for the other nodes");
-            membership->session->report_success(placement.round);
+            rounds->report_success();
             return;
         case ActionKind::Rejoin:
             end_attempt();
             root_cause.reset();
-            join_round();
+            rounds->join();
             return;
     }
+}
+
+void Agent::Impl::start_round(const NodePlacement& a) {
+    if (finished) return;
+    placement = a;
+    state.restart_count = a.restart_count;
+    start_attempt();
 }
 
 void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
@@ -255,7 +260,7 @@ void Agent::Impl::finish(int code) {
     exit_code = code;
     finished = true;
     launcher->close();
-    if (membership) leave(code);
+    if (rounds) rounds->leave(code, state.stop_signal);
     if (root_cause && root_cause->hung) {
         // end_watch_attempt printed the hang report (who stopped first, where every rank was).
     } else if (root_cause && !state.stop_signal) {
@@ -267,19 +272,9 @@ void Agent::Impl::finish(int code) {
                               command.interpreter, command.interpreter_origin};
         auto report = format_failure_report(*root_cause, others, context);
         console->err.write(report);
-    } else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 &&
-               code != 0 && !state.stop_signal) {
-        std::string line = "ptrun: error: the rendezvous declared the job complete (round " +
-                           std::to_string(placement.round) + ") while " +
-                           std::to_string(alive_at_round_end) + " of this node's " +
-                           std::to_string(config.nproc_per_node) +
-                           " workers were still running; they were stopped and this node does not "
-                           "report success (a forged or inconsistent rendezvous value)\n";
-        console->err.write(line);
-    } else if (last_round_end && last_round_end->final && code != 0 &&
-               !last_round_end->message.empty() && !state.stop_signal) {
-        std::string line = "ptrun: job failed: " + last_round_end->message + "\n";
-        console->err.write(line);
+    } else if (rounds && !state.stop_signal) {
+        // No local failure explains the code: the rendezvous ended the job.
+        if (auto line = rounds->end_report(code); !line.empty()) console->err.write(line);
     }
     boost::system::error_code ignored;
     signals.cancel(ignored);
@@ -297,8 +292,8 @@ Agent::Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement l
     }
     impl_ = std::make_unique<Impl>(config, std::move(command), std::move(local),
                                    std::move(parent_env), std::move(store), std::move(logger),
-                                   std::move(membership), std::move(launcher));
-    impl_->console = console ? std::move(console) : std::make_shared<Console>();
+                                   std::move(membership), std::move(launcher),
+                                   console ? std::move(console) : std::make_shared<Console>());
 }
 
 Agent::~Agent() = default;

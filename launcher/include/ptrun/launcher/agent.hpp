@@ -56,7 +56,7 @@ class Agent {
     int run();
 
   private:
-    struct Impl;
+    class Impl;
     std::unique_ptr<Impl> impl_;
 };
 
