@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/decide.hpp"
 #include "ptrun/launcher/membership.hpp"
 #include "ptrun/launcher/worker_launcher.hpp"
 #include "temp_dir.hpp"
@@ -147,6 +148,7 @@ class FakeLauncher final : public WorkerLauncher {
 struct FakeMembership final : RoundMember, RoundHost {
     std::deque<NodePlacement> rounds;
     std::map<int, RoundEnd> ends;
+    std::map<int, std::string> lost;  ///< the store is lost as soon as this round is watched
     std::function<void()> on_join_waiting;
     std::vector<std::string> calls;
 
@@ -162,10 +164,11 @@ struct FakeMembership final : RoundMember, RoundHost {
         done(next);
     }
     void watch(const NodePlacement& placement, std::function<void(RoundEnd)> ended,
-               std::function<void(std::string)>) override {
+               std::function<void(std::string)> on_lost) override {
         calls.push_back("watch " + std::to_string(placement.round));
         ended_ = ended;
         if (auto it = ends.find(placement.round); it != ends.end()) ended(it->second);
+        if (auto it = lost.find(placement.round); it != lost.end()) on_lost(it->second);
     }
     /// As the coordinator with no restarts left: the failure ends the job.
     void report_failure(int round, RoundEnd end) override {
@@ -405,6 +408,37 @@ TEST_CASE("agent: SIGTERM while waiting for a round ends the job without workers
     CHECK(run.launches->launches.empty());
     CHECK(rounds.calls ==
           std::vector<std::string>{"join", "leaving 0: exiting with code 143", "stop"});
+}
+
+TEST_CASE("agent: a lost store stops the workers and ends the job with 1", "[agent]") {
+    auto config = test_config(2, 3);
+    FakeMembership rounds;
+    rounds.rounds = {round_placement(1, 0, 2, 2)};
+    rounds.lost[1] = "the rendezvous store stopped answering";
+    auto run = run_agent(
+        config, [](int, int) { return runs_until_signalled(); }, {}, &rounds);
+    CHECK(run.code == 1);
+    CHECK(run.launches->attempts == 1);
+    CHECK(run.launches->signalled(SIGTERM) == 2);
+    CHECK(contains(run.log, "the rendezvous store stopped answering; stopping the workers"));
+    CHECK(contains(run.report, "ptrun: job failed: the rendezvous store stopped answering"));
+    CHECK(rounds.calls == std::vector<std::string>{"join", "watch 1",
+                                                   "leaving 1: exiting with code 1", "drained",
+                                                   "stop"});
+}
+
+TEST_CASE("agent: a job declared complete while local workers run does not end in success",
+          "[agent]") {
+    auto config = test_config(2, 0);
+    FakeMembership rounds;
+    rounds.rounds = {round_placement(1, 0, 2, 2)};
+    rounds.ends[1] = RoundEnd{.reason = EndReason::Complete, .final = true, .exit_code = 0};
+    auto run = run_agent(
+        config, [](int, int) { return runs_until_signalled(); }, {}, &rounds);
+    CHECK(run.code == kExitUnseenSuccess);
+    CHECK(contains(run.report,
+                   "declared the job complete (round 1) while 2 of this node's 2 "
+                   "workers were still running"));
 }
 
 }  // namespace ptrun::launcher
