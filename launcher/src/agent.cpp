@@ -1,4 +1,3 @@
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
@@ -8,11 +7,10 @@
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/containment.hpp"
-#include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/duration_text.hpp"
 #include "ptrun/launcher/failure_report.hpp"
-#include "ptrun/launcher/rdzv_session.hpp"
-#include "ptrun/launcher/spawn.hpp"
+#include "ptrun/launcher/process_launcher.hpp"
+#include "ptrun/launcher/process_sweep.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;
@@ -25,19 +23,16 @@ int Agent::Impl::run() {
             "setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
             "set it yourself to tune performance");
     }
-    // Also cleans what SIGKILLed ptruns left (main made ptrun a subreaper).
-    containment =
-        std::make_unique<Containment>(containment_options(config.run_id, parent_env), log);
+    launcher->open(io, [this](const ChildChange& change) { on_child(change); });
     if (!open_watch()) {
         finish(1);
         return exit_code;
     }
-    signals.add(SIGCHLD);
     signals.add(SIGCONT);  // `fg` of ptrun: a worker waiting for the terminal may have it now
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
-    if (membership) {
-        join_round();
+    if (rounds) {
+        rounds->join();
     } else {
         start_attempt();
     }
@@ -48,9 +43,7 @@ int Agent::Impl::run() {
 void Agent::Impl::wait_signal() {
     signals.async_wait([this](boost::system::error_code ec, int signo) {
         if (ec || finished) return;
-        if (signo == SIGCHLD) {
-            reap();
-        } else if (signo == SIGCONT) {
+        if (signo == SIGCONT) {
             // ptrun itself was stopped until now: that time never counts against a worker.
             if (watch) watch->watching_since = std::chrono::steady_clock::now();
             lend_terminal();
@@ -76,58 +69,47 @@ std::string Agent::Impl::signal_notice(int signo) const {
     return text;
 }
 
-void Agent::Impl::reap() {
-    int status = 0;
-    pid_t pid;
-    // WUNTRACED: a worker stopped (on the terminal, by SIGSTOP) is said at once, never waited on;
-    // WCONTINUED: one continued by someone else (kill -CONT) is no longer stopped.
-    while (!finished && (pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
-        for (auto& w : workers) {
-            if (!w.alive || w.end.pid != pid) continue;
-            if (WIFCONTINUED(status)) {
-                w.stopped = false;
-                break;
-            }
-            if (WIFSTOPPED(status)) {
-                if (!w.stopped) w.stopped_at = std::chrono::steady_clock::now();
-                w.stop_signal = WSTOPSIG(status);
-                on_stopped(w, WSTOPSIG(status));
-                break;
-            }
-            w.alive = false;
-            w.exited_at = std::chrono::steady_clock::now();
-            if (watch) watch->timers.forget_pid(pid);
-            for (const auto& path : w.direct_logs) log_health.check_full(path);
-            w.stopped = false;
-            w.end.exit = from_wait_status(status);
-            w.end.time = std::chrono::system_clock::now();
-            const bool held_terminal = reclaim_terminal(w);
-            if (held_terminal && (w.end.exit.signal == SIGINT || w.end.exit.code == 128 + SIGINT)) {
-                // Ctrl-C reached the worker holding the terminal, not ptrun: stop the job as
-                // ptrun's own Ctrl-C would (not a failure to restart from).
-                log->info("{}, which had the terminal, was interrupted (Ctrl-C): stopping the job",
-                          who(w));
-                apply(SignalReceived{SIGINT, true});
-            }
-            apply(WorkerExited{w.end.local_rank, w.end.exit});
-            if (!finished && w.end.exit.succeeded()) watch_stragglers();
-            if (!finished && held_terminal) lend_terminal();
-            break;
-        }
-    }
+void Agent::Impl::on_child(const ChildChange& change) {
     if (finished) return;
-    std::vector<pid_t> current;
-    for (const auto& w : workers) {
-        if (w.alive) current.push_back(w.end.pid);
+    for (auto& w : workers) {
+        if (!w.alive || w.end.pid != change.pid) continue;
+        if (change.kind == ChildChange::Kind::Continued) {
+            w.stopped = false;
+            return;
+        }
+        if (change.kind == ChildChange::Kind::Stopped) {
+            if (!w.stopped) w.stopped_at = std::chrono::steady_clock::now();
+            w.stop_signal = change.stop_signal;
+            on_stopped(w, change.stop_signal);
+            return;
+        }
+        w.alive = false;
+        w.exited_at = std::chrono::steady_clock::now();
+        if (watch) watch->timers.forget_pid(change.pid);
+        for (const auto& path : w.direct_logs) log_health.check_full(path);
+        w.stopped = false;
+        w.end.exit = change.exit;
+        w.end.time = std::chrono::system_clock::now();
+        const bool held_terminal = reclaim_terminal(w);
+        if (held_terminal && (w.end.exit.signal == SIGINT || w.end.exit.code == 128 + SIGINT)) {
+            // Ctrl-C reached the worker holding the terminal, not ptrun: stop the job as
+            // ptrun's own Ctrl-C would (not a failure to restart from).
+            log->info("{}, which had the terminal, was interrupted (Ctrl-C): stopping the job",
+                      who(w));
+            apply(SignalReceived{SIGINT, true});
+        }
+        apply(WorkerExited{w.end.local_rank, w.end.exit});
+        if (!finished && w.end.exit.succeeded()) watch_stragglers();
+        if (!finished && held_terminal) lend_terminal();
+        return;
     }
-    containment->children_reaped(current);  // orphans of attempts that are over
 }
 
 void Agent::Impl::apply(const Event& ev) {
     Decision d = decide(state, policy, ev);
     if (d.first_failure) {
         root_cause = workers[static_cast<std::size_t>(d.first_failure->local_rank)].end;
-        report_local_failure();
+        if (rounds) rounds->report_failure(*root_cause);
     }
     state = d.next;
     act(d.action);
@@ -165,16 +147,21 @@ void Agent::Impl::act(const Action& a) {
             finish(a.exit_code);
             return;
         case ActionKind::ReportSuccess:
-            if (placement.nodes > 1)
-                log->info("every local worker succeeded; waiting for the other nodes");
-            membership->session->report_success(placement.round);
+            rounds->report_success();
             return;
         case ActionKind::Rejoin:
             end_attempt();
             root_cause.reset();
-            join_round();
+            rounds->join();
             return;
     }
+}
+
+void Agent::Impl::start_round(const NodePlacement& a) {
+    if (finished) return;
+    placement = a;
+    state.restart_count = a.restart_count;
+    start_attempt();
 }
 
 void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
@@ -186,13 +173,13 @@ void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
             // (a hang, agent_watchdog.cpp); what else runs in its group goes with the attempt.
             watchdog::send_traceback_signal(w.end.pid);
         } else {
-            signal_group(w.end.pid, signo);
+            launcher->signal_group(w.end.pid, signo);
         }
         if (w.stopped && by_ptrun && signo != SIGKILL) {
             // A stopped worker (waiting for the terminal) acts on the stop signal only once
             // continued: without this it would take the whole grace period.
             w.stopped = false;
-            signal_group(w.end.pid, SIGCONT);
+            launcher->signal_group(w.end.pid, SIGCONT);
         }
     }
 }
@@ -258,8 +245,7 @@ void Agent::Impl::end_attempt() {
     grace.cancel();
     straggler.cancel();
     first_success = {};
-    for (auto& w : workers) signal_group(w.end.pid, SIGKILL);
-    if (containment) containment->attempt_ended();  // the cgroup, and every child ptrun inherited
+    launcher->end_attempt();  // every worker's group, the cgroup, every child ptrun inherited
     for (auto& r : relays) r->drain();
     relays.clear();
     if (watch) end_watch_attempt();
@@ -273,7 +259,8 @@ void Agent::Impl::finish(int code) {
     end_attempt();
     exit_code = code;
     finished = true;
-    if (membership) leave(code);
+    launcher->close();
+    if (rounds) rounds->leave(code, state.stop_signal);
     if (root_cause && root_cause->hung) {
         // end_watch_attempt printed the hang report (who stopped first, where every rank was).
     } else if (root_cause && !state.stop_signal) {
@@ -285,19 +272,9 @@ void Agent::Impl::finish(int code) {
                               command.interpreter, command.interpreter_origin};
         auto report = format_failure_report(*root_cause, others, context);
         console->err.write(report);
-    } else if (last_round_end && last_round_end->final && last_round_end->exit_code == 0 &&
-               code != 0 && !state.stop_signal) {
-        std::string line = "ptrun: error: the rendezvous declared the job complete (round " +
-                           std::to_string(placement.round) + ") while " +
-                           std::to_string(alive_at_round_end) + " of this node's " +
-                           std::to_string(config.nproc_per_node) +
-                           " workers were still running; they were stopped and this node does not "
-                           "report success (a forged or inconsistent rendezvous value)\n";
-        console->err.write(line);
-    } else if (last_round_end && last_round_end->final && code != 0 &&
-               !last_round_end->message.empty() && !state.stop_signal) {
-        std::string line = "ptrun: job failed: " + last_round_end->message + "\n";
-        console->err.write(line);
+    } else if (rounds && !state.stop_signal) {
+        // No local failure explains the code: the rendezvous ended the job.
+        if (auto line = rounds->end_report(code); !line.empty()) console->err.write(line);
     }
     boost::system::error_code ignored;
     signals.cancel(ignored);
@@ -306,11 +283,17 @@ void Agent::Impl::finish(int code) {
 
 Agent::Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement local,
              env::EnvMap parent_env, StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
-             std::optional<Membership> membership, std::shared_ptr<Console> console)
-    : impl_(std::make_unique<Impl>(config, std::move(command), std::move(local),
+             std::optional<Membership> membership, std::shared_ptr<Console> console,
+             std::unique_ptr<WorkerLauncher> launcher) {
+    if (!launcher) {
+        launcher = std::make_unique<ProcessLauncher>(
+            containment_options(config.run_id, parent_env),
+            env::lookup(parent_env, kJobTagVariable).value_or(""), logger);
+    }
+    impl_ = std::make_unique<Impl>(config, std::move(command), std::move(local),
                                    std::move(parent_env), std::move(store), std::move(logger),
-                                   std::move(membership))) {
-    impl_->console = console ? std::move(console) : std::make_shared<Console>();
+                                   std::move(membership), std::move(launcher),
+                                   console ? std::move(console) : std::make_shared<Console>());
 }
 
 Agent::~Agent() = default;

@@ -1,6 +1,9 @@
 #pragma once
-/// Agent::Impl: the agent's state, shared by agent.cpp (supervision: signals, child exits,
-/// decisions), agent_rounds.cpp (multi-node rounds) and agent_workers.cpp (spawning workers).
+/// Agent::Impl: the agent's supervision of this node's workers: the attempt's workers, GroupState,
+/// the restart policy, the root cause and the job's end, private to agent.cpp (signals, child
+/// exits, decisions), agent_workers.cpp (starting an attempt), agent_terminal.cpp and
+/// agent_watchdog.cpp. Multi-node rounds are RoundDriver's (agent_rounds.hpp), which owns the
+/// membership and the running round; processes are the WorkerLauncher's.
 
 #include <spdlog/spdlog.h>
 
@@ -15,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "agent_rounds.hpp"
 #include "agent_watch.hpp"
 #include "ptrun/launcher/agent.hpp"
-#include "ptrun/launcher/containment.hpp"
 #include "ptrun/launcher/decide.hpp"
 #include "ptrun/launcher/failure_report.hpp"
 #include "ptrun/launcher/log_health.hpp"
@@ -27,10 +30,11 @@
 #include "ptrun/launcher/round.hpp"
 #include "ptrun/launcher/spawn.hpp"
 #include "ptrun/launcher/terminal.hpp"
+#include "ptrun/launcher/worker_launcher.hpp"
 
 namespace ptrun::launcher {
 
-struct Agent::Impl {
+class Agent::Impl {
     /// One worker of the current attempt.
     struct Worker {
         WorkerEnd end;
@@ -49,23 +53,34 @@ struct Agent::Impl {
         bool direct = false;  ///< the worker writes log_path itself
     };
 
+  public:
     Impl(const LaunchConfig& c, WorkerCommand cmd, LocalPlacement lp, env::EnvMap e,
-         StoreEndpoint s, std::shared_ptr<spdlog::logger> l, std::optional<Membership> m)
+         StoreEndpoint s, std::shared_ptr<spdlog::logger> l, std::optional<Membership> m,
+         std::unique_ptr<WorkerLauncher> wl, std::shared_ptr<Console> out)
         : config(c),
           command(std::move(cmd)),
           local(std::move(lp)),
           parent_env(std::move(e)),
           store(std::move(s)),
           log(std::move(l)),
-          membership(std::move(m)),
           signals(io),
           grace(io),
           straggler(io),
+          launcher(std::move(wl)),
           logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""),
                c.nproc_per_node),
           log_health(log) {
         policy.max_restarts = c.max_restarts;
-        state.distributed = membership.has_value();
+        if (m) {
+            rounds.emplace(std::move(*m), c, io, log,
+                           RoundDriver::Hooks{
+                               .start = [this](const NodePlacement& p) { start_round(p); },
+                               .ended = [this](const RoundEnded& end) { apply(end); },
+                               .failed = [this](int code) { finish(code); },
+                               .alive = [this] { return state.alive; },
+                           });
+        }
+        state.distributed = rounds.has_value();
         placement.group_rank = c.node_rank;
         placement.nodes = 1;
         // One node: it is node rank 0 (resolve refuses another) and holds every rank. A job of
@@ -74,8 +89,13 @@ struct Agent::Impl {
         placement.world_size = c.nproc_per_node;
         placement.master_addr = store.host;
         placement.master_port = store.port;
+        console = std::move(out);
     }
 
+    /// Runs the agent to the end (signals, child exits and round events on `io`); the exit code.
+    int run();
+
+  private:
     const LaunchConfig& config;
     WorkerCommand command;
     LocalPlacement local;  ///< each local worker's devices and binding
@@ -84,18 +104,18 @@ struct Agent::Impl {
     env::EnvMap parent_env;
     StoreEndpoint store;
     std::shared_ptr<spdlog::logger> log;
-    std::optional<Membership> membership;
     NodePlacement placement;  ///< this node's place in the job for the current attempt
-    std::optional<RoundEnd> last_round_end;  ///< multi-node: how the running round ended
-    int alive_at_round_end = 0;              ///< multi-node: local workers running when it ended
     boost::asio::io_context io{1};
+    /// Multi-node: the rounds this node goes through (agent_rounds.cpp); empty on one node.
+    std::optional<RoundDriver> rounds;
     boost::asio::signal_set signals;
     boost::asio::steady_timer grace;
     /// Says which workers a half-finished group still waits on.
     boost::asio::steady_timer straggler;
     /// When a worker of this attempt first exited 0.
     std::chrono::steady_clock::time_point first_success;
-    std::unique_ptr<Containment> containment;  ///< created in run(); destroyed after `logs`
+    /// Starts, signals and reaps the workers (containment included); destroyed after `logs`.
+    std::unique_ptr<WorkerLauncher> launcher;
     LogLayout logs;
     LogHealth log_health;
     std::shared_ptr<Console> console;  ///< ptrun's stdout/stderr, never blocking
@@ -119,14 +139,12 @@ struct Agent::Impl {
     static bool stops_job(int signo) { return signo != SIGUSR1 && signo != SIGUSR2; }
 
     // supervision (agent.cpp)
-    /// Runs the agent to the end (signals, child exits and round events on `io`); the exit code.
-    int run();
-    /// Waits for the next signal (SIGCHLD: reap; others: stop or forward).
+    /// Waits for the next signal (SIGCONT: lend the terminal; others: stop or forward).
     void wait_signal();
     /// What receiving `signo` does now, said to the person who sent it (the grace, Ctrl-C twice).
     std::string signal_notice(int signo) const;
-    /// Reaps every exited child and feeds each worker exit to decide().
-    void reap();
+    /// A worker exited, stopped or was continued (the launcher says): exits feed decide().
+    void on_child(const ChildChange& change);
     /// Feeds `ev` to decide() and carries out the action.
     void apply(const Event& ev);
     /// Carries out one action of the decision table.
@@ -190,20 +208,8 @@ struct Agent::Impl {
     /// "worker rank R (local rank L, pid P)".
     static std::string who(const Worker& w);
 
-    // multi-node rounds (agent_rounds.cpp): session callbacks are posted to `io`
-    /// Multi-node: joins the next rendezvous round; its placement or error is posted to `io`.
-    void join_round();
-    /// Multi-node: a round closed with this node in it: watch its end, start the workers.
+    /// Multi-node: a round closed with this node in it: its placement, then the workers.
     void start_round(const NodePlacement& a);
-    /// Multi-node: the running round ended (failure elsewhere, scale-up, completion, ...).
-    void on_round_end(const RoundEnd& end);
-    /// Multi-node: the store became unreachable: the job is over for this node.
-    void on_store_lost(const std::string& message);
-    /// Multi-node: tells the coordinator that a local worker failed (ends the round everywhere).
-    void report_local_failure();
-    /// Multi-node: tells the coordinator this agent is leaving; the store host waits (at most
-    /// close_timeout) until every other node has left before its store goes away.
-    void leave(int code);
 
     // workers (agent_workers.cpp)
     /// Spawns this node's workers for the current attempt and placement; when their files or

@@ -1,87 +1,113 @@
+#include "agent_rounds.hpp"
+
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/post.hpp>
 
-#include "agent_impl.hpp"
-#include "ptrun/launcher/coordinator.hpp"
 #include "ptrun/launcher/duration_text.hpp"
-#include "ptrun/launcher/rdzv_session.hpp"
+#include "ptrun/launcher/exit_status.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;
 
-void Agent::Impl::join_round() {
-    membership->session->join(
-        [this](NodePlacement p) { asio::post(io, [this, p = std::move(p)] { start_round(p); }); },
+RoundDriver::RoundDriver(Membership membership, const LaunchConfig& config,
+                         boost::asio::io_context& io, std::shared_ptr<spdlog::logger> log,
+                         Hooks hooks)
+    : membership_(std::move(membership)),
+      config_(config),
+      io_(io),
+      log_(std::move(log)),
+      hooks_(std::move(hooks)) {}
+
+void RoundDriver::join() {
+    membership_.session->join(
+        [this](NodePlacement p) { asio::post(io_, [this, p = std::move(p)] { start_round(p); }); },
         [this](RendezvousError e) {
-            asio::post(io, [this, e] {
-                if (finished) return;
-                log->error("{}", e.what());
-                finish(e.exit_code);
+            asio::post(io_, [this, e] {
+                if (left_) return;
+                log_->error("{}", e.what());
+                hooks_.failed(e.exit_code);
             });
         });
 }
 
-void Agent::Impl::start_round(const NodePlacement& a) {
-    if (finished) return;
-    placement = a;
-    state.restart_count = a.restart_count;
-    last_round_end.reset();
-    log->info(
+void RoundDriver::start_round(const NodePlacement& a) {
+    if (left_) return;
+    round_ = a;
+    last_end_.reset();
+    log_->info(
         "round {}: group rank {} of {} node(s), ranks {}..{} of world size {}, restart {} of {}",
-        a.round, a.group_rank, a.nodes, placement.rank_base,
-        placement.rank_base + config.nproc_per_node - 1, placement.world_size, a.restart_count,
-        config.max_restarts);
-    membership->session->watch(
-        a, [this](RoundEnd end) { asio::post(io, [this, end] { on_round_end(end); }); },
+        a.round, a.group_rank, a.nodes, a.rank_base, a.rank_base + config_.nproc_per_node - 1,
+        a.world_size, a.restart_count, config_.max_restarts);
+    membership_.session->watch(
+        a, [this](RoundEnd end) { asio::post(io_, [this, end] { on_round_end(end); }); },
         [this](std::string message) {
-            asio::post(io, [this, message] { on_store_lost(message); });
+            asio::post(io_, [this, message] { on_store_lost(message); });
         });
-    start_attempt();
+    hooks_.start(a);
 }
 
-void Agent::Impl::on_round_end(const RoundEnd& end) {
-    if (finished) return;
-    last_round_end = end;
-    alive_at_round_end = state.alive;
+void RoundDriver::on_round_end(const RoundEnd& end) {
+    if (left_) return;
+    last_end_ = end;
+    alive_at_end_ = hooks_.alive();
     if (end.reason != EndReason::Complete) {
-        log->warn("round {} ended: {}{}", placement.round, end.message,
-                  end.final ? "" : "; stopping the workers to re-form the group");
+        log_->warn("round {} ended: {}{}", round_.round, end.message,
+                   end.final ? "" : "; stopping the workers to re-form the group");
     }
-    apply(RoundEnded{.final = end.final, .exit_code = end.final ? end.exit_code : 0});
+    hooks_.ended(RoundEnded{.final = end.final, .exit_code = end.final ? end.exit_code : 0});
 }
 
-void Agent::Impl::on_store_lost(const std::string& message) {
-    if (finished) return;
-    log->error("{}; stopping the workers", message);
-    last_round_end = RoundEnd{.reason = EndReason::Error, .final = true, .message = message};
-    apply(RoundEnded{.final = true, .exit_code = 1});
+void RoundDriver::on_store_lost(const std::string& message) {
+    if (left_) return;
+    log_->error("{}; stopping the workers", message);
+    last_end_ = RoundEnd{.reason = EndReason::Error, .final = true, .message = message};
+    hooks_.ended(RoundEnded{.final = true, .exit_code = 1});
 }
 
-void Agent::Impl::report_local_failure() {
-    if (!membership || !root_cause) return;
-    const std::string what =
-        root_cause->cause.empty() ? "failed: " + describe(root_cause->exit) : root_cause->cause;
+void RoundDriver::report_failure(const WorkerEnd& root) {
+    const std::string what = root.cause.empty() ? "failed: " + describe(root.exit) : root.cause;
     const RoundEnd end{.reason = EndReason::Failure,
                        .final = false,
-                       .exit_code = root_cause->hung ? kExitHung : root_cause->exit.shell_code(),
-                       .host = config.hostname,
-                       .rank = root_cause->rank,
-                       .message = "worker rank " + std::to_string(root_cause->rank) +
-                                  " (local rank " + std::to_string(root_cause->local_rank) +
-                                  ") on " + config.hostname + " " + what};
-    membership->session->report_failure(placement.round, end);
+                       .exit_code = root.hung ? kExitHung : root.exit.shell_code(),
+                       .host = config_.hostname,
+                       .rank = root.rank,
+                       .message = "worker rank " + std::to_string(root.rank) + " (local rank " +
+                                  std::to_string(root.local_rank) + ") on " + config_.hostname +
+                                  " " + what};
+    membership_.session->report_failure(round_.round, end);
 }
 
-void Agent::Impl::leave(int code) {
-    std::string why = state.stop_signal ? "stopped by " + signal_name(state.stop_signal)
-                                        : "exiting with code " + std::to_string(code);
-    membership->session->report_leaving(placement.round, why);
-    const bool job_over = last_round_end && last_round_end->final;
-    if (membership->coordinator && job_over &&
-        !membership->coordinator->wait_drained(membership->self_id, membership->close_timeout)) {
-        log->warn("not every node left within close_timeout ({}); stopping the store anyway",
-                  seconds_text(membership->close_timeout));
+void RoundDriver::report_success() {
+    if (round_.nodes > 1) log_->info("every local worker succeeded; waiting for the other nodes");
+    membership_.session->report_success(round_.round);
+}
+
+void RoundDriver::leave(int code, int stop_signal) {
+    left_ = true;
+    std::string why = stop_signal ? "stopped by " + signal_name(stop_signal)
+                                  : "exiting with code " + std::to_string(code);
+    membership_.session->report_leaving(round_.round, why);
+    const bool job_over = last_end_ && last_end_->final;
+    if (membership_.coordinator && job_over &&
+        !membership_.coordinator->wait_drained(membership_.self_id, membership_.close_timeout)) {
+        log_->warn("not every node left within close_timeout ({}); stopping the store anyway",
+                   seconds_text(membership_.close_timeout));
     }
-    membership->session->stop();
+    membership_.session->stop();
+}
+
+std::string RoundDriver::end_report(int code) const {
+    if (!last_end_ || !last_end_->final || code == 0) return "";
+    if (last_end_->exit_code == 0) {
+        return "ptrun: error: the rendezvous declared the job complete (round " +
+               std::to_string(round_.round) + ") while " + std::to_string(alive_at_end_) +
+               " of this node's " + std::to_string(config_.nproc_per_node) +
+               " workers were still running; they were stopped and this node does not report "
+               "success (a forged or inconsistent rendezvous value)\n";
+    }
+    if (last_end_->message.empty()) return "";
+    return "ptrun: job failed: " + last_end_->message + "\n";
 }
 
 }  // namespace ptrun::launcher

@@ -16,7 +16,7 @@ void Agent::Impl::on_stopped(Worker& w, int signo) {
         // again) and the worker goes on in the background; the next worker waiting gets it.
         terminal.reclaim(w.end.pid);
         w.stopped = false;
-        signal_group(w.end.pid, SIGCONT);
+        launcher->signal_group(w.end.pid, SIGCONT);
         log->info("Ctrl-Z: ptrun took the terminal back from {}, which goes on in the background",
                   who(w));
         lend_terminal();

@@ -86,7 +86,7 @@ bool Agent::Impl::open_watch() {
                                            errno));
             return false;
         }
-        containment->note_temp_dir(watch->dir);  // removed after a kill -9 of ptrun too
+        launcher->note_temp_dir(watch->dir);  // removed after a kill -9 of ptrun too
     }
     if (config.health_port) {
         watchdog::HealthServerOptions options;

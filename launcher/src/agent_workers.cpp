@@ -10,7 +10,6 @@
 #include "ptrun/launcher/console_stream.hpp"
 #include "ptrun/launcher/environment_error.hpp"
 #include "ptrun/launcher/fixed_placement.hpp"
-#include "ptrun/launcher/process_sweep.hpp"
 #include "ptrun/launcher/spawn.hpp"
 #include "ptrun/placement/binding_report.hpp"
 
@@ -33,10 +32,10 @@ int open_log(const std::string& path, const LaunchConfig& c) {
 void Agent::Impl::start_attempt() {
     workers.assign(static_cast<std::size_t>(config.nproc_per_node), Worker{});
     for (auto& shared : filtered_logs) shared.reset();  // each attempt's own filtered_*.log
-    containment->attempt_started();
+    launcher->begin_attempt();
     try {
         auto requests = prepare_attempt();  // every directory first: a full disk starts nobody
-        containment->note_temp_dir(logs.temporary_error_root());
+        launcher->note_temp_dir(logs.temporary_error_root());
         if (watch) watch_attempt(requests);
         for (std::size_t i = 0; i < requests.size(); ++i) {
             spawn(static_cast<int>(i), requests[i]);
@@ -53,8 +52,6 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
     const int attempt = state.restart_count;
     const int world = config.nproc_per_node;
     const auto& p = placement;
-    const std::string tag =
-        containment->worker_tag(env::lookup(parent_env, kJobTagVariable).value_or(""));
     logs.begin_attempt(attempt, p.round);
     std::vector<SpawnRequest> requests;
     requests.reserve(static_cast<std::size_t>(world));
@@ -86,7 +83,6 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
         requests.push_back(
             SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
         auto& request = requests.back();
-        request.env[kJobTagVariable] = tag;
         apply_to_env(local, lr, request.env);
         const auto& slot = local.workers[static_cast<std::size_t>(lr)];
         if (slot.binding) request.binding = &slot.prepared;
@@ -111,15 +107,10 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     for (const auto* stream : {&out, &err}) {
         if (stream->direct) w.direct_logs.push_back(stream->log_path);
     }
-    int cgroup_errno = 0;
-    req.cgroup_dir_fd = containment->cgroup_dir_fd();
-    req.cgroup_procs_fd = containment->cgroup_procs_fd();
-    req.cgroup_errno = &cgroup_errno;
     state.alive += 1;
     try {
-        w.end.pid = spawn_worker(req);
+        w.end.pid = launcher->launch(req);  // tags it PTRUN_JOB_TAG, into the job's cgroup
         w.alive = true;
-        if (cgroup_errno != 0) containment->cgroup_join_failed(cgroup_errno);
     } catch (const SpawnError& e) {
         log->error("local rank {}: {}", lr, e.what());
         w.end.exit = WorkerExit{127, 0};

@@ -12,7 +12,9 @@
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/launch_config.hpp"
 #include "ptrun/launcher/local_placement.hpp"
+#include "ptrun/launcher/membership.hpp"
 #include "ptrun/launcher/worker_command.hpp"
+#include "ptrun/launcher/worker_launcher.hpp"
 
 namespace spdlog {
 class logger;
@@ -30,30 +32,20 @@ struct StoreEndpoint {
     std::function<void()> reset;
 };
 
-class RdzvSession;
-class Coordinator;
 struct Console;
-
-/// Multi-node: this node's rendezvous session and, on the store host, the coordinator. The
-/// agent then takes its place in the job (group rank, world size, restart count, store) from
-/// each round's assignment instead of from the command line.
-struct Membership {
-    RdzvSession* session = nullptr;
-    Coordinator* coordinator = nullptr;  ///< non-null on the store host
-    std::string self_id;
-    std::chrono::milliseconds close_timeout{30'000};
-};
 
 class Agent {
   public:
     /// `local`: each local worker's devices and binding (plan_local_placement). `parent_env` is
     /// ptrun's own environment, inherited by every worker. `membership` is null
     /// for a single-node job. `console` is ptrun's stdout/stderr (shared with the logger); null:
-    /// the agent makes its own.
+    /// the agent makes its own. `launcher` starts, signals and reaps the workers; null: a
+    /// ProcessLauncher (clone3 into the job's cgroup, SIGCHLD reaping, containment).
     Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement local,
           env::EnvMap parent_env, StoreEndpoint store, std::shared_ptr<spdlog::logger> logger,
           std::optional<Membership> membership = std::nullopt,
-          std::shared_ptr<Console> console = nullptr);
+          std::shared_ptr<Console> console = nullptr,
+          std::unique_ptr<WorkerLauncher> launcher = nullptr);
     ~Agent();
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
@@ -64,7 +56,7 @@ class Agent {
     int run();
 
   private:
-    struct Impl;
+    class Impl;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -75,8 +75,11 @@ class ConsoleStream {
 /// ptrun's own stdout and stderr as ConsoleStreams: `main` makes one and shares it between the
 /// logger (console_log_sink.hpp) and the agent (worker output, reports).
 struct Console {
-    ConsoleStream out{1, "stdout"};
-    ConsoleStream err{2, "stderr"};
+    Console() : Console(1, 2) {}
+    /// Other descriptors than 1 and 2 (tests capture a report); they stay owned by the caller.
+    Console(int out_fd, int err_fd) : out(out_fd, "stdout"), err(err_fd, "stderr") {}
+    ConsoleStream out;
+    ConsoleStream err;
 };
 
 }  // namespace ptrun::launcher

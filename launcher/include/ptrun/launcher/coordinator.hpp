@@ -9,6 +9,7 @@
 
 #include "ptrun/launcher/coordinator_core.hpp"
 #include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/membership.hpp"
 #include "ptrun/launcher/rdzv_auth.hpp"
 #include "ptrun/launcher/rdzv_keys.hpp"
 #include "ptrun/launcher/store_connector.hpp"
@@ -33,19 +34,19 @@ struct CoordinatorOptions {
     StoreConnector connect;
 };
 
-class Coordinator {
+class Coordinator final : public RoundHost {
   public:
     /// Connects to the store and starts the thread. Throws rdzv::StoreError when it cannot
     /// connect.
     explicit Coordinator(CoordinatorOptions options);
     /// Stops the thread (interrupts its store calls).
-    ~Coordinator();
+    ~Coordinator() override;
     Coordinator(const Coordinator&) = delete;
     Coordinator& operator=(const Coordinator&) = delete;
 
     /// Blocks until the job has ended and every member but `self` has left, at most `timeout`;
     /// true when drained. The store host calls it before it stops the store.
-    bool wait_drained(const std::string& self, std::chrono::milliseconds timeout);
+    bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) override;
 
   private:
     struct Impl;

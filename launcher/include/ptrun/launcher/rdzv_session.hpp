@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/membership.hpp"
 #include "ptrun/launcher/node_placement.hpp"
 #include "ptrun/launcher/node_range.hpp"
 #include "ptrun/launcher/rdzv_auth.hpp"
@@ -24,12 +25,6 @@ class logger;
 }
 
 namespace ptrun::launcher {
-
-/// The rendezvous failed for this node: timed out, rejected, or the store became unreachable.
-struct RendezvousError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-    int exit_code = 1;
-};
 
 /// How a join is going, for whoever tells the person waiting (wait_progress.hpp).
 struct JoinProgress {
@@ -55,29 +50,30 @@ struct RdzvSessionOptions {
     StoreConnector connect;
 };
 
-class RdzvSession {
+class RdzvSession final : public RoundMember {
   public:
     /// Connects to the store (retrying until join_timeout) and starts beating. Throws
     /// RendezvousError.
     explicit RdzvSession(RdzvSessionOptions options);
     /// stop(), then joins the threads.
-    ~RdzvSession();
+    ~RdzvSession() override;
     RdzvSession(const RdzvSession&) = delete;
     RdzvSession& operator=(const RdzvSession&) = delete;
 
     /// Joins the next round on a session thread; `done` gets this node's placement, or the error.
-    void join(std::function<void(NodePlacement)> done, std::function<void(RendezvousError)> failed);
+    void join(std::function<void(NodePlacement)> done,
+              std::function<void(RendezvousError)> failed) override;
     /// Watches the round of `placement` until it ends: `ended` gets its RoundEnd (authenticated
     /// with the placement's token); `lost` gets a message when the store stops answering
     /// (heartbeats included), both at most once per round.
     void watch(const NodePlacement& placement, std::function<void(RoundEnd)> ended,
-               std::function<void(std::string)> lost);
+               std::function<void(std::string)> lost) override;
     /// Tells the coordinator (asynchronously) about this node's workers or departure.
-    void report_failure(int round, RoundEnd end);
-    void report_success(int round);
-    void report_leaving(int round, std::string why);
+    void report_failure(int round, RoundEnd end) override;
+    void report_success(int round) override;
+    void report_leaving(int round, std::string why) override;
     /// Sends what is queued (at most read_timeout), then interrupts every store call and stops.
-    void stop();
+    void stop() override;
 
   private:
     struct Impl;

@@ -1,0 +1,61 @@
+#pragma once
+/// What the agent drives of a multi-node job: its rendezvous session (RdzvSession) and, on the
+/// store host, the coordinator's drain (Coordinator). Interfaces, so tests drive the agent's rounds
+/// through fakes.
+
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "ptrun/launcher/node_placement.hpp"
+#include "ptrun/launcher/round.hpp"
+
+namespace ptrun::launcher {
+
+/// The rendezvous failed for this node: timed out, rejected, or the store became unreachable.
+struct RendezvousError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+    int exit_code = 1;
+};
+
+/// One agent's part in the job's rounds. Results come back through callbacks, on threads of the
+/// implementation's own (the agent posts them onto its loop); no call blocks on the others.
+class RoundMember {
+  public:
+    virtual ~RoundMember() = default;
+    /// Joins the next round; `done` gets this node's placement, or `failed` the error.
+    virtual void join(std::function<void(NodePlacement)> done,
+                      std::function<void(RendezvousError)> failed) = 0;
+    /// Watches the round of `placement` until it ends: `ended` gets its RoundEnd; `lost` gets a
+    /// message when the store stops answering; both at most once per round.
+    virtual void watch(const NodePlacement& placement, std::function<void(RoundEnd)> ended,
+                       std::function<void(std::string)> lost) = 0;
+    /// Tells the coordinator (asynchronously) about this node's workers or departure.
+    virtual void report_failure(int round, RoundEnd end) = 0;
+    virtual void report_success(int round) = 0;
+    virtual void report_leaving(int round, std::string why) = 0;
+    /// Sends what is queued (bounded), then stops; no callback comes after it returns.
+    virtual void stop() = 0;
+};
+
+/// The store host's side: it keeps the store until the other nodes have left.
+class RoundHost {
+  public:
+    virtual ~RoundHost() = default;
+    /// Blocks until the job has ended and every member but `self` has left, at most `timeout`;
+    /// true when drained.
+    virtual bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) = 0;
+};
+
+/// Multi-node: this node's rendezvous session and, on the store host, the coordinator. The
+/// agent then takes its place in the job (group rank, world size, restart count, store) from
+/// each round's assignment instead of from the command line.
+struct Membership {
+    RoundMember* session = nullptr;
+    RoundHost* coordinator = nullptr;  ///< non-null on the store host
+    std::string self_id;
+    std::chrono::milliseconds close_timeout{30'000};
+};
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,56 @@
+#pragma once
+/// The real WorkerLauncher: clone3 into the job's cgroup (spawn.hpp), Containment around every
+/// attempt, and SIGCHLD on the agent's loop reaped with waitpid(WUNTRACED | WCONTINUED): exits,
+/// stops and continues are events, nothing polls.
+
+#include <sys/types.h>
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "ptrun/launcher/containment.hpp"
+#include "ptrun/launcher/worker_launcher.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace ptrun::launcher {
+
+class ProcessLauncher final : public WorkerLauncher {
+  public:
+    /// `options`: the job's containment; `inherited_tag`: ptrun's own PTRUN_JOB_TAG ("" when
+    /// none), kept ahead of this job's in the workers' tag.
+    ProcessLauncher(ContainmentOptions options, std::string inherited_tag,
+                    std::shared_ptr<spdlog::logger> log);
+    /// Ends what is left (Containment's destructor: blocks a few seconds at most).
+    ~ProcessLauncher() override;
+
+    void open(boost::asio::io_context& io, ChangeHandler changed) override;
+    void close() override;
+    void begin_attempt() override;
+    pid_t launch(SpawnRequest& request) override;
+    void signal_group(pid_t pgid, int signo) override;
+    void end_attempt() override;
+    void note_temp_dir(const std::string& path) override;
+
+  private:
+    /// Waits for the next SIGCHLD.
+    void wait_child();
+    /// Reaps every changed child; hands the attempt's workers' changes to `changed_`.
+    void reap();
+
+    ContainmentOptions options_;
+    std::string inherited_tag_;
+    std::shared_ptr<spdlog::logger> log_;
+    std::unique_ptr<Containment> containment_;  ///< made by open()
+    struct Sigchld;                             ///< the SIGCHLD signal_set on the agent's loop
+    std::unique_ptr<Sigchld> sigchld_;
+    ChangeHandler changed_;
+    bool open_ = false;
+    std::set<pid_t> attempt_;  ///< every worker launched in the current attempt
+    std::set<pid_t> alive_;    ///< those not yet reaped
+};
+
+}  // namespace ptrun::launcher
