@@ -67,7 +67,9 @@ int launch(const std::vector<std::string>& args) {
     if (config.explain) {
         auto rows = explain_rows(local, config, env);
         rows.push_back(explain_containment_row(env));
-        std::cout << explain(config, options, find_interpreter(config, env), rows);
+        const auto* per_rank = std::get_if<PerRankLaunch>(&plan);
+        std::cout << explain(config, per_rank ? &per_rank->placement : nullptr, options,
+                             find_interpreter(config, env), rows);
         for (const auto& warning : local.warnings) std::cout << "warning: " << warning << "\n";
         return 0;
     }
@@ -100,7 +102,7 @@ int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
 
 /// One node: the agent hosts the workers' store.
 int run_mode(const ptrun::launcher::SingleNodeLaunch& plan, Job& job) {
-    auto store = ptrun::launcher::open_workers_store(plan.config, job.logger);
+    auto store = ptrun::launcher::start_agent_store(plan.config, job.logger);
     return run_agent(plan.config, job, store.endpoint);
 }
 
@@ -117,11 +119,13 @@ int run_mode(const ptrun::launcher::ElasticLaunch& plan, Job& job) {
 
 /// SLURM one task per rank: the agent's one worker, then the exit barrier.
 int run_mode(const ptrun::launcher::PerRankLaunch& plan, Job& job) {
-    auto store = ptrun::launcher::open_workers_store(plan.config, job.logger);
+    auto store = ptrun::launcher::open_workers_store(plan.config, plan.placement, job.logger);
+    job.local.scheduled = plan.placement;  // the agent's one worker takes SLURM's identity
     // run_agent destroys the agent, and its signal handlers go with it: a signal during the
     // barrier below ends ptrun at once.
     const int code = run_agent(plan.config, job, store.endpoint);
-    ptrun::launcher::placement_exit_barrier(plan.config, code, job.logger);  // store outlives ranks
+    ptrun::launcher::placement_exit_barrier(plan.config, plan.placement, code,
+                                            job.logger);  // store outlives ranks
     return code;
 }
 

@@ -78,7 +78,7 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
         id.run_id = config.run_id;
         id.use_agent_store = store.agent_hosted;
         id.error_file = w.end.error_file;
-        if (config.fixed_placement) apply_placement(*config.fixed_placement, id);  // SLURM per-rank
+        if (local.scheduled) apply_placement(*local.scheduled, id);  // SLURM per-rank
         w.end.rank = id.rank;
         requests.push_back(
             SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});

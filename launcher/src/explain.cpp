@@ -70,11 +70,10 @@ void explain_placement(Table& out, const FixedPlacement& p) {
 
 }  // namespace
 
-std::string explain(const LaunchConfig& c, const LaunchOptions& o,
+std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const LaunchOptions& o,
                     const std::optional<Interpreter>& interpreter,
                     const std::vector<ExplainRow>& extra) {
     Table out;
-    const auto* fixed = c.fixed_placement ? &*c.fixed_placement : nullptr;
     row(out, "mode", mode_name(c.slurm_mode), source_of(o, Option::SlurmMode));
     if (fixed) {
         explain_placement(out, *fixed);

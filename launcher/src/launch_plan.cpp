@@ -8,10 +8,9 @@
 
 namespace ptrun::launcher {
 
-LaunchConfig resolve_launch(const LaunchOptions& opts, std::optional<FixedPlacement> placement,
-                            const HostFacts& host, const env::EnvMap& env) {
+LaunchConfig resolve_launch(const LaunchOptions& opts, const HostFacts& host,
+                            const env::EnvMap& env) {
     auto c = resolve(opts, host);
-    c.fixed_placement = std::move(placement);
     try {
         if (auto s = env::lookup_int(env, "PTRUN_STRAGGLER_NOTICE", 1, 365L * 86'400)) {
             c.straggler_notice = std::chrono::seconds(*s);
@@ -24,8 +23,18 @@ LaunchConfig resolve_launch(const LaunchOptions& opts, std::optional<FixedPlacem
 
 LaunchPlan make_launch_plan(const LaunchOptions& opts, std::optional<FixedPlacement> placement,
                             const HostFacts& host, const env::EnvMap& env) {
-    auto config = resolve_launch(opts, std::move(placement), host, env);
-    if (config.fixed_placement) return PerRankLaunch{std::move(config)};
+    auto config = resolve_launch(opts, host, env);
+    if (placement) {
+        if (config.numa_binding || config.virtual_local_rank) {
+            // Each task would place its one worker without knowing the node's other tasks.
+            throw UsageError(
+                std::string(config.numa_binding ? "--numa-binding" : "--virtual-local-rank") +
+                " with one SLURM task per rank: each ptrun runs one worker and cannot place it "
+                "among the node's others; let SLURM place the tasks (srun --cpu-bind, "
+                "--gpus-per-task) or start one task per node");
+        }
+        return PerRankLaunch{std::move(config), std::move(*placement)};
+    }
     if (config.multi_node()) return ElasticLaunch{std::move(config), host.random_id};
     return SingleNodeLaunch{std::move(config)};
 }

@@ -59,13 +59,6 @@ void plan_bindings(LocalPlacement& plan, const LaunchConfig& c,
 LocalPlacement plan_local_placement(const LaunchConfig& c,
                                     const std::vector<env::CudaDevice>& visible,
                                     const env::EnvMap& env, const PlacementSources& sources) {
-    if (c.fixed_placement && (c.numa_binding || c.virtual_local_rank)) {
-        // Each task would place its one worker without knowing the node's other tasks.
-        throw UsageError(std::string(c.numa_binding ? "--numa-binding" : "--virtual-local-rank") +
-                         " with one SLURM task per rank: each ptrun runs one worker and cannot "
-                         "place it among the node's others; let SLURM place the tasks (srun "
-                         "--cpu-bind, --gpus-per-task) or start one task per node");
-    }
     LocalPlacement plan;
     plan.workers.resize(static_cast<std::size_t>(c.nproc_per_node));
     plan.virtual_local_rank = c.virtual_local_rank;

@@ -12,12 +12,10 @@ constexpr std::chrono::milliseconds kCountOutTimeout{5'000};
 
 }  // namespace
 
-void placement_exit_barrier(const LaunchConfig& config, int exit_code,
+void placement_exit_barrier(const LaunchConfig& config, const FixedPlacement& p, int exit_code,
                             const std::shared_ptr<spdlog::logger>& log,
                             std::chrono::milliseconds timeout) {
-    if (!config.fixed_placement || !config.master_port || config.fixed_placement->world_size < 2)
-        return;
-    const auto& p = *config.fixed_placement;
+    if (!config.master_port || p.world_size < 2) return;
     const std::string count_key = "ptrun/exit/" + config.run_id + "/count";
     const std::string all_key = "ptrun/exit/" + config.run_id + "/all";
     rdzv::TcpStoreClientOptions options;

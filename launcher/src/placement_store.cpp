@@ -4,8 +4,9 @@
 
 namespace ptrun::launcher {
 
-AgentStore open_workers_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger) {
-    if (!config.fixed_placement || config.fixed_placement->hosts_store) {
+AgentStore open_workers_store(const LaunchConfig& config, const FixedPlacement& placement,
+                              std::shared_ptr<spdlog::logger> logger) {
+    if (placement.hosts_store) {
         return start_agent_store(config, std::move(logger));
     }
     AgentStore remote;

@@ -19,22 +19,21 @@ LaunchOptions options_for(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("resolve_launch: the placement and the straggler notice complete the configuration",
+TEST_CASE("resolve_launch: the straggler notice completes the configuration",
           "[launcher][config]") {
     auto options = options_for({});
-    auto plain = resolve_launch(options, std::nullopt, {}, {});
-    CHECK_FALSE(plain.fixed_placement);
+    auto plain = resolve_launch(options, {}, {});
     CHECK(plain.straggler_notice == std::chrono::seconds(300));
     FixedPlacement placement;
     placement.rank = 3;
     placement.world_size = 4;
-    auto per_rank = resolve_launch(options, placement, {}, {{"PTRUN_STRAGGLER_NOTICE", "7"}});
-    CHECK(per_rank.fixed_placement == placement);
-    CHECK(per_rank.straggler_notice == std::chrono::seconds(7));
-    CHECK_THROWS_AS(resolve_launch(options, std::nullopt, {}, {{"PTRUN_STRAGGLER_NOTICE", "0"}}),
-                    UsageError);
+    auto per_rank = make_launch_plan(options, placement, {}, {{"PTRUN_STRAGGLER_NOTICE", "7"}});
+    REQUIRE(std::holds_alternative<PerRankLaunch>(per_rank));
+    CHECK(std::get<PerRankLaunch>(per_rank).placement == placement);
+    CHECK(config_of(per_rank).straggler_notice == std::chrono::seconds(7));
+    CHECK_THROWS_AS(resolve_launch(options, {}, {{"PTRUN_STRAGGLER_NOTICE", "0"}}), UsageError);
     CHECK_THROWS_WITH(
-        resolve_launch(options, std::nullopt, {}, {{"PTRUN_STRAGGLER_NOTICE", "soon"}}),
+        resolve_launch(options, {}, {{"PTRUN_STRAGGLER_NOTICE", "soon"}}),
         Catch::Contains("PTRUN_STRAGGLER_NOTICE='soon'") && Catch::EndsWith(" (seconds)"));
 }
 
@@ -61,12 +60,21 @@ TEST_CASE("make_launch_plan: single node or elastic or per rank from the options
     // sbatch -N2 --ntasks-per-node=2, task 3: SLURM placed the rank; one worker, no rendezvous.
     auto per_rank = plan_in(cols::column_E());
     REQUIRE(std::holds_alternative<PerRankLaunch>(per_rank));
-    const auto& fixed = std::get<PerRankLaunch>(per_rank).placement();
+    const auto& fixed = std::get<PerRankLaunch>(per_rank).placement;
     CHECK(fixed.rank == 3);
     CHECK(fixed.world_size == 4);
-    CHECK(config_of(per_rank).fixed_placement == fixed);
     CHECK(config_of(per_rank).nproc_per_node == 1);
     // --slurm-mode per-node turns the same task into an elastic agent.
     CHECK(std::holds_alternative<ElasticLaunch>(
         plan_in(cols::column_E(), {"--slurm-mode", "per-node"})));
+}
+
+TEST_CASE("placement options are refused with one SLURM task per rank", "[launcher][config]") {
+    auto refused = [](std::vector<std::string> args) {
+        return make_launch_plan(options_for(std::move(args)), FixedPlacement{}, {}, {});
+    };
+    CHECK_THROWS_WITH(refused({"--numa-binding", "node"}),
+                      Catch::Contains("--numa-binding with one SLURM task per rank"));
+    CHECK_THROWS_WITH(refused({"--virtual-local-rank"}),
+                      Catch::Contains("--virtual-local-rank with one SLURM task per rank"));
 }

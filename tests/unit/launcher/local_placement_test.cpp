@@ -163,14 +163,3 @@ TEST_CASE("explain shows each worker's GPUs and binding", "[launcher][placement]
     CHECK(rows[1].value == "gpus none, cpus 1, memory node 0");
     CHECK_THAT(rows[1].from, Catch::Contains("--numa-binding exclusive"));
 }
-
-TEST_CASE("placement options are refused with one SLURM task per rank", "[launcher][placement]") {
-    auto c = config_for({"--numa-binding", "node"}, {});
-    c.fixed_placement = FixedPlacement{};
-    CHECK_THROWS_WITH(plan_local_placement(c, {}, {}),
-                      Catch::Contains("--numa-binding with one SLURM task per rank"));
-    c = config_for({"--virtual-local-rank"}, {});
-    c.fixed_placement = FixedPlacement{};
-    CHECK_THROWS_WITH(plan_local_placement(c, {}, {}),
-                      Catch::Contains("--virtual-local-rank with one SLURM task per rank"));
-}

@@ -14,17 +14,20 @@ using namespace std::chrono_literals;
 
 namespace {
 
-LaunchConfig task(int rank, std::uint16_t port) {
+LaunchConfig task_config(std::uint16_t port) {
     LaunchConfig c;
     c.run_id = "slurm-9.0";
     c.master_addr = "127.0.0.1";
     c.master_port = port;
+    return c;
+}
+
+FixedPlacement task(int rank) {
     FixedPlacement p;
     p.rank = rank;
     p.world_size = 3;
     p.hosts_store = rank == 0;
-    c.fixed_placement = p;
-    return c;
+    return p;
 }
 
 std::shared_ptr<spdlog::logger> quiet() {
@@ -38,11 +41,12 @@ TEST_CASE("exit barrier: the store host waits until every other rank has ended",
           "[launcher][slurm]") {
     ptrun::rdzv::TcpStoreServer server({.host = "127.0.0.1", .port = 0});
     const auto port = server.port();
-    auto host = std::async(std::launch::async,
-                           [&] { placement_exit_barrier(task(0, port), 0, quiet(), 20s); });
-    placement_exit_barrier(task(1, port), 0, quiet());
-    CHECK(host.wait_for(200ms) == std::future_status::timeout);  // one rank is still running
-    placement_exit_barrier(task(2, port), 1, quiet());           // a failed rank counts out too
+    auto host = std::async(std::launch::async, [&] {
+        placement_exit_barrier(task_config(port), task(0), 0, quiet(), 20s);
+    });
+    placement_exit_barrier(task_config(port), task(1), 0, quiet());
+    CHECK(host.wait_for(200ms) == std::future_status::timeout);      // one rank is still running
+    placement_exit_barrier(task_config(port), task(2), 1, quiet());  // a failed rank counts out too
     CHECK(host.wait_for(10s) == std::future_status::ready);
     host.get();
 }
@@ -51,9 +55,9 @@ TEST_CASE("exit barrier: a failed store host does not wait, nor does a timed-out
           "[launcher][slurm]") {
     ptrun::rdzv::TcpStoreServer server({.host = "127.0.0.1", .port = 0});
     auto t0 = std::chrono::steady_clock::now();
-    placement_exit_barrier(task(0, server.port()), 1, quiet(), 20s);
-    placement_exit_barrier(task(0, server.port()), 0, quiet(), 300ms);
+    placement_exit_barrier(task_config(server.port()), task(0), 1, quiet(), 20s);
+    placement_exit_barrier(task_config(server.port()), task(0), 0, quiet(), 300ms);
     CHECK(std::chrono::steady_clock::now() - t0 < 5s);
-    LaunchConfig per_node;  // no fixed placement: nothing to do
-    placement_exit_barrier(per_node, 0, quiet());
+    LaunchConfig no_port;  // no store to count out at: nothing to do
+    placement_exit_barrier(no_port, task(1), 0, quiet());
 }

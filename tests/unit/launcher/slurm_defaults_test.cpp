@@ -28,10 +28,10 @@ void check_slurm(const LaunchOptions& o, Option key, const std::string& value,
     CHECK(o.at(key).origin == origin);
 }
 
-LaunchConfig resolved(const SlurmDefaults& d) {
-    auto c = resolve(d.options, HostFacts{});
-    c.fixed_placement = d.placement;
-    return c;
+/// explain()'s table for what `d` resolves to (with its per-rank placement, if any).
+std::string explain_of(const SlurmDefaults& d) {
+    return explain(resolve(d.options, HostFacts{}), d.placement ? &*d.placement : nullptr,
+                   d.options);
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ TEST_CASE("slurm defaults: the sub-step's variables win over the job's", "[launc
     check_slurm(d.options, Option::RdzvEndpoint, "node1:29501",
                 "first host of SLURM_STEP_NODELIST : 29500 + SLURM_JOB_ID % 2000");
     check_slurm(d.options, Option::RdzvId, "slurm-1.1", "SLURM_JOB_ID.SLURM_STEP_ID");
-    auto c = resolved(d);
+    auto c = resolve(d.options, HostFacts{});
     CHECK(c.nnodes.max == 1);
     CHECK(c.master_port == 29501);
 }
@@ -130,7 +130,7 @@ TEST_CASE("slurm defaults: more tasks than nodes is one-task-per-rank mode", "[l
     CHECK(d.options.at(Option::Nnodes).source ==
           Source::Default);  // no rendezvous: one agent per task
 
-    auto c = resolved(d);
+    auto c = resolve(d.options, HostFacts{});
     CHECK(c.nproc_per_node == 1);
     CHECK(c.master_addr == "node1");
     CHECK(c.master_port == 29502);
@@ -267,7 +267,7 @@ TEST_CASE("slurm defaults: --standalone takes only the GPU count from SLURM", "[
 
 TEST_CASE("explain names the SLURM variable behind each value", "[launcher][slurm][explain]") {
     auto d = infer(cols::column_E());
-    auto text = explain(resolved(d), d.options);
+    auto text = explain_of(d);
     CHECK_THAT(text, Catch::Contains("one task per rank"));
     CHECK_THAT(text, Catch::Contains("(SLURM_PROCID)"));
     CHECK_THAT(text, Catch::Contains("(SLURM_LOCALID)"));
@@ -278,7 +278,7 @@ TEST_CASE("explain names the SLURM variable behind each value", "[launcher][slur
     auto single = cols::column_D();
     single["SLURM_GPUS_ON_NODE"] = "4";
     d = infer(single);
-    text = explain(resolved(d), d.options);
+    text = explain_of(d);
     CHECK_THAT(text, Catch::Contains("(SLURM_STEP_NUM_NODES)"));
     CHECK_THAT(text, Catch::Contains("(SLURM_GPUS_ON_NODE)"));
     CHECK_THAT(text, Catch::Contains("node1:29501"));

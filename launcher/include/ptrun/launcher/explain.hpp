@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/launch_config.hpp"
 #include "ptrun/launcher/launch_options.hpp"
 #include "ptrun/launcher/worker_command.hpp"
@@ -20,8 +21,10 @@ struct ExplainRow {
 
 /// A human-readable table of the resolved topology with each value's source, in aligned columns
 /// as wide as their longest entry. `interpreter`: the Python interpreter the workers would run
-/// with (find_interpreter), nullopt when they are not Python; `extra` rows go last.
-std::string explain(const LaunchConfig& config, const LaunchOptions& options,
+/// with (find_interpreter), nullopt when they are not Python; `extra` rows go last. `fixed`: the
+/// one worker's placement with one SLURM task per rank (PerRankLaunch), else null.
+std::string explain(const LaunchConfig& config, const FixedPlacement* fixed,
+                    const LaunchOptions& options,
                     const std::optional<Interpreter>& interpreter = std::nullopt,
                     const std::vector<ExplainRow>& extra = {});
 

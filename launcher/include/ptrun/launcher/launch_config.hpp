@@ -11,7 +11,6 @@
 #include "ptrun/env/cuda_devices.hpp"
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/endpoint.hpp"
-#include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/launch_options.hpp"
 #include "ptrun/launcher/node_range.hpp"
 #include "ptrun/launcher/rdzv_backend.hpp"
@@ -84,9 +83,6 @@ struct LaunchConfig {
     std::string hostname;
     std::string program;
     std::vector<std::string> program_args;
-    /// Set in one-task-per-rank mode (slurm_defaults.hpp; PerRankLaunch): one worker with this
-    /// identity, no rendezvous, no restarts; the store is at master_addr:master_port.
-    std::optional<FixedPlacement> fixed_placement;
 
     /// True when the job spans (or may span) several nodes and needs the rendezvous.
     bool multi_node() const { return nnodes.max > 1; }

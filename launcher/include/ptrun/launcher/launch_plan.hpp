@@ -27,21 +27,21 @@ struct ElasticLaunch {
 /// SLURM one task per rank: one worker the scheduler placed, no rendezvous, no restarts; the
 /// store host waits for every rank at the end (placement_exit.hpp).
 struct PerRankLaunch {
-    LaunchConfig config;  ///< config.fixed_placement is set (the agent reads it there)
-
-    /// The one worker's place in the job, as SLURM gave it.
-    const FixedPlacement& placement() const { return *config.fixed_placement; }
+    LaunchConfig config;       ///< its store is at master_addr:master_port
+    FixedPlacement placement;  ///< the one worker's place in the job, as SLURM gave it
 };
 
 using LaunchPlan = std::variant<SingleNodeLaunch, ElasticLaunch, PerRankLaunch>;
 
-/// resolve(opts, host) plus `placement` (SLURM per-rank mode) and PTRUN_STRAGGLER_NOTICE from
-/// `env`; throws UsageError as resolve does, and naming the variable for a bad notice.
-LaunchConfig resolve_launch(const LaunchOptions& opts, std::optional<FixedPlacement> placement,
-                            const HostFacts& host, const env::EnvMap& env);
+/// resolve(opts, host) plus PTRUN_STRAGGLER_NOTICE from `env`; throws UsageError as resolve
+/// does, and naming the variable for a bad notice.
+LaunchConfig resolve_launch(const LaunchOptions& opts, const HostFacts& host,
+                            const env::EnvMap& env);
 
-/// resolve_launch's configuration in its mode: per-rank when `placement` is set, elastic when the
-/// job may span several nodes, single node otherwise. Throws as resolve_launch does.
+/// resolve_launch's configuration in its mode: per-rank when `placement` (SLURM one task per rank)
+/// is set, elastic when the job may span several nodes, single node otherwise. Throws as
+/// resolve_launch does, and UsageError for a placement option per-rank mode cannot honour
+/// (--numa-binding, --virtual-local-rank).
 LaunchPlan make_launch_plan(const LaunchOptions& opts, std::optional<FixedPlacement> placement,
                             const HostFacts& host, const env::EnvMap& env);
 

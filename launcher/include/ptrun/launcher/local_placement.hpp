@@ -14,6 +14,7 @@
 #include "ptrun/env/cuda_devices.hpp"
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/explain.hpp"
+#include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/launch_config.hpp"
 #include "ptrun/placement/apply_binding.hpp"
 #include "ptrun/placement/gpu_locator.hpp"
@@ -40,6 +41,9 @@ struct LocalPlacement {
     std::optional<std::string> cuda_device_order;
     /// What the plan could not do as asked, for the log ("NVML not loaded: ...").
     std::vector<std::string> warnings;
+    /// SLURM one task per rank (PerRankLaunch): the one worker's place in the job, as the
+    /// scheduler gave it; the agent starts it with this identity instead of its own.
+    std::optional<FixedPlacement> scheduled;
 };
 
 /// Where the planner reads the machine; a seam so tests can present recorded machines.
@@ -55,9 +59,9 @@ struct PlacementSources {
 /// shows (HostFacts::gpus). Workers use `config.gpu_selection` when given, else `visible`,
 /// worker i the i-th device. Under --numa-binding, GPUs whose location NVML cannot give (no
 /// driver) are left out with a warning and the workers are bound as CPU-only ones. Throws
-/// UsageError when a binding cannot be made (the message names the worker, GPU or node) or is
-/// asked for with one SLURM task per rank (config.fixed_placement), and
-/// EnvironmentError when the topology cannot be read.
+/// UsageError when a binding cannot be made (the message names the worker, GPU or node), and
+/// EnvironmentError when the topology cannot be read. (make_launch_plan refuses bindings with one
+/// SLURM task per rank.)
 LocalPlacement plan_local_placement(const LaunchConfig& config,
                                     const std::vector<env::CudaDevice>& visible,
                                     const env::EnvMap& env, const PlacementSources& sources = {});

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 
+#include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/launch_config.hpp"
 
 namespace spdlog {
@@ -20,9 +21,9 @@ inline constexpr std::chrono::milliseconds kExitBarrierTimeout{300'000};
 /// Call once this task's worker has ended with `exit_code`. A task without the store counts itself
 /// out (best effort: a few seconds at most, nothing when the store is gone). The store host, when
 /// its own worker succeeded, blocks until every other task has counted out, at most `timeout`
-/// (a warning then); when its worker failed it returns at once. Never throws; no-op without a
-/// fixed placement.
-void placement_exit_barrier(const LaunchConfig& config, int exit_code,
+/// (a warning then); when its worker failed it returns at once. Never throws; no-op for a job of
+/// one rank or without a store port.
+void placement_exit_barrier(const LaunchConfig& config, const FixedPlacement& p, int exit_code,
                             const std::shared_ptr<spdlog::logger>& log,
                             std::chrono::milliseconds timeout = kExitBarrierTimeout);
 

@@ -5,13 +5,15 @@
 #include <memory>
 
 #include "ptrun/launcher/agent_store.hpp"
+#include "ptrun/launcher/fixed_placement.hpp"
 #include "ptrun/launcher/launch_config.hpp"
 
 namespace ptrun::launcher {
 
-/// start_agent_store(config) when this agent hosts the store, else an AgentStore with no server
+/// start_agent_store(config) when `placement` hosts the store, else an AgentStore with no server
 /// whose endpoint is master_addr:master_port (agent-hosted, no reset: per-rank mode never
 /// restarts). Throws rdzv::StoreError when the store cannot bind.
-AgentStore open_workers_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger);
+AgentStore open_workers_store(const LaunchConfig& config, const FixedPlacement& placement,
+                              std::shared_ptr<spdlog::logger> logger);
 
 }  // namespace ptrun::launcher
