@@ -15,6 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "ptrun/launcher/admission.hpp"
 #include "ptrun/launcher/node_placement.hpp"
 #include "ptrun/launcher/rdzv_reject_log.hpp"
 #include "ptrun/rendezvous/errors.hpp"
@@ -244,7 +245,8 @@ struct Coordinator::Impl {
             std::vector<std::string> values;
             for (const auto& [id, seq] : p->admitted) {
                 keys.push_back(o.keys.admit(id, seq));
-                values.push_back(o.auth.seal(keys.back(), encode(placed[group_rank.at(id)])));
+                const Admission admission = placed[group_rank.at(id)];
+                values.push_back(o.auth.seal(keys.back(), encode(admission)));
             }
             client->multi_set(keys, values);
             o.logger->info("rendezvous round {} closed: {} node(s), world size {}, restart {}",
@@ -258,7 +260,7 @@ struct Coordinator::Impl {
             }
         } else if (auto* r = std::get_if<RejectJoin>(&command)) {
             const std::string key = o.keys.admit(r->id, r->seq);
-            client->set(key, o.auth.seal(key, "error:" + r->message));
+            client->set(key, o.auth.seal(key, encode(Admission{AdmissionRefused{r->message}})));
         } else if (auto* s = std::get_if<PublishStatus>(&command)) {
             client->set(o.keys.status(), o.auth.seal(o.keys.status(), std::to_string(s->joined)));
         }

@@ -8,7 +8,9 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <variant>
 
+#include "ptrun/launcher/admission.hpp"
 #include "ptrun/launcher/rdzv_events.hpp"
 #include "ptrun/launcher/rdzv_reject_log.hpp"
 #include "ptrun/rendezvous/errors.hpp"
@@ -192,12 +194,13 @@ struct RdzvSession::Impl {
                 }
             }
         }
-        if (verdict.rfind("error:", 0) == 0) {
-            RendezvousError e("rendezvous refused this node: " + verdict.substr(6));
+        auto admission = decode_admission(verdict);
+        if (auto* refused = std::get_if<AdmissionRefused>(&admission)) {
+            RendezvousError e("rendezvous refused this node: " + refused->message);
             e.exit_code = 2;
             throw e;
         }
-        return decode_placement(verdict);
+        return std::get<NodePlacement>(std::move(admission));
     }
 
     /// Nodes joined so far per the coordinator's status key, -1 when unknown.

@@ -242,7 +242,9 @@ struct Cluster {
 
 /// One agent's side: its session and what its callbacks delivered.
 struct Node {
-    Node(Cluster& cluster, const std::string& name) : link(cluster.store) {
+    /// `max_restarts`: the node's --max-restarts, the job's unless given.
+    Node(Cluster& cluster, const std::string& name, std::optional<int> max_restarts = {})
+        : link(cluster.store) {
         RdzvSessionOptions o;
         o.store = HostPort{"memory", 0};
         o.keys = cluster.keys;
@@ -250,7 +252,7 @@ struct Node {
         o.self.hostname = name;
         o.self.addr = "addr-of-" + name;
         o.self.nproc = 2;
-        o.self.max_restarts = cluster.job.max_restarts;
+        o.self.max_restarts = max_restarts.value_or(cluster.job.max_restarts);
         o.nnodes = NodeRange{cluster.job.min_nodes, cluster.job.max_nodes};
         o.settings.join_timeout = kWait;
         o.settings.read_timeout = 2s;
@@ -454,6 +456,21 @@ TEST_CASE("rdzv in memory: a node leaving a running round ends it as a lost node
     auto next = a.join_and_watch();  // the survivor re-forms at once, without b
     CHECK(next.nodes == 1);
     CHECK(next.round == ps[0].round + 1);
+}
+
+TEST_CASE("rdzv in memory: a refused join fails with the coordinator's message, exit code 2",
+          "[launcher][rdzv_in_memory]") {
+    Cluster cluster(Job{});
+    Node c(cluster, "node-c", 3);
+    c.session->join(
+        [&](NodePlacement p) { c.placed.push(std::move(p)); },
+        [&](RendezvousError e) { c.failed.push(std::to_string(e.exit_code) + " " + e.what()); });
+    auto why = c.failed.pop();
+    REQUIRE(why);
+    CHECK(*why ==
+          "2 rendezvous refused this node: --max-restarts 3 on node-c differs from the store "
+          "host's 0: expected the same value on every node");
+    CHECK(c.placed.size() == 0);
 }
 
 TEST_CASE("rdzv in memory: stop returns promptly while a join is blocked",

@@ -14,7 +14,8 @@ struct RdzvKeys {
     std::string events() const { return prefix + "events"; }
     /// How many nodes have joined the round being formed, for the progress lines of waiting nodes.
     std::string status() const { return prefix + "status"; }
-    /// The admission of node `id`'s `seq`-th join: its NodePlacement (JSON), or "error:<message>".
+    /// The admission of node `id`'s `seq`-th join: an Admission (admission.hpp, JSON), either its
+    /// NodePlacement or the coordinator's refusal.
     std::string admit(const std::string& id, int seq) const {
         return prefix + "admit/" + id + "/" + std::to_string(seq);
     }
