@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
     const std::string backend = argc > 1 ? argv[1] : "cpu";
     const std::size_t max_bytes = (argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 256) << 20;
     InitOptions options;
-    options.backend = backend;
-    if (argc > 3) options.shm_copy = argv[3];
+    options.backend = parse_backend(backend);
+    if (argc > 3) options.shm_copy = parse_shm_copy(argv[3]);
     auto pg = init_process_group_from_environment(options);
     const int n = pg->size();
     std::vector<float> buf(max_bytes / 4, 0.0f), dst(max_bytes / 4, 0.0f);

@@ -1,9 +1,5 @@
 #include "copy_strategy.hpp"
 
-#include <string>
-
-#include "ptrun/ddp/errors.hpp"
-
 namespace ptrun::ddp::detail {
 
 std::string_view copy_strategy_name(CopyStrategy strategy) {
@@ -18,14 +14,18 @@ std::string_view copy_strategy_name(CopyStrategy strategy) {
     return "?";
 }
 
-std::optional<CopyStrategy> parse_shm_copy(std::string_view text) {
-    if (text == "auto") return std::nullopt;
-    for (int i = 0; i < kCopyStrategies; ++i) {
-        const auto strategy = static_cast<CopyStrategy>(i);
-        if (text == copy_strategy_name(strategy)) return strategy;
+std::optional<CopyStrategy> fixed_strategy(ShmCopy copy) {
+    switch (copy) {
+        case ShmCopy::Auto:
+            break;
+        case ShmCopy::Streamed:
+            return CopyStrategy::Streamed;
+        case ShmCopy::Plain:
+            return CopyStrategy::Plain;
+        case ShmCopy::SingleCopy:
+            return CopyStrategy::SingleCopy;
     }
-    throw CollectiveError("init_process_group: unknown shm_copy '" + std::string(text) +
-                          "' (expected auto, streamed, plain or single-copy)");
+    return std::nullopt;
 }
 
 }  // namespace ptrun::ddp::detail

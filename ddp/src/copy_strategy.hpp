@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "ptrun/ddp/shm_copy.hpp"
+
 namespace ptrun::ddp::detail {
 
 /// Which is fastest depends on where the host placed the cores (whether they share a cache),
@@ -25,8 +27,7 @@ inline constexpr int kCopyStrategies = 3;
 /// "streamed", "plain", "single-copy".
 std::string_view copy_strategy_name(CopyStrategy strategy);
 
-/// The InitOptions::shm_copy spelling of a strategy; nullopt for "auto"; throws
-/// CollectiveError naming `text` and the accepted values for anything else.
-std::optional<CopyStrategy> parse_shm_copy(std::string_view text);
+/// The one strategy InitOptions::shm_copy fixes for every size; nullopt for ShmCopy::Auto.
+std::optional<CopyStrategy> fixed_strategy(ShmCopy copy);
 
 }  // namespace ptrun::ddp::detail

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "copy_strategy.hpp"
 #include "cpu_bootstrap.hpp"
 #include "nccl/nccl_process_group.hpp"
 #include "ptrun/ddp/errors.hpp"
@@ -33,11 +34,7 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
         throw CollectiveError("init_process_group: rank " + std::to_string(context.rank) +
                               " outside a world of size " + std::to_string(context.world_size));
     }
-    if (options.backend != "auto" && options.backend != "cpu" && options.backend != "nccl") {
-        throw CollectiveError("init_process_group: unknown backend '" + options.backend +
-                              "' (expected cpu, nccl or auto)");
-    }
-    const std::optional<detail::CopyStrategy> shm_copy = detail::parse_shm_copy(options.shm_copy);
+    const std::optional<detail::CopyStrategy> shm_copy = detail::fixed_strategy(options.shm_copy);
     detail::HeartbeatPtr heartbeat;
     if (!context.heartbeat_file.empty()) {
         try {
@@ -52,7 +49,7 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
                               "' (expected a non-empty name without '/')");
     }
     const detail::nccl::Api* nccl = nullptr;
-    if (options.backend == "nccl") {
+    if (options.backend == Backend::Nccl) {
         std::string why;
         nccl = detail::nccl::load(&why);
         if (nccl == nullptr)
@@ -60,7 +57,7 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
         if (detail::nccl::device_count() == 0) {
             throw CollectiveError("init_process_group: nccl backend: no CUDA device visible");
         }
-    } else if (options.backend == "auto" && detail::nccl::available()) {
+    } else if (options.backend == Backend::Auto && detail::nccl::available()) {
         nccl = detail::nccl::load();
     }
     if (context.world_size == 1) {

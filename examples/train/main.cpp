@@ -89,9 +89,10 @@ int main(int argc, char** argv) {
                 std::raise(SIGKILL);
             };
         }
-        auto pg = ptrun::ddp::init_process_group(
-            ctx,
-            {.backend = f.backend, .timeout = std::chrono::seconds(f.timeout_s), .device = -1});
+        const ptrun::ddp::InitOptions options{.backend = ptrun::ddp::parse_backend(f.backend),
+                                              .timeout = std::chrono::seconds(f.timeout_s),
+                                              .device = -1};
+        auto pg = ptrun::ddp::init_process_group(ctx, options);
         const auto result = ptrun::examples::train(*pg, t, std::cout);
         pg->barrier()->wait();  // every rank is done with the checkpoint directory
         if (pg->rank() == 0) {

@@ -120,8 +120,8 @@ void check_type(ProcessGroup& pg, const std::vector<std::size_t>& sizes) {
 
 int run_all(const std::string& backend, const std::string& shm_copy) {
     InitOptions options;
-    options.backend = backend;
-    options.shm_copy = shm_copy;
+    options.backend = parse_backend(backend);
+    options.shm_copy = parse_shm_copy(shm_copy);
     options.timeout = std::chrono::seconds(60);
     auto pg = init_process_group_from_environment(options);
     // Sizes straddle the one-shot limit, odd splits and several pipeline chunks.
@@ -154,10 +154,11 @@ int run_all(const std::string& backend, const std::string& shm_copy) {
 
 int run_failure(bool die, int victim, const std::string& out_dir) {
     InitOptions options;
-    options.backend = "cpu";
+    options.backend = Backend::Cpu;
     const char* t = std::getenv("PTRUN_DDP_TEST_TIMEOUT_MS");
     options.timeout = std::chrono::milliseconds(t != nullptr ? std::atoll(t) : 3000);
-    if (const char* copy = std::getenv("PTRUN_DDP_TEST_SHM_COPY")) options.shm_copy = copy;
+    if (const char* copy = std::getenv("PTRUN_DDP_TEST_SHM_COPY"))
+        options.shm_copy = parse_shm_copy(copy);
     auto pg = init_process_group_from_environment(options);
     ::signal(SIGTERM, SIG_IGN);  // report our own error before ptrun stops the group
     std::vector<float> buf(1 << 20, 1.0f);

@@ -107,7 +107,7 @@ void check(ProcessGroup& pg, const nc::Api& api, std::size_t count) {
 
 /// The nccl group with a 1 s collective timeout, for the failure modes.
 std::unique_ptr<ProcessGroup> group_with_short_timeout() {
-    InitOptions options{.backend = "nccl"};
+    InitOptions options{.backend = Backend::Nccl};
     options.timeout = std::chrono::seconds(1);
     return init_process_group_from_environment(options);
 }
@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
     try {
         if (mode == "silent-rank" && argc > 2) return run_silent_rank(std::atoi(argv[2]));
         if (mode == "abandon-rank" && argc > 2) return run_abandoned_work(std::atoi(argv[2]));
-        auto pg = init_process_group_from_environment(InitOptions{.backend = "nccl"});
+        auto pg = init_process_group_from_environment(InitOptions{.backend = Backend::Nccl});
         const std::size_t large = mode == "small" ? 4099 : std::size_t{1} << 20;
         for (std::size_t count : {std::size_t{1}, std::size_t{1000}, large}) {
             check<float>(*pg, *api, count);

@@ -8,7 +8,8 @@
 #include "ptrun/rendezvous/in_memory_store.hpp"
 
 int main() {
-    auto pg = ptrun::ddp::init_process_group_from_environment({.backend = "cpu"});
+    auto pg =
+        ptrun::ddp::init_process_group_from_environment({.backend = ptrun::ddp::Backend::Cpu});
     const int rank = pg->rank(), size = pg->size();
 
     std::int64_t sum = rank + 1;

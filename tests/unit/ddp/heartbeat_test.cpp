@@ -40,7 +40,7 @@ TEST_CASE("a world-size-1 group beats on every collective and DataParallel step"
     auto file = record("single");
     RunContext ctx;
     ctx.heartbeat_file = file.path();
-    auto pg = init_process_group(ctx, InitOptions{.backend = "cpu"});
+    auto pg = init_process_group(ctx, InitOptions{.backend = Backend::Cpu});
     std::vector<float> v{1, 2, 3};
     pg->allreduce(v.data(), v.size(), DType::Float32, ReduceOp::Sum)->wait();
     pg->barrier()->wait();
@@ -92,6 +92,6 @@ TEST_CASE("an unusable heartbeat file fails the group naming it", "[ddp][heartbe
     RunContext ctx;
     ctx.heartbeat_file = "/nonexistent/ptrun-hb";
     CHECK_THROWS_WITH(
-        init_process_group(ctx, InitOptions{.backend = "cpu"}),
+        init_process_group(ctx, InitOptions{.backend = Backend::Cpu}),
         Catch::Contains("init_process_group: PTRUN_HEARTBEAT_FILE='/nonexistent/ptrun-hb'"));
 }

@@ -43,7 +43,7 @@ TEST_CASE("the run context reads ptrun's variables", "[ddp]") {
 }
 
 TEST_CASE("a world-size-1 group runs every collective locally", "[ddp]") {
-    auto pg = init_process_group(RunContext{}, InitOptions{.backend = "cpu"});
+    auto pg = init_process_group(RunContext{}, InitOptions{.backend = Backend::Cpu});
     CHECK(pg->size() == 1);
     CHECK(pg->rank() == 0);
     std::vector<float> v{1, 2, 3};
@@ -60,16 +60,15 @@ TEST_CASE("a world-size-1 group runs every collective locally", "[ddp]") {
 }
 
 TEST_CASE("unknown backends and missing store addresses are rejected", "[ddp]") {
-    CHECK_THROWS_WITH(init_process_group(RunContext{}, InitOptions{.backend = "mpi"}),
-                      Catch::Contains("unknown backend 'mpi'"));
+    CHECK_THROWS_WITH(parse_backend("mpi"), Catch::Contains("unknown backend 'mpi'"));
     RunContext two;
     two.world_size = 2;
-    CHECK_THROWS_WITH(init_process_group(two, InitOptions{.backend = "cpu"}),
+    CHECK_THROWS_WITH(init_process_group(two, InitOptions{.backend = Backend::Cpu}),
                       Catch::Contains("MASTER_ADDR"));
 }
 
 TEST_CASE("unknown shm_copy values are rejected naming the accepted ones", "[ddp]") {
-    CHECK_THROWS_WITH(init_process_group(RunContext{}, InitOptions{.shm_copy = "fast"}),
+    CHECK_THROWS_WITH(parse_shm_copy("fast"),
                       Catch::Contains("unknown shm_copy 'fast'") &&
                           Catch::Contains("auto, streamed, plain or single-copy"));
 }
@@ -98,7 +97,7 @@ TEST_CASE("a process's groups are told apart by name, and a name used twice is r
         ctx.master_addr = "127.0.0.1";
         ctx.master_port = server.port();
         ctx.run_id = "names";
-        const InitOptions world{.backend = "cpu", .timeout = std::chrono::seconds(60)};
+        const InitOptions world{.backend = Backend::Cpu, .timeout = std::chrono::seconds(60)};
         auto first = init_process_group(ctx, world);
         try {
             init_process_group(ctx, world);
@@ -121,7 +120,7 @@ TEST_CASE("a process's groups are told apart by name, and a name used twice is r
                                 Catch::Contains("InitOptions::group_name"));
     }
     CHECK(sums == std::vector<std::int64_t>{3, 3});
-    InitOptions bad{.backend = "cpu"};
+    InitOptions bad{.backend = Backend::Cpu};
     bad.group_name = "a/b";
     RunContext two;
     two.world_size = 2;

@@ -5,7 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "ptrun/ddp/backend.hpp"
 #include "ptrun/ddp/process_group.hpp"
+#include "ptrun/ddp/shm_copy.hpp"
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/env/rank_place.hpp"
 
@@ -13,19 +15,21 @@ namespace ptrun::ddp {
 
 /// How to build a process group.
 struct InitOptions {
-    /// "cpu", "nccl" or "auto" (nccl when libnccl.so.2 loads and a GPU exists, else cpu).
-    /// nccl collectives take CUDA device buffers; code that passes host memory asks for "cpu".
-    std::string backend = "auto";
+    /// Cpu, Nccl or Auto (nccl when libnccl.so.2 loads and a GPU exists, else cpu). Nccl
+    /// collectives take CUDA device buffers; code that passes host memory asks for Cpu. From
+    /// text ("cpu", "nccl", "auto"): parse_backend.
+    Backend backend = Backend::Auto;
     /// Bound on bootstrap and on every collective.
     std::chrono::milliseconds timeout{std::chrono::seconds(300)};
     /// CUDA device for nccl; -1 = local_rank.
     int device = -1;
-    /// How the cpu backend moves data between the ranks of a node: "auto" (the default: each
+    /// How the cpu backend moves data between the ranks of a node: Auto (the default: each
     /// message size times the candidates on its first calls, every local rank agreeing on the
-    /// fastest, and checks again every few seconds of use), or one for every size: "streamed"
-    /// or "plain" (shared slots, non-temporal or ordinary stores), "single-copy" (straight
-    /// between the ranks' buffers; needs ptrace access between them). Same on every rank.
-    std::string shm_copy = "auto";
+    /// fastest, and checks again every few seconds of use), or one for every size: Streamed
+    /// or Plain (shared slots, non-temporal or ordinary stores), SingleCopy (straight between
+    /// the ranks' buffers; needs ptrace access between them). Same on every rank. From text
+    /// ("auto", "streamed", "plain", "single-copy"): parse_shm_copy.
+    ShmCopy shm_copy = ShmCopy::Auto;
     /// Names the group's keys in the bootstrap store; every rank of the group passes the same.
     /// A process that creates more than one group in a run gives each its own name (a second
     /// group under a name this rank already used in this run and restart is refused, by name).
