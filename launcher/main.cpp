@@ -38,10 +38,12 @@ constexpr int kExitInternal = 1;
 constexpr int kExitEnvironment = 1;  // the machine refused something (no space, open files, ...)
 
 std::shared_ptr<spdlog::logger> make_logger(
-    const std::string& host, const std::shared_ptr<ptrun::launcher::Console>& console) {
+    const std::string& host, const std::shared_ptr<ptrun::launcher::Console>& console,
+    const ptrun::env::EnvMap& env) {
     using ptrun::launcher::ConsoleLogSink;
     std::shared_ptr<ptrun::launcher::ConsoleStream> err(console, &console->err);
-    auto logger = std::make_shared<spdlog::logger>("ptrun", std::make_shared<ConsoleLogSink>(err));
+    auto sink = std::make_shared<ConsoleLogSink>(err, ptrun::env::lookup(env, "TERM").value_or(""));
+    auto logger = std::make_shared<spdlog::logger>("ptrun", std::move(sink));
     logger->set_pattern("[ptrun " + host + ":" + std::to_string(::getpid()) + "] %^%l%$: %v");
     logger->set_level(spdlog::level::info);
     return logger;
@@ -135,7 +137,7 @@ int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlace
     const auto& config = config_of(plan);
     auto command = make_worker_command(config, env);
     auto console = std::make_shared<Console>();  // ptrun's stdout/stderr: writes never block ptrun
-    auto logger = make_logger(config.hostname, console);
+    auto logger = make_logger(config.hostname, console, env);
     for (const auto& warning : warnings) logger->warn("{}", warning);
     for (const auto& warning : local.warnings) logger->warn("{}", warning);
     Job job{std::move(command), std::move(local), std::move(env), console, logger};

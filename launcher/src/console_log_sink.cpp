@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <string_view>
 
 namespace ptrun::launcher {
@@ -30,9 +28,9 @@ std::string_view level_color(spdlog::level::level_enum level) {
 
 }  // namespace
 
-ConsoleLogSink::ConsoleLogSink(std::shared_ptr<ConsoleStream> stream) : stream_(std::move(stream)) {
-    const char* term = std::getenv("TERM");
-    colors_ = ::isatty(stream_->fd()) == 1 && term && *term && std::strcmp(term, "dumb") != 0;
+ConsoleLogSink::ConsoleLogSink(std::shared_ptr<ConsoleStream> stream, std::string_view term)
+    : stream_(std::move(stream)) {
+    colors_ = ::isatty(stream_->fd()) == 1 && !term.empty() && term != "dumb";
 }
 
 void ConsoleLogSink::set_status(const std::string& text) {

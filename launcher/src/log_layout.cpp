@@ -1,5 +1,6 @@
 #include "ptrun/launcher/log_layout.hpp"
 
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
 
 #include "ptrun/launcher/environment_error.hpp"
@@ -57,15 +59,23 @@ std::string make_temp(std::string pattern) {
     return ::mkdtemp(pattern.data()) ? pattern : std::string();
 }
 
-/// A run directory: made by mkdtemp (0700), then opened up as mkdir(0755) would under the umask.
+constexpr std::string_view kNameChars =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/// A run directory: `pattern` with its trailing XXXXXX random, made by mkdir(0755), so that its
+/// mode is what the umask leaves of 0755 without reading the umask (umask() sets it for every
+/// thread). The directory made, or "" with errno set.
 std::string make_run_temp(std::string pattern) {
-    std::string dir = make_temp(std::move(pattern));
-    if (!dir.empty()) {
-        mode_t mask = ::umask(0);
-        ::umask(mask);
-        ::chmod(dir.c_str(), 0755 & ~mask);
+    const std::size_t x = pattern.size() - 6;
+    for (int tries = 0; tries < 100; ++tries) {
+        unsigned char random[6];
+        if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) return {};
+        for (std::size_t i = 0; i < sizeof random; ++i)
+            pattern[x + i] = kNameChars[random[i] % kNameChars.size()];
+        if (::mkdir(pattern.c_str(), 0755) == 0) return pattern;
+        if (errno != EEXIST) return {};
     }
-    return dir;
+    return {};  // errno is EEXIST
 }
 
 /// True when the tmpfs at `path` has room for an attempt's error files (a limit of 0 is none).

@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 
 #include "ptrun/launcher/console_stream.hpp"
 
@@ -15,8 +17,9 @@ namespace ptrun::launcher {
 
 class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
   public:
-    /// Colours when the stream's fd is a terminal whose TERM is not "dumb" (as spdlog's own).
-    explicit ConsoleLogSink(std::shared_ptr<ConsoleStream> stream);
+    /// Colours when the stream's fd is a terminal and `term` (ptrun's TERM, "" when unset) is
+    /// neither empty nor "dumb" (as spdlog's own sinks decide).
+    ConsoleLogSink(std::shared_ptr<ConsoleStream> stream, std::string_view term);
 
     /// True on a terminal that takes escapes: set_status draws there, elsewhere it does nothing.
     bool shows_status() const { return colors_; }

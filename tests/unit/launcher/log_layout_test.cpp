@@ -1,0 +1,57 @@
+#include "ptrun/launcher/log_layout.hpp"
+
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <cctype>
+#include <filesystem>
+#include <string>
+
+#include "temp_dir.hpp"
+
+using namespace ptrun::launcher;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Sets the umask for one scope (the test process only; restored at scope exit).
+struct ScopedUmask {
+    explicit ScopedUmask(mode_t mask) : old(::umask(mask)) {}
+    ~ScopedUmask() { ::umask(old); }
+    mode_t old;
+};
+
+mode_t mode_of(const std::string& path) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+}
+
+}  // namespace
+
+TEST_CASE("log layout: a run directory gets mkdir's mode under the umask", "[launcher][logs]") {
+    test::TempDir tmp;
+    for (mode_t mask : {mode_t{022}, mode_t{027}, mode_t{077}}) {
+        ScopedUmask scoped(mask);
+        LogLayout layout((tmp.path / "logs").string(), "job", "node1.example", "", 2);
+        CHECK(layout.prepare().empty());
+        const auto run = layout.run_log_dir();
+        REQUIRE_FALSE(run.empty());
+        CHECK(fs::path(run).parent_path() == tmp.path / "logs");
+        CHECK(mode_of(run) == (0755 & ~mask));
+    }
+}
+
+TEST_CASE("log layout: runs of one job in the same second get directories of their own",
+          "[launcher][logs]") {
+    test::TempDir tmp;
+    LogLayout first((tmp.path / "logs").string(), "job", "node1", "", 1);
+    LogLayout second((tmp.path / "logs").string(), "job", "node1", "", 1);
+    first.prepare();
+    second.prepare();
+    CHECK(first.run_log_dir() != second.run_log_dir());
+    const auto name = fs::path(second.run_log_dir()).filename().string();
+    CHECK(name.rfind("job_node1_", 0) == 0);
+    for (char c : name.substr(name.size() - 6)) CHECK(std::isalnum(static_cast<unsigned char>(c)));
+    CHECK(fs::read_symlink(tmp.path / "logs" / "latest").filename() == name);
+}
