@@ -1,5 +1,6 @@
 #include "ptrun/rendezvous/in_memory_store.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -57,39 +58,52 @@ void InMemoryStore::check_live_locked(std::string_view operation) const {
     if (interrupted_) throw ConnectionLost(std::string(operation) + ": store handle interrupted");
 }
 
-void InMemoryStore::wait_locked(std::unique_lock<std::mutex>& lock,
-                                const std::vector<std::string>& keys, Duration timeout,
-                                std::string_view operation) {
+template <class Ready>
+void InMemoryStore::wait_until_locked(std::unique_lock<std::mutex>& lock, Ready ready,
+                                      const std::vector<std::string>& keys, Duration timeout,
+                                      std::string_view operation) {
     const auto start = Clock::now();
-    auto done = [&] {
-        if (interrupted_) return true;
-        for (const auto& k : keys) {
-            if (!data_->exists_locked(k)) return false;
-        }
-        return true;
-    };
-    const bool ready = data_->changed.wait_until(lock, start + timeout, done);
+    const bool done =
+        data_->changed.wait_until(lock, start + timeout, [&] { return interrupted_ || ready(); });
     check_live_locked(operation);
-    if (!ready) {
+    if (!done) {
         throw StoreTimeout(operation, keys,
                            std::chrono::duration_cast<Duration>(Clock::now() - start));
     }
 }
 
-void InMemoryStore::wait_queue_locked(std::unique_lock<std::mutex>& lock, const std::string& key,
-                                      Duration timeout, std::string_view operation) {
-    const auto start = Clock::now();
-    auto done = [&] {
-        if (interrupted_) return true;
-        auto q = data_->queues.find(key);
+void InMemoryStore::wait_locked(std::unique_lock<std::mutex>& lock,
+                                const std::vector<std::string>& keys, Duration timeout,
+                                std::string_view operation) {
+    auto all_exist = [&] {
+        for (const auto& k : keys) {
+            if (!data_->exists_locked(k)) return false;
+        }
+        return true;
+    };
+    wait_until_locked(lock, all_exist, keys, timeout, operation);
+}
+
+std::vector<std::string> InMemoryStore::pop_locked(std::unique_lock<std::mutex>& lock,
+                                                   std::string_view key, std::size_t max,
+                                                   Duration timeout, std::string_view operation) {
+    check_live_locked(operation);
+    const std::string k(key);
+    auto non_empty = [&] {
+        auto q = data_->queues.find(k);
         return q != data_->queues.end() && !q->second.empty();
     };
-    const bool ready = data_->changed.wait_until(lock, start + timeout, done);
-    check_live_locked(operation);
-    if (!ready) {
-        throw StoreTimeout(operation, {key},
-                           std::chrono::duration_cast<Duration>(Clock::now() - start));
+    wait_until_locked(lock, non_empty, {k}, timeout, operation);
+    auto q = data_->queues.find(k);
+    const std::size_t count = std::min(q->second.size(), std::max<std::size_t>(max, 1));
+    std::vector<std::string> out;
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        out.push_back(std::move(q->second.front()));
+        q->second.pop_front();
     }
+    if (q->second.empty()) data_->queues.erase(q);
+    return out;
 }
 
 void InMemoryStore::set(std::string_view key, std::string_view value) {
@@ -229,32 +243,13 @@ void InMemoryStore::queue_push(std::string_view key, std::string_view value) {
 
 std::string InMemoryStore::queue_pop(std::string_view key, Duration timeout) {
     std::unique_lock lock(data_->mu);
-    check_live_locked("queue_pop");
-    const std::string k(key);
-    wait_queue_locked(lock, k, timeout, "queue_pop");
-    auto q = data_->queues.find(k);
-    std::string front = std::move(q->second.front());
-    q->second.pop_front();
-    if (q->second.empty()) data_->queues.erase(q);
-    return front;
+    return std::move(pop_locked(lock, key, 1, timeout, "queue_pop").front());
 }
 
 std::vector<std::string> InMemoryStore::queue_pop_batch(std::string_view key, std::size_t max,
                                                         Duration timeout) {
     std::unique_lock lock(data_->mu);
-    check_live_locked("queue_pop_batch");
-    const std::string k(key);
-    wait_queue_locked(lock, k, timeout, "queue_pop_batch");
-    auto q = data_->queues.find(k);
-    const std::size_t count = std::min(q->second.size(), std::max<std::size_t>(max, 1));
-    std::vector<std::string> out;
-    out.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        out.push_back(std::move(q->second.front()));
-        q->second.pop_front();
-    }
-    if (q->second.empty()) data_->queues.erase(q);
-    return out;
+    return pop_locked(lock, key, max, timeout, "queue_pop_batch");
 }
 
 std::int64_t InMemoryStore::queue_len(std::string_view key) {

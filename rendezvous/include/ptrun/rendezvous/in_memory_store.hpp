@@ -56,12 +56,19 @@ class InMemoryStore final : public Store {
     explicit InMemoryStore(std::shared_ptr<Data> data);
     /// Under data_->mu: throws ConnectionLost naming `operation` once interrupt() was called.
     void check_live_locked(std::string_view operation) const;
-    /// Waits until every key exists; StoreTimeout after `timeout`, ConnectionLost on interrupt.
+    /// Waits until `ready()` (checked under the lock); StoreTimeout naming `keys` after
+    /// `timeout`, ConnectionLost on interrupt.
+    template <class Ready>
+    void wait_until_locked(std::unique_lock<std::mutex>& lock, Ready ready,
+                           const std::vector<std::string>& keys, Duration timeout,
+                           std::string_view operation);
+    /// Waits until every key exists, with wait_until_locked's errors.
     void wait_locked(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
                      Duration timeout, std::string_view operation);
-    /// Waits until queue `key` is not empty, with wait_locked's errors.
-    void wait_queue_locked(std::unique_lock<std::mutex>& lock, const std::string& key,
-                           Duration timeout, std::string_view operation);
+    /// Waits until queue `key` is not empty, then takes up to `max` (at least 1) elements.
+    std::vector<std::string> pop_locked(std::unique_lock<std::mutex>& lock, std::string_view key,
+                                        std::size_t max, Duration timeout,
+                                        std::string_view operation);
 
     std::shared_ptr<Data> data_;
     bool interrupted_ = false;  ///< guarded by data_->mu
