@@ -19,7 +19,7 @@
 #include <string>
 
 #include "event_loop.hpp"
-#include "ptrun/launcher/coordinator.hpp"
+#include "ptrun/launcher/membership/coordinator.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 #include "sim_agents.hpp"
 

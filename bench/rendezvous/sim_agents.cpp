@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "ptrun/launcher/node_placement.hpp"
-#include "ptrun/launcher/rdzv_events.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
+#include "ptrun/launcher/membership/rdzv_events.hpp"
 
 namespace ptrun::bench {
 

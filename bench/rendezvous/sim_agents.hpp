@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "event_loop.hpp"
-#include "ptrun/launcher/rdzv_keys.hpp"
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/membership/rdzv_keys.hpp"
+#include "ptrun/launcher/membership/round.hpp"
 
 namespace ptrun::bench {
 

@@ -5,12 +5,12 @@
 
 #include "agent_impl.hpp"
 #include "ptrun/env/worker_env.hpp"
-#include "ptrun/launcher/console_stream.hpp"
-#include "ptrun/launcher/containment.hpp"
-#include "ptrun/launcher/duration_text.hpp"
-#include "ptrun/launcher/failure_report.hpp"
-#include "ptrun/launcher/process_launcher.hpp"
-#include "ptrun/launcher/process_sweep.hpp"
+#include "ptrun/launcher/output/console_stream.hpp"
+#include "ptrun/launcher/output/duration_text.hpp"
+#include "ptrun/launcher/output/failure_report.hpp"
+#include "ptrun/launcher/process/containment.hpp"
+#include "ptrun/launcher/process/process_launcher.hpp"
+#include "ptrun/launcher/process/process_sweep.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;

@@ -20,17 +20,17 @@
 
 #include "agent_rounds.hpp"
 #include "agent_watch.hpp"
-#include "ptrun/launcher/agent.hpp"
-#include "ptrun/launcher/decide.hpp"
-#include "ptrun/launcher/failure_report.hpp"
-#include "ptrun/launcher/log_health.hpp"
-#include "ptrun/launcher/log_layout.hpp"
-#include "ptrun/launcher/node_placement.hpp"
-#include "ptrun/launcher/output_relay.hpp"
-#include "ptrun/launcher/round.hpp"
-#include "ptrun/launcher/spawn.hpp"
-#include "ptrun/launcher/terminal.hpp"
-#include "ptrun/launcher/worker_launcher.hpp"
+#include "ptrun/launcher/agent/agent.hpp"
+#include "ptrun/launcher/agent/decide.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
+#include "ptrun/launcher/membership/round.hpp"
+#include "ptrun/launcher/output/failure_report.hpp"
+#include "ptrun/launcher/output/log_health.hpp"
+#include "ptrun/launcher/output/log_layout.hpp"
+#include "ptrun/launcher/output/output_relay.hpp"
+#include "ptrun/launcher/process/spawn.hpp"
+#include "ptrun/launcher/process/terminal.hpp"
+#include "ptrun/launcher/process/worker_launcher.hpp"
 
 namespace ptrun::launcher {
 

@@ -4,8 +4,8 @@
 
 #include <boost/asio/post.hpp>
 
-#include "ptrun/launcher/duration_text.hpp"
-#include "ptrun/launcher/exit_status.hpp"
+#include "ptrun/launcher/output/duration_text.hpp"
+#include "ptrun/launcher/process/exit_status.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;

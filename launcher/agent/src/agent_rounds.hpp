@@ -11,12 +11,12 @@
 #include <optional>
 #include <string>
 
-#include "ptrun/launcher/decide.hpp"
-#include "ptrun/launcher/failure_report.hpp"
-#include "ptrun/launcher/launch_config.hpp"
-#include "ptrun/launcher/membership.hpp"
-#include "ptrun/launcher/node_placement.hpp"
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/agent/decide.hpp"
+#include "ptrun/launcher/membership/membership.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
+#include "ptrun/launcher/membership/round.hpp"
+#include "ptrun/launcher/output/failure_report.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace spdlog {
 class logger;

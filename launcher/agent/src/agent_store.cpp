@@ -1,4 +1,4 @@
-#include "ptrun/launcher/agent_store.hpp"
+#include "ptrun/launcher/agent/agent_store.hpp"
 
 #include <spdlog/spdlog.h>
 

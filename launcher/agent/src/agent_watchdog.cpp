@@ -13,10 +13,10 @@
 
 #include "agent_impl.hpp"
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/console_stream.hpp"
-#include "ptrun/launcher/duration_text.hpp"
-#include "ptrun/launcher/environment_error.hpp"
-#include "ptrun/launcher/hang_report.hpp"
+#include "ptrun/launcher/output/console_stream.hpp"
+#include "ptrun/launcher/output/duration_text.hpp"
+#include "ptrun/launcher/output/hang_report.hpp"
+#include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/watchdog/stack_summary.hpp"
 
 namespace ptrun::launcher {

@@ -7,10 +7,10 @@
 
 #include "agent_impl.hpp"
 #include "ptrun/env/worker_env.hpp"
-#include "ptrun/launcher/console_stream.hpp"
-#include "ptrun/launcher/environment_error.hpp"
-#include "ptrun/launcher/fixed_placement.hpp"
-#include "ptrun/launcher/spawn.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/output/console_stream.hpp"
+#include "ptrun/launcher/process/environment_error.hpp"
+#include "ptrun/launcher/process/spawn.hpp"
 #include "ptrun/placement/binding_report.hpp"
 
 namespace ptrun::launcher {

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/decide.hpp"
+#include "ptrun/launcher/agent/decide.hpp"
 
 #include <csignal>
 

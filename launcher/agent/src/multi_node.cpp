@@ -1,4 +1,4 @@
-#include "ptrun/launcher/multi_node.hpp"
+#include "ptrun/launcher/agent/multi_node.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -11,11 +11,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ptrun/launcher/coordinator.hpp"
-#include "ptrun/launcher/rdzv_keys.hpp"
-#include "ptrun/launcher/rdzv_session.hpp"
-#include "ptrun/launcher/store_listen.hpp"
-#include "ptrun/launcher/wait_progress.hpp"
+#include "ptrun/launcher/membership/coordinator.hpp"
+#include "ptrun/launcher/membership/rdzv_keys.hpp"
+#include "ptrun/launcher/membership/rdzv_session.hpp"
+#include "ptrun/launcher/membership/store_listen.hpp"
+#include "ptrun/launcher/membership/wait_progress.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 #include "ptrun/sys/route.hpp"

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/placement_store.hpp"
+#include "ptrun/launcher/agent/placement_store.hpp"
 
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 

@@ -1,10 +1,10 @@
-#include "ptrun/launcher/cli.hpp"
+#include "ptrun/launcher/cli/cli.hpp"
 
 #include <CLI/CLI.hpp>
 #include <array>
 
-#include "ptrun/launcher/usage_error.hpp"
-#include "ptrun/launcher/version.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/cli/version.hpp"
 
 namespace ptrun::launcher {
 namespace {

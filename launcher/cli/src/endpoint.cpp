@@ -1,10 +1,10 @@
-#include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
 
 #include <utility>
 #include <algorithm>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/fixed_placement.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
 
 #include "ptrun/slurm/topology.hpp"
 

@@ -1,7 +1,7 @@
-#include "ptrun/launcher/launch_options.hpp"
+#include "ptrun/launcher/cli/launch_options.hpp"
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 

@@ -1,10 +1,10 @@
-#include "ptrun/launcher/node_range.hpp"
+#include "ptrun/launcher/cli/node_range.hpp"
 
 #include <limits>
 #include <string>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/option.hpp"
+#include "ptrun/launcher/cli/option.hpp"
 
 #include <array>
 

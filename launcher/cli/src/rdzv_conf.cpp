@@ -1,6 +1,6 @@
-#include "ptrun/launcher/rdzv_conf.hpp"
+#include "ptrun/launcher/cli/rdzv_conf.hpp"
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 

@@ -1,10 +1,10 @@
-#include "ptrun/launcher/rdzv_settings.hpp"
+#include "ptrun/launcher/cli/rdzv_settings.hpp"
 
 #include <cmath>
 #include <cstdlib>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 namespace {

@@ -1,12 +1,12 @@
-#include "ptrun/launcher/slurm_defaults.hpp"
+#include "ptrun/launcher/cli/slurm_defaults.hpp"
 
 #include <initializer_list>
 #include <string_view>
 
-#include "ptrun/launcher/endpoint.hpp"
-#include "ptrun/launcher/rdzv_backend.hpp"
-#include "ptrun/launcher/slurm_mode.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
+#include "ptrun/launcher/cli/rdzv_backend.hpp"
+#include "ptrun/launcher/cli/slurm_mode.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/slurm/slurm_job.hpp"
 #include "ptrun/slurm/topology.hpp"
 #include "ptrun/slurm/variables.hpp"

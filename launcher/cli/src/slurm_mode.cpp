@@ -1,9 +1,9 @@
-#include "ptrun/launcher/slurm_mode.hpp"
+#include "ptrun/launcher/cli/slurm_mode.hpp"
 
 #include <utility>
 #include <array>
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 namespace {

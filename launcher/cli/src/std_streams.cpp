@@ -1,9 +1,9 @@
-#include "ptrun/launcher/std_streams.hpp"
+#include "ptrun/launcher/cli/std_streams.hpp"
 
 #include <string>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/admission.hpp"
+#include "ptrun/launcher/membership/admission.hpp"
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>

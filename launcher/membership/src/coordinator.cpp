@@ -1,4 +1,4 @@
-#include "ptrun/launcher/coordinator.hpp"
+#include "ptrun/launcher/membership/coordinator.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
@@ -15,9 +15,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "ptrun/launcher/admission.hpp"
-#include "ptrun/launcher/node_placement.hpp"
-#include "ptrun/launcher/rdzv_reject_log.hpp"
+#include "ptrun/launcher/membership/admission.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
+#include "ptrun/launcher/membership/rdzv_reject_log.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::launcher {

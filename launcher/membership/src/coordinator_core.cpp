@@ -1,8 +1,8 @@
-#include "ptrun/launcher/coordinator_core.hpp"
+#include "ptrun/launcher/membership/coordinator_core.hpp"
 
 #include <algorithm>
 
-#include "ptrun/launcher/duration_text.hpp"
+#include "ptrun/launcher/output/duration_text.hpp"
 
 namespace ptrun::launcher {
 

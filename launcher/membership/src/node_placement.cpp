@@ -1,4 +1,4 @@
-#include "ptrun/launcher/node_placement.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/placement_exit.hpp"
+#include "ptrun/launcher/membership/placement_exit.hpp"
 
 #include <spdlog/spdlog.h>
 

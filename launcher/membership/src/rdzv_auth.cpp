@@ -1,4 +1,4 @@
-#include "ptrun/launcher/rdzv_auth.hpp"
+#include "ptrun/launcher/membership/rdzv_auth.hpp"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ptrun/launcher/sha256.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/membership/sha256.hpp"
 
 namespace ptrun::launcher {
 namespace {

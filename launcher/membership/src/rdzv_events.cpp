@@ -1,4 +1,4 @@
-#include "ptrun/launcher/rdzv_events.hpp"
+#include "ptrun/launcher/membership/rdzv_events.hpp"
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>

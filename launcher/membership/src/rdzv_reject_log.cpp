@@ -1,4 +1,4 @@
-#include "ptrun/launcher/rdzv_reject_log.hpp"
+#include "ptrun/launcher/membership/rdzv_reject_log.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/rdzv_session.hpp"
+#include "ptrun/launcher/membership/rdzv_session.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -10,9 +10,9 @@
 #include <thread>
 #include <variant>
 
-#include "ptrun/launcher/admission.hpp"
-#include "ptrun/launcher/rdzv_events.hpp"
-#include "ptrun/launcher/rdzv_reject_log.hpp"
+#include "ptrun/launcher/membership/admission.hpp"
+#include "ptrun/launcher/membership/rdzv_events.hpp"
+#include "ptrun/launcher/membership/rdzv_reject_log.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::launcher {

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/membership/round.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/sha256.hpp"
+#include "ptrun/launcher/membership/sha256.hpp"
 
 #include <cstring>
 

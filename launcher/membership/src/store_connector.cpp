@@ -1,4 +1,4 @@
-#include "ptrun/launcher/store_connector.hpp"
+#include "ptrun/launcher/membership/store_connector.hpp"
 
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/wait_progress.hpp"
+#include "ptrun/launcher/membership/wait_progress.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -7,9 +7,9 @@
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
-#include "ptrun/launcher/console_log_sink.hpp"
-#include "ptrun/launcher/duration_text.hpp"
-#include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
+#include "ptrun/launcher/output/console_log_sink.hpp"
+#include "ptrun/launcher/output/duration_text.hpp"
 
 namespace ptrun::launcher {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/console_log_sink.hpp"
+#include "ptrun/launcher/output/console_log_sink.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/output/console_stream.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

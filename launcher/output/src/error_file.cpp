@@ -1,4 +1,4 @@
-#include "ptrun/launcher/error_file.hpp"
+#include "ptrun/launcher/output/error_file.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -1,9 +1,9 @@
-#include "ptrun/launcher/failure_report.hpp"
+#include "ptrun/launcher/output/failure_report.hpp"
 
 #include <ctime>
 #include <fstream>
 
-#include "ptrun/launcher/error_file.hpp"
+#include "ptrun/launcher/output/error_file.hpp"
 
 namespace ptrun::launcher {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/hang_report.hpp"
+#include "ptrun/launcher/output/hang_report.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/log_health.hpp"
+#include "ptrun/launcher/output/log_health.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/statvfs.h>

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/log_layout.hpp"
+#include "ptrun/launcher/output/log_layout.hpp"
 
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -13,8 +13,8 @@
 #include <string_view>
 #include <system_error>
 
-#include "ptrun/launcher/environment_error.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/process/environment_error.hpp"
 
 namespace ptrun::launcher {
 namespace {

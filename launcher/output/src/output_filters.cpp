@@ -1,8 +1,8 @@
-#include "ptrun/launcher/output_filters.hpp"
+#include "ptrun/launcher/output/output_filters.hpp"
 
 #include <algorithm>
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/output_relay.hpp"
+#include "ptrun/launcher/output/output_relay.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <optional>
 
-#include "ptrun/launcher/console_stream.hpp"
-#include "ptrun/launcher/output_filters.hpp"
+#include "ptrun/launcher/output/console_stream.hpp"
+#include "ptrun/launcher/output/output_filters.hpp"
 
 namespace ptrun::launcher {
 

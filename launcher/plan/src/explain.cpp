@@ -1,11 +1,11 @@
-#include "ptrun/launcher/explain.hpp"
+#include "ptrun/launcher/plan/explain.hpp"
 
 #include <algorithm>
 #include <array>
 #include <vector>
 
-#include "ptrun/launcher/containment.hpp"
-#include "ptrun/launcher/fixed_placement.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/process/containment.hpp"
 
 namespace ptrun::launcher {
 namespace {

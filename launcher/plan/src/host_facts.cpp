@@ -1,4 +1,4 @@
-#include "ptrun/launcher/host_facts.hpp"
+#include "ptrun/launcher/plan/host_facts.hpp"
 
 #include <sched.h>
 #include <sys/random.h>

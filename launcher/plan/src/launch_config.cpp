@@ -1,4 +1,4 @@
-#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <limits>
 
-#include "ptrun/launcher/exit_status.hpp"
-#include "ptrun/launcher/output_filters.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/output/output_filters.hpp"
+#include "ptrun/launcher/process/exit_status.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -289,6 +289,12 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.program = o.program;
     c.program_args = o.program_args;
     return c;
+}
+
+int open_files_needed(const LaunchConfig& c) {
+    int total = 32 + 6 * c.nproc_per_node;
+    if (c.multi_node()) total += c.nnodes.max * (3 + 2 * c.nproc_per_node);
+    return total;
 }
 
 }  // namespace ptrun::launcher

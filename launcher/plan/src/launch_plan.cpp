@@ -1,10 +1,10 @@
-#include "ptrun/launcher/launch_plan.hpp"
+#include "ptrun/launcher/plan/launch_plan.hpp"
 
 #include <chrono>
 #include <string>
 #include <variant>
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 

@@ -1,8 +1,8 @@
-#include "ptrun/launcher/local_placement.hpp"
+#include "ptrun/launcher/plan/local_placement.hpp"
 
 #include "ptrun/env/names.hpp"
-#include "ptrun/launcher/environment_error.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/placement/placement_error.hpp"
 #include "ptrun/placement/topology.hpp"
 

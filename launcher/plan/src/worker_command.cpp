@@ -1,11 +1,11 @@
-#include "ptrun/launcher/worker_command.hpp"
+#include "ptrun/launcher/plan/worker_command.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
 namespace {

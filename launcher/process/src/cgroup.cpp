@@ -1,4 +1,4 @@
-#include "ptrun/launcher/cgroup.hpp"
+#include "ptrun/launcher/process/cgroup.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

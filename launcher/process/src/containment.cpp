@@ -1,4 +1,4 @@
-#include "ptrun/launcher/containment.hpp"
+#include "ptrun/launcher/process/containment.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
@@ -13,9 +13,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "ptrun/launcher/cgroup.hpp"
-#include "ptrun/launcher/job_record.hpp"
-#include "ptrun/launcher/process_sweep.hpp"
+#include "ptrun/launcher/process/cgroup.hpp"
+#include "ptrun/launcher/process/job_record.hpp"
+#include "ptrun/launcher/process/process_sweep.hpp"
 
 namespace ptrun::launcher {
 namespace {

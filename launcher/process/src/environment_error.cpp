@@ -1,4 +1,4 @@
-#include "ptrun/launcher/environment_error.hpp"
+#include "ptrun/launcher/process/environment_error.hpp"
 
 #include <sys/resource.h>
 
@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
-
-#include "ptrun/launcher/launch_config.hpp"
 
 namespace ptrun::launcher {
 
@@ -41,12 +39,6 @@ std::string errno_message(const std::string& what, int err, int fds_needed) {
         default:
             return what + ": " + std::strerror(err);
     }
-}
-
-int open_files_needed(const LaunchConfig& c) {
-    int total = 32 + 6 * c.nproc_per_node;
-    if (c.multi_node()) total += c.nnodes.max * (3 + 2 * c.nproc_per_node);
-    return total;
 }
 
 void rethrow_as_environment_error(int fds_needed) {

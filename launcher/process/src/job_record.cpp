@@ -1,4 +1,4 @@
-#include "ptrun/launcher/job_record.hpp"
+#include "ptrun/launcher/process/job_record.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/process_launcher.hpp"
+#include "ptrun/launcher/process/process_launcher.hpp"
 
 #include <sys/wait.h>
 
@@ -8,7 +8,7 @@
 #include <csignal>
 #include <vector>
 
-#include "ptrun/launcher/process_sweep.hpp"
+#include "ptrun/launcher/process/process_sweep.hpp"
 
 namespace ptrun::launcher {
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/process_sweep.hpp"
+#include "ptrun/launcher/process/process_sweep.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/spawn.hpp"
+#include "ptrun/launcher/process/spawn.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>

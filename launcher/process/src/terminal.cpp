@@ -1,4 +1,4 @@
-#include "ptrun/launcher/terminal.hpp"
+#include "ptrun/launcher/process/terminal.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/admission.hpp"
+#include "ptrun/launcher/membership/admission.hpp"
 
 #include <catch2/catch.hpp>
 #include <stdexcept>

@@ -2,7 +2,7 @@
 // RoundMember plays the rounds, so failure, restart, lost nodes, scale-up and signals run in
 // milliseconds with no process started.
 
-#include "ptrun/launcher/agent.hpp"
+#include "ptrun/launcher/agent/agent.hpp"
 
 #include <fcntl.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "ptrun/launcher/console_stream.hpp"
-#include "ptrun/launcher/decide.hpp"
-#include "ptrun/launcher/membership.hpp"
-#include "ptrun/launcher/worker_launcher.hpp"
+#include "ptrun/launcher/agent/decide.hpp"
+#include "ptrun/launcher/membership/membership.hpp"
+#include "ptrun/launcher/output/console_stream.hpp"
+#include "ptrun/launcher/process/worker_launcher.hpp"
 #include "temp_dir.hpp"
 
 namespace ptrun::launcher {

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "ptrun/launcher/output_relay.hpp"
+#include "ptrun/launcher/output/output_relay.hpp"
 
 using namespace ptrun::launcher;
 

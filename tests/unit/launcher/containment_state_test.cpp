@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "ptrun/launcher/containment.hpp"
+#include "ptrun/launcher/process/containment.hpp"
 
 using namespace ptrun::launcher;
 

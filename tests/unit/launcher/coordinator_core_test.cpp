@@ -1,4 +1,4 @@
-#include "ptrun/launcher/coordinator_core.hpp"
+#include "ptrun/launcher/membership/coordinator_core.hpp"
 
 #include <catch2/catch.hpp>
 #include <optional>

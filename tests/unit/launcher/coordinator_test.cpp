@@ -1,6 +1,6 @@
 // The store host's Coordinator thread against a real store server on loopback: what it does
 // when its connection to the store is lost.
-#include "ptrun/launcher/coordinator.hpp"
+#include "ptrun/launcher/membership/coordinator.hpp"
 
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "ptrun/launcher/rdzv_events.hpp"
-#include "ptrun/launcher/rdzv_keys.hpp"
+#include "ptrun/launcher/membership/rdzv_events.hpp"
+#include "ptrun/launcher/membership/rdzv_keys.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/decide.hpp"
+#include "ptrun/launcher/agent/decide.hpp"
 
 #include <catch2/catch.hpp>
 #include <csignal>

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/duration_text.hpp"
+#include "ptrun/launcher/output/duration_text.hpp"
 
 #include <catch2/catch.hpp>
 

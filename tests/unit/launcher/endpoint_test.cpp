@@ -1,8 +1,8 @@
-#include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 using namespace ptrun::launcher;
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/error_file.hpp"
+#include "ptrun/launcher/output/error_file.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/exit_status.hpp"
+#include "ptrun/launcher/process/exit_status.hpp"
 
 #include <catch2/catch.hpp>
 #include <csignal>

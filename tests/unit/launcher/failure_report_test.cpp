@@ -1,4 +1,4 @@
-#include "ptrun/launcher/failure_report.hpp"
+#include "ptrun/launcher/output/failure_report.hpp"
 
 #include <catch2/catch.hpp>
 #include <csignal>

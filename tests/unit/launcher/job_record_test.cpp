@@ -1,4 +1,4 @@
-#include "ptrun/launcher/job_record.hpp"
+#include "ptrun/launcher/process/job_record.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,10 +1,10 @@
-#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 #include <catch2/catch.hpp>
 #include <csignal>
 
-#include "ptrun/launcher/cli.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/cli.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 using namespace ptrun::launcher;
 

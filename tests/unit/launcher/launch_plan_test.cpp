@@ -1,11 +1,11 @@
-#include "ptrun/launcher/launch_plan.hpp"
+#include "ptrun/launcher/plan/launch_plan.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "../slurm/env_columns.hpp"
-#include "ptrun/launcher/cli.hpp"
-#include "ptrun/launcher/slurm_defaults.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/cli.hpp"
+#include "ptrun/launcher/cli/slurm_defaults.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 using namespace ptrun::launcher;
 namespace cols = ptrun::slurm::test_env;

@@ -1,12 +1,12 @@
 // What each local worker gets from --nproc-per-node gpu:LIST, --virtual-local-rank and
 // --numa-binding (plan_local_placement), over recorded machines and a fake driver.
-#include "ptrun/launcher/local_placement.hpp"
+#include "ptrun/launcher/plan/local_placement.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "../placement/recorded_machine.hpp"
-#include "ptrun/launcher/cli.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/cli.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 using namespace ptrun::launcher;
 using ptrun::env::CudaDevice;

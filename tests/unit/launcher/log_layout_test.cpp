@@ -1,4 +1,4 @@
-#include "ptrun/launcher/log_layout.hpp"
+#include "ptrun/launcher/output/log_layout.hpp"
 
 #include <sys/stat.h>
 

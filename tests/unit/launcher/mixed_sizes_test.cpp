@@ -6,8 +6,8 @@
 #include <optional>
 #include <set>
 
-#include "ptrun/launcher/coordinator_core.hpp"
-#include "ptrun/launcher/node_placement.hpp"
+#include "ptrun/launcher/membership/coordinator_core.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
 
 using namespace ptrun::launcher;
 using namespace std::chrono_literals;

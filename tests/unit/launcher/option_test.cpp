@@ -1,11 +1,11 @@
-#include "ptrun/launcher/option.hpp"
+#include "ptrun/launcher/cli/option.hpp"
 
 #include <catch2/catch.hpp>
 #include <cctype>
 #include <set>
 
-#include "ptrun/launcher/cli.hpp"
-#include "ptrun/launcher/launch_options.hpp"
+#include "ptrun/launcher/cli/cli.hpp"
+#include "ptrun/launcher/cli/launch_options.hpp"
 
 using namespace ptrun::launcher;
 

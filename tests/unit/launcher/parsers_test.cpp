@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "ptrun/launcher/host_facts.hpp"
-#include "ptrun/launcher/node_range.hpp"
-#include "ptrun/launcher/rdzv_conf.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/node_range.hpp"
+#include "ptrun/launcher/cli/rdzv_conf.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/plan/host_facts.hpp"
 
 using namespace ptrun::launcher;
 

@@ -1,4 +1,4 @@
-#include "ptrun/launcher/rdzv_auth.hpp"
+#include "ptrun/launcher/membership/rdzv_auth.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 #include "temp_dir.hpp"
 
 using namespace ptrun::launcher;

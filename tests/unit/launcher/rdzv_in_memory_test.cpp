@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "ptrun/launcher/coordinator.hpp"
-#include "ptrun/launcher/rdzv_session.hpp"
+#include "ptrun/launcher/membership/coordinator.hpp"
+#include "ptrun/launcher/membership/rdzv_session.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/in_memory_store.hpp"
 

@@ -1,5 +1,5 @@
 // An agent's RdzvSession against a real store server on loopback: the store going away.
-#include "ptrun/launcher/rdzv_session.hpp"
+#include "ptrun/launcher/membership/rdzv_session.hpp"
 
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>

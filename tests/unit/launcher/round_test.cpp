@@ -1,8 +1,8 @@
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/membership/round.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "ptrun/launcher/rdzv_events.hpp"
+#include "ptrun/launcher/membership/rdzv_events.hpp"
 
 using namespace ptrun::launcher;
 

@@ -1,12 +1,12 @@
-#include "ptrun/launcher/slurm_defaults.hpp"
+#include "ptrun/launcher/cli/slurm_defaults.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "../slurm/env_columns.hpp"
-#include "ptrun/launcher/cli.hpp"
-#include "ptrun/launcher/explain.hpp"
-#include "ptrun/launcher/launch_config.hpp"
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/cli.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/plan/explain.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 using namespace ptrun::launcher;
 namespace cols = ptrun::slurm::test_env;

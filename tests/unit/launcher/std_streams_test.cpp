@@ -1,8 +1,8 @@
-#include "ptrun/launcher/std_streams.hpp"
+#include "ptrun/launcher/cli/std_streams.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 using namespace ptrun::launcher;
 

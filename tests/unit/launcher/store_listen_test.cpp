@@ -1,4 +1,4 @@
-#include "ptrun/launcher/store_listen.hpp"
+#include "ptrun/launcher/membership/store_listen.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
-#include "ptrun/launcher/worker_command.hpp"
+#include "ptrun/launcher/plan/worker_command.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "ptrun/launcher/usage_error.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 
 using namespace ptrun::launcher;
 

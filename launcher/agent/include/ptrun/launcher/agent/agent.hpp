@@ -10,11 +10,11 @@
 #include <string>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/launch_config.hpp"
-#include "ptrun/launcher/local_placement.hpp"
-#include "ptrun/launcher/membership.hpp"
-#include "ptrun/launcher/worker_command.hpp"
-#include "ptrun/launcher/worker_launcher.hpp"
+#include "ptrun/launcher/membership/membership.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
+#include "ptrun/launcher/plan/local_placement.hpp"
+#include "ptrun/launcher/plan/worker_command.hpp"
+#include "ptrun/launcher/process/worker_launcher.hpp"
 
 namespace spdlog {
 class logger;

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "ptrun/launcher/agent.hpp"
-#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/agent/agent.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace ptrun::rdzv {
 class TcpStoreServer;

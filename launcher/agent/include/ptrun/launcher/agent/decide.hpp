@@ -6,7 +6,7 @@
 #include <optional>
 #include <variant>
 
-#include "ptrun/launcher/exit_status.hpp"
+#include "ptrun/launcher/process/exit_status.hpp"
 
 namespace ptrun::launcher {
 

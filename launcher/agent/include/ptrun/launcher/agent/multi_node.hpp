@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "ptrun/launcher/agent.hpp"
-#include "ptrun/launcher/launch_config.hpp"
-#include "ptrun/launcher/rdzv_auth.hpp"
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/agent/agent.hpp"
+#include "ptrun/launcher/membership/rdzv_auth.hpp"
+#include "ptrun/launcher/membership/round.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace ptrun::rdzv {
 class TcpStoreServer;

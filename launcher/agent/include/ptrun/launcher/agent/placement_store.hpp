@@ -4,9 +4,9 @@
 
 #include <memory>
 
-#include "ptrun/launcher/agent_store.hpp"
-#include "ptrun/launcher/fixed_placement.hpp"
-#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/agent/agent_store.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace ptrun::launcher {
 

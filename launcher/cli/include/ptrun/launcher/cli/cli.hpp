@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/launch_options.hpp"
+#include "ptrun/launcher/cli/launch_options.hpp"
 
 namespace ptrun::launcher {
 

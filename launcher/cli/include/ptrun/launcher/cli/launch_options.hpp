@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ptrun/launcher/option.hpp"
+#include "ptrun/launcher/cli/option.hpp"
 
 namespace ptrun::launcher {
 

@@ -5,6 +5,10 @@
 #include <string>
 #include <string_view>
 
+// g++ 12's -Wshadow takes the enumerator Option::RdzvConf, when declared after the alias below, as
+// shadowing it: the option table comes first in every translation unit that sees both.
+#include "ptrun/launcher/cli/option.hpp"
+
 namespace ptrun::launcher {
 
 /// Parsed rendezvous settings; keys are kept as given.

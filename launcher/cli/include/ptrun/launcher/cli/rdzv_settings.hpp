@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "ptrun/launcher/rdzv_conf.hpp"
+#include "ptrun/launcher/cli/rdzv_conf.hpp"
 
 namespace ptrun::launcher {
 

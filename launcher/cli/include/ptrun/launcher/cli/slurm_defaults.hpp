@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/fixed_placement.hpp"
-#include "ptrun/launcher/launch_options.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/cli/launch_options.hpp"
 
 namespace ptrun::launcher {
 

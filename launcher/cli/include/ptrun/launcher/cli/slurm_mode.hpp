@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "ptrun/launcher/launch_options.hpp"
+#include "ptrun/launcher/cli/launch_options.hpp"
 
 namespace ptrun::launcher {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <variant>
 
-#include "ptrun/launcher/node_placement.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
 
 namespace ptrun::launcher {
 

@@ -7,12 +7,12 @@
 #include <memory>
 #include <string>
 
-#include "ptrun/launcher/coordinator_core.hpp"
-#include "ptrun/launcher/endpoint.hpp"
-#include "ptrun/launcher/membership.hpp"
-#include "ptrun/launcher/rdzv_auth.hpp"
-#include "ptrun/launcher/rdzv_keys.hpp"
-#include "ptrun/launcher/store_connector.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
+#include "ptrun/launcher/membership/coordinator_core.hpp"
+#include "ptrun/launcher/membership/membership.hpp"
+#include "ptrun/launcher/membership/rdzv_auth.hpp"
+#include "ptrun/launcher/membership/rdzv_keys.hpp"
+#include "ptrun/launcher/membership/store_connector.hpp"
 
 namespace spdlog {
 class logger;

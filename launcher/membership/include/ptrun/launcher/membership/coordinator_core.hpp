@@ -18,8 +18,8 @@
 #include <variant>
 #include <vector>
 
-#include "ptrun/launcher/rdzv_events.hpp"
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/membership/rdzv_events.hpp"
+#include "ptrun/launcher/membership/round.hpp"
 
 namespace ptrun::launcher {
 

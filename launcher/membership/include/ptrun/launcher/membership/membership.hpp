@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "ptrun/launcher/node_placement.hpp"
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
+#include "ptrun/launcher/membership/round.hpp"
 
 namespace ptrun::launcher {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/membership/round.hpp"
 
 namespace ptrun::launcher {
 

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <memory>
 
-#include "ptrun/launcher/fixed_placement.hpp"
-#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace spdlog {
 class logger;

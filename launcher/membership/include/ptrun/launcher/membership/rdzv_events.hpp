@@ -4,7 +4,7 @@
 #include <string>
 #include <variant>
 
-#include "ptrun/launcher/round.hpp"
+#include "ptrun/launcher/membership/round.hpp"
 
 namespace ptrun::launcher {
 

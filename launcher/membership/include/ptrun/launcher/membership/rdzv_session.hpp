@@ -10,15 +10,15 @@
 #include <stdexcept>
 #include <string>
 
-#include "ptrun/launcher/endpoint.hpp"
-#include "ptrun/launcher/membership.hpp"
-#include "ptrun/launcher/node_placement.hpp"
-#include "ptrun/launcher/node_range.hpp"
-#include "ptrun/launcher/rdzv_auth.hpp"
-#include "ptrun/launcher/rdzv_keys.hpp"
-#include "ptrun/launcher/rdzv_settings.hpp"
-#include "ptrun/launcher/round.hpp"
-#include "ptrun/launcher/store_connector.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
+#include "ptrun/launcher/cli/node_range.hpp"
+#include "ptrun/launcher/cli/rdzv_settings.hpp"
+#include "ptrun/launcher/membership/membership.hpp"
+#include "ptrun/launcher/membership/node_placement.hpp"
+#include "ptrun/launcher/membership/rdzv_auth.hpp"
+#include "ptrun/launcher/membership/rdzv_keys.hpp"
+#include "ptrun/launcher/membership/round.hpp"
+#include "ptrun/launcher/membership/store_connector.hpp"
 
 namespace spdlog {
 class logger;

@@ -6,7 +6,7 @@
 #include <functional>
 #include <memory>
 
-#include "ptrun/launcher/endpoint.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
 #include "ptrun/rendezvous/store.hpp"
 
 namespace ptrun::launcher {

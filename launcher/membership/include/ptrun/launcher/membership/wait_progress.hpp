@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "ptrun/launcher/launch_config.hpp"
-#include "ptrun/launcher/rdzv_session.hpp"
+#include "ptrun/launcher/membership/rdzv_session.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace spdlog {
 class logger;

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "ptrun/launcher/console_stream.hpp"
+#include "ptrun/launcher/output/console_stream.hpp"
 
 namespace ptrun::launcher {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ptrun/launcher/exit_status.hpp"
+#include "ptrun/launcher/process/exit_status.hpp"
 
 namespace ptrun::launcher {
 

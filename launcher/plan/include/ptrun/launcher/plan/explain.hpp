@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "ptrun/launcher/fixed_placement.hpp"
-#include "ptrun/launcher/launch_config.hpp"
-#include "ptrun/launcher/launch_options.hpp"
-#include "ptrun/launcher/worker_command.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/cli/launch_options.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
+#include "ptrun/launcher/plan/worker_command.hpp"
 
 namespace ptrun::launcher {
 

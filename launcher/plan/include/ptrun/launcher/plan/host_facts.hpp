@@ -2,7 +2,7 @@
 /// Reads the facts `resolve` needs from this machine (hostname, CPUs, GPUs, a fresh run id).
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace ptrun::launcher {
 

@@ -10,14 +10,14 @@
 
 #include "ptrun/env/cuda_devices.hpp"
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/endpoint.hpp"
-#include "ptrun/launcher/launch_options.hpp"
-#include "ptrun/launcher/node_range.hpp"
-#include "ptrun/launcher/rdzv_backend.hpp"
-#include "ptrun/launcher/rdzv_conf.hpp"
-#include "ptrun/launcher/rdzv_settings.hpp"
-#include "ptrun/launcher/slurm_mode.hpp"
-#include "ptrun/launcher/std_streams.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
+#include "ptrun/launcher/cli/launch_options.hpp"
+#include "ptrun/launcher/cli/node_range.hpp"
+#include "ptrun/launcher/cli/rdzv_backend.hpp"
+#include "ptrun/launcher/cli/rdzv_conf.hpp"
+#include "ptrun/launcher/cli/rdzv_settings.hpp"
+#include "ptrun/launcher/cli/slurm_mode.hpp"
+#include "ptrun/launcher/cli/std_streams.hpp"
 #include "ptrun/placement/binding_plan.hpp"
 
 namespace ptrun::launcher {
@@ -91,5 +91,10 @@ struct LaunchConfig {
 /// Validates `opts` into a LaunchConfig; throws UsageError naming the value and what was expected
 /// (NotSupportedError for the etcd backends).
 LaunchConfig resolve(const LaunchOptions& opts, const HostFacts& host);
+
+/// About how many file descriptors ptrun needs for this job at most: its own few; per local
+/// worker two log files, two tee pipes and two store connections; on a multi-node store host
+/// every agent's session and every worker's store connections.
+int open_files_needed(const LaunchConfig& config);
 
 }  // namespace ptrun::launcher

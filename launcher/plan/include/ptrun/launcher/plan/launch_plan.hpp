@@ -7,9 +7,9 @@
 #include <variant>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/fixed_placement.hpp"
-#include "ptrun/launcher/launch_config.hpp"
-#include "ptrun/launcher/launch_options.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/cli/launch_options.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace ptrun::launcher {
 

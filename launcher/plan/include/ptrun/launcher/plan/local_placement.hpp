@@ -13,9 +13,9 @@
 
 #include "ptrun/env/cuda_devices.hpp"
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/explain.hpp"
-#include "ptrun/launcher/fixed_placement.hpp"
-#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/plan/explain.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 #include "ptrun/placement/apply_binding.hpp"
 #include "ptrun/placement/gpu_locator.hpp"
 #include "ptrun/placement/process_limits.hpp"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/launch_config.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace ptrun::launcher {
 

@@ -21,13 +21,6 @@ std::string errno_message(const std::string& what, int err, int fds_needed = 0);
 /// True for the errno values of a full file system (ENOSPC, EDQUOT).
 bool is_out_of_space(int err);
 
-struct LaunchConfig;
-
-/// About how many file descriptors ptrun needs for this job at most: its own few; per local
-/// worker two log files, two tee pipes and two store connections; on a multi-node store host
-/// every agent's session and every worker's store connections.
-int open_files_needed(const LaunchConfig& config);
-
 /// Call inside a catch block: a system error (std:: or boost::system) whose errno the machine
 /// caused (EMFILE, ENFILE, ENOSPC, EDQUOT, ENOMEM) is rethrown as an EnvironmentError saying what
 /// to do (for EMFILE with `needed` descriptors); anything else is rethrown as it was.

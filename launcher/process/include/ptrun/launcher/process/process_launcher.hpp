@@ -9,8 +9,8 @@
 #include <set>
 #include <string>
 
-#include "ptrun/launcher/containment.hpp"
-#include "ptrun/launcher/worker_launcher.hpp"
+#include "ptrun/launcher/process/containment.hpp"
+#include "ptrun/launcher/process/worker_launcher.hpp"
 
 namespace spdlog {
 class logger;

@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
-#include "ptrun/launcher/exit_status.hpp"
-#include "ptrun/launcher/spawn.hpp"
+#include "ptrun/launcher/process/exit_status.hpp"
+#include "ptrun/launcher/process/spawn.hpp"
 
 namespace boost::asio {
 class io_context;
