@@ -4,7 +4,8 @@
 set -euo pipefail
 
 build_pkgs=(cmake g++ make pkg-config libcli11-dev libboost-dev libboost-filesystem-dev
-            libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev)
+            libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
+            nettle-dev)  # HMAC-SHA-256 for the rendezvous (libnettle.a, linked statically)
 test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-base hyperfine
            util-linux nftables slurmctld slurmd slurm-client munge
            openmpi-bin libopenmpi-dev  # bench/allreduce compares with MPI_Allreduce

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
-#include "ptrun/launcher/membership/sha256.hpp"
+#include "ptrun/launcher/membership/hmac_sha256.hpp"
 
 namespace ptrun::launcher {
 namespace {

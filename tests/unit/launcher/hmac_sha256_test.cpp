@@ -1,4 +1,4 @@
-#include "ptrun/launcher/membership/sha256.hpp"
+#include "ptrun/launcher/membership/hmac_sha256.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -10,30 +10,6 @@ namespace {
 std::string bytes(std::size_t n, unsigned char b) { return std::string(n, static_cast<char>(b)); }
 
 }  // namespace
-
-TEST_CASE("sha256 matches the FIPS 180 examples", "[launcher][auth]") {
-    CHECK(to_hex(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    CHECK(to_hex(sha256("abc")) ==
-          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    CHECK(to_hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
-          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    Sha256 million;
-    const std::string chunk(1000, 'a');
-    for (int i = 0; i < 1000; ++i) million.update(chunk);
-    CHECK(to_hex(million.digest()) ==
-          "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
-
-TEST_CASE("sha256 gives the same digest however the input is split", "[launcher][auth]") {
-    const std::string text(200, 'x');
-    const auto whole = sha256(text);
-    for (std::size_t cut : {1u, 55u, 56u, 63u, 64u, 65u, 127u, 128u, 199u}) {
-        Sha256 h;
-        h.update(std::string_view(text).substr(0, cut));
-        h.update(std::string_view(text).substr(cut));
-        CHECK(h.digest() == whole);
-    }
-}
 
 TEST_CASE("hmac_sha256 matches RFC 4231 test cases 1 to 7", "[launcher][auth]") {
     std::string key4;
