@@ -8,7 +8,12 @@ beats every 50 ms; with MODE
   forever    every rank beats until killed (120 s at most)
   timer      rank 0 sleeps 120 s inside torch's expires(after=ARG, scope='save')
   foreign    writes a timer request naming its parent (ptrun) with an expired deadline, then beats
-             inside expires(after=60) for 1 s and exits 0"""
+             inside expires(after=60) for 1 s and exits 0
+  truncate   rank 0 beats 5 times, truncates its own heartbeat file to 0 bytes and waits (not
+             beating) for the file named by $HANG_MARKER (60 s at most); the others beat until
+             then; every rank exits 0
+  wild-times like truncate, but rank 0 writes a last beat at 2^63-1000 ns and a section with the
+             deadline 2^64-1 into its record instead"""
 import os
 import sys
 import time
@@ -21,6 +26,19 @@ RANK = int(os.environ["RANK"])
 def beat_for(seconds):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
+        heartbeat.beat()
+        time.sleep(0.05)
+
+
+def wait_for(path, seconds):
+    end = time.monotonic() + seconds
+    while not os.path.exists(path) and time.monotonic() < end:
+        time.sleep(0.02)
+
+
+def beat_until(path, seconds):
+    end = time.monotonic() + seconds
+    while not os.path.exists(path) and time.monotonic() < end:
         heartbeat.beat()
         time.sleep(0.05)
 
@@ -47,6 +65,25 @@ def main():
         with heartbeat.section("checkpoint", timeout=60):
             time.sleep(arg)
         beat_for(0.3)
+    elif mode in ("truncate", "wild-times"):
+        for _ in range(5):
+            heartbeat.beat()
+            time.sleep(0.05)
+        if RANK == 0:
+            path = os.environ["PTRUN_HEARTBEAT_FILE"]
+            if mode == "truncate":
+                os.truncate(path, 0)
+            else:
+                import struct
+                fd = os.open(path, os.O_RDWR)
+                os.pwrite(fd, struct.pack("=Q", 2**63 - 1000), 72)  # last_progress_ns
+                # An open section (seq even, started now-ish, name "x") with deadline 2^64-1.
+                os.pwrite(fd, struct.pack("=QQQ", 2, 1, 2**64 - 1), 128)
+                os.pwrite(fd, b"x\0", 160)
+                os.close(fd)
+            wait_for(os.environ["HANG_MARKER"], 60)
+        else:
+            beat_until(os.environ["HANG_MARKER"], 60)
     elif mode == "forever":
         beat_for(120)
     elif mode == "timer":

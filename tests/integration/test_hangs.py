@@ -140,6 +140,62 @@ class Hangs(PtrunTestCase):
         self.assertIn("outcome      : restarting the worker group (restart 1 of 1)", err)
         self.assertIn("rank 1 in `stuck_in_data_loader`", err)
 
+    def tamper_and_watch(self, mode):
+        """Runs `hang_worker.py MODE` (rank 0 damages its own heartbeat record) under
+        --hang-timeout 2 with a health endpoint; returns (ptrun's exit code, stderr, the /status
+        that showed the damage)."""
+        marker = os.path.join(self.dir, "go")
+        proc = self.start(["--nproc-per-node", "2", "--hang-timeout", "2", "--health-port", "0",
+                           WORKER, mode], env={"HANG_MARKER": marker})
+        url, seen = self.health_url(proc)
+        # Rank 0 stays silent for longer than the timeout: its record is damaged, so its progress
+        # is unknown, which is not a hang (and ptrun neither faults nor says it is).
+        status = self.status_until(url, lambda s: "heartbeat record" in s["workers"][0].get(
+            "detail", "") and (s["workers"][0].get("seconds_since_progress") or 0) > 3,
+            "rank 0's damaged heartbeat record, 3 s after its last good beat")
+        self.assertNotEqual(status["workers"][0]["state"], "hung", status)
+        self.assertIsNone(proc.poll(), "ptrun ended while a worker's record was damaged")
+        with open(marker, "w"):
+            pass
+        out, err = self.finish(proc, seen)
+        return proc.returncode, err, status
+
+    def test_a_worker_that_truncates_its_heartbeat_file_does_not_crash_ptrun(self):
+        code, err, status = self.tamper_and_watch("truncate")
+        self.assertEqual(code, 0, err)  # not 135 (SIGBUS)
+        w0 = status["workers"][0]
+        self.assertIn("heartbeat record shrank to 0 bytes", w0["detail"])
+        self.assertEqual(w0["progress_count"], 5)  # its last good sample
+        self.assertRegex(err, r"worker rank 0 \(local rank 0, pid \d+\): its heartbeat record "
+                              r"shrank to 0 bytes")
+
+    def test_record_times_out_of_range_are_clamped_and_reported_as_corrupt(self):
+        code, err, status = self.tamper_and_watch("wild-times")
+        self.assertEqual(code, 0, err)  # not 124: no instant hang
+        w0 = status["workers"][0]
+        self.assertIn("heartbeat record is corrupt", w0["detail"])
+        self.assertGreaterEqual(w0["seconds_since_progress"], 0)
+        self.assertNotIn("-9223", err)
+        self.assertEqual(len(re.findall(r"heartbeat record is corrupt", err)), 1, err)
+
+    def test_ptrun_and_its_workers_stopped_together_are_not_hung(self):
+        # SIGSTOP of the whole tree for 2.5x the timeout, then SIGCONT: the time ptrun was
+        # stopped never counts, so the workers beat again and finish.
+        proc = self.start(["--nproc-per-node", "2", "--hang-timeout", "2", "--health-port", "0",
+                           WORKER, "beat", "9"])
+        url, seen = self.health_url(proc)
+        status = self.status_until(url, lambda s: len(s["workers"]) == 2 and all(
+            w["progress_count"] > 0 for w in s["workers"]), "both ranks beating")
+        tree = [proc.pid] + [w["pid"] for w in status["workers"]]
+        for pid in tree:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(5)  # the stop itself, not a wait for an event
+        for pid in reversed(tree):
+            os.kill(pid, signal.SIGCONT)
+        out, err = self.finish(proc, seen)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertNotIn("is hung", err)
+
     def test_the_health_endpoint_answers_during_the_run(self):
         proc = self.start(["--nproc-per-node", "2", "--health-port", "0", WORKER, "forever"])
         try:

@@ -1,5 +1,6 @@
 """Signals reach every worker group; nothing outlives ptrun, not even after kill -9."""
 import signal
+import time
 import unittest
 
 import os
@@ -75,9 +76,26 @@ class Signals(PtrunTestCase):
         self.assertIn("SIGKILL after 60 s", said, "the first Ctrl-C says how long the grace is")
         self.assertIn("Ctrl-C again to kill them at once", said)
         self.assertTrue(all(pid_alive(p) for p in pids))
+        time.sleep(0.15)  # a person's second Ctrl-C: past the 100 ms in which copies count once
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)
         self.assertEqual(proc.returncode, 128 + signal.SIGINT)
+        self.assertIn("received SIGINT again: killing the workers now (SIGKILL)", err)
+        self.assertEqual(wait_gone(pids, 1.0), [])
+
+    def test_two_copies_of_one_ctrl_c_are_one_ctrl_c(self):
+        # Under `timeout 120 ptrun ...` in a terminal one Ctrl-C reaches ptrun twice: from the
+        # terminal and relayed by timeout. It is not the second Ctrl-C (SIGKILL at once).
+        proc, pids = self.start(2, "--hang", "--ignore-term", extra=("--shutdown-timeout", "0.5"))
+        proc.send_signal(signal.SIGINT)
+        said = wait_output(proc.stderr, "at once")  # the first is taken: the copy comes now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+        err = said + err
+        self.assertEqual(proc.returncode, 128 + signal.SIGINT)
+        self.assertIn("received SIGINT again within 100 ms: the same Ctrl-C, delivered twice", err)
+        self.assertNotIn("killing the workers now", err)
+        self.assertIn("still running 0.5 s after the stop signal", err, "the grace was given")
         self.assertEqual(wait_gone(pids, 1.0), [])
 
     def test_sigusr1_is_forwarded_without_stopping_the_job(self):

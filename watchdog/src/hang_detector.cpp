@@ -61,9 +61,10 @@ HangVerdict judge_hangs(const std::vector<RankProgress>& ranks, Clock::duration 
                     later(r.stopped_since.value_or(watching_since), watching_since);
                 hung_at = candidate.silent_since + timeout;
                 break;
-            case RankActivity::Running:
-                if (r.section && !r.section_deadline) continue;  // announced, open-ended
-                if (r.last_progress) {
+            case RankActivity::Running: {
+                const bool known = r.record_problem.empty();  // else: as if it never beat
+                if (known && r.section && !r.section_deadline) continue;  // announced, open-ended
+                if (known && r.last_progress) {
                     candidate.silent_since = later(*r.last_progress, watching_since);
                     hung_at = candidate.silent_since + timeout;
                     if (r.section && r.section_deadline) {
@@ -74,11 +75,12 @@ HangVerdict judge_hangs(const std::vector<RankProgress>& ranks, Clock::duration 
                     candidate.reason = HangReason::NotFinishing;
                     candidate.silent_since = later(*first_success, watching_since);
                     hung_at = candidate.silent_since + timeout;
-                    if (r.section && r.section_deadline) {
+                    if (known && r.section && r.section_deadline) {
                         hung_at = later(*hung_at, *r.section_deadline);
                     }
                 }
                 break;
+            }
         }
         if (!hung_at) continue;  // start-up: only a beat or an exit can change this rank
         if (now >= *hung_at) {

@@ -47,12 +47,22 @@ void Agent::Impl::wait_signal() {
             // ptrun itself was stopped until now: that time never counts against a worker.
             if (watch) watch->watching_since = std::chrono::steady_clock::now();
             lend_terminal();
+        } else if (signo == SIGINT && copy_of_last_interrupt()) {
+            log->info("received SIGINT again within {} ms: the same Ctrl-C, delivered twice",
+                      kSameInterrupt.count());
         } else {
             log->info("{}", signal_notice(signo));
             apply(SignalReceived{signo, stops_job(signo)});
         }
         if (!finished) wait_signal();
     });
+}
+
+bool Agent::Impl::copy_of_last_interrupt() {
+    const auto now = std::chrono::steady_clock::now();
+    if (last_interrupt && now - *last_interrupt < kSameInterrupt) return true;
+    last_interrupt = now;
+    return false;
 }
 
 std::string Agent::Impl::signal_notice(int signo) const {
@@ -96,7 +106,7 @@ void Agent::Impl::on_child(const ChildChange& change) {
             // ptrun's own Ctrl-C would (not a failure to restart from).
             log->info("{}, which had the terminal, was interrupted (Ctrl-C): stopping the job",
                       who(w));
-            apply(SignalReceived{SIGINT, true});
+            if (!copy_of_last_interrupt()) apply(SignalReceived{SIGINT, true});
         }
         apply(WorkerExited{w.end.local_rank, w.end.exit});
         if (!finished && w.end.exit.succeeded()) watch_stragglers();

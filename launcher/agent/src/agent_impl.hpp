@@ -128,6 +128,9 @@ class Agent::Impl {
     TerminalLender terminal;         ///< lent to a worker that reads it (agent_terminal.cpp)
     std::deque<int> terminal_queue;  ///< local ranks stopped on terminal I/O, waiting for it
     std::optional<WorkerEnd> root_cause;
+    /// When the last Ctrl-C (SIGINT) was counted: copies arriving within kSameInterrupt of it
+    /// are the same Ctrl-C (a terminal and a relaying wrapper such as `timeout` both send it).
+    std::optional<std::chrono::steady_clock::time_point> last_interrupt;
     /// The watchdog (agent_watchdog.cpp); null unless --hang-timeout, --health-port or torch's
     /// file timer asks for it.
     std::unique_ptr<Watch> watch;
@@ -137,6 +140,11 @@ class Agent::Impl {
 
     /// SIGUSR1/SIGUSR2 are forwarded to the workers; every other handled signal stops the job.
     static bool stops_job(int signo) { return signo != SIGUSR1 && signo != SIGUSR2; }
+    /// A person's second Ctrl-C comes later than this after the first; copies of one come sooner.
+    static constexpr std::chrono::milliseconds kSameInterrupt{100};
+    /// True for a SIGINT that is a copy of the one counted less than kSameInterrupt ago; else
+    /// counts this one (the time) and returns false.
+    bool copy_of_last_interrupt();
 
     // supervision (agent.cpp)
     /// Waits for the next signal (SIGCONT: lend the terminal; others: stop or forward).
@@ -179,6 +187,12 @@ class Agent::Impl {
     void check_hangs();
     /// Every local rank's progress now (records, timer requests, stops, exits).
     std::vector<watchdog::RankProgress> sample_progress() const;
+    /// Where hang durations start at `now`: `watch->watching_since`, or `now` itself when the
+    /// hang timer fired more than a second late (ptrun was not running: that time never counts).
+    std::chrono::steady_clock::time_point judging_since(
+        std::chrono::steady_clock::time_point now) const;
+    /// Warns once per worker and attempt that its heartbeat record is damaged.
+    void report_damaged_records(const std::vector<watchdog::RankProgress>& ranks);
     /// A hang was found: says so and captures every live rank's native stacks.
     void on_hang(watchdog::HangVerdict verdict, std::vector<watchdog::RankProgress> ranks);
     /// The native stacks are in: the hang becomes decide()'s event.

@@ -51,6 +51,10 @@ struct Watch {
     std::vector<std::optional<watchdog::Clock::time_point>> timer_last;  ///< the latest one
     boost::asio::steady_timer hang_timer;
     watchdog::Clock::time_point watching_since{};
+    /// When the hang timer was armed to fire: a fire much later means ptrun was not running.
+    watchdog::Clock::time_point check_due{};
+    /// Per local rank of this attempt: its damaged heartbeat record was reported.
+    std::vector<bool> record_reported;
     std::optional<watchdog::StackTool> tool;
     std::optional<Hang> hang;
     std::shared_ptr<watchdog::StackCapture> capture;

@@ -43,6 +43,11 @@ std::string make_private_dir(const env::EnvMap& env) {
     return "";
 }
 
+/// A hang timer this late was not served because ptrun itself was not running (stopped with its
+/// workers, `scontrol suspend`, a cgroup freezer that sends no SIGCONT): it samples again from
+/// now instead of judging time nobody could watch. A loaded machine delays a timer by far less.
+constexpr auto kLateCheck = std::chrono::seconds(1);
+
 double seconds_between(Clock::time_point from, Clock::time_point to) {
     return std::chrono::duration<double>(to - from).count();
 }
@@ -124,6 +129,7 @@ void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
     watch->records.clear();
     watch->timer_requests.assign(requests.size(), 0);
     watch->timer_last.assign(requests.size(), std::nullopt);
+    watch->record_reported.assign(requests.size(), false);
     for (std::size_t lr = 0; lr < requests.size(); ++lr) {
         auto& env = requests[lr].env;
         if (watch->records_wanted) {
@@ -152,6 +158,7 @@ void Agent::Impl::watch_started() {
 }
 
 void Agent::Impl::arm_hang_check(Clock::time_point at) {
+    watch->check_due = at;
     watch->hang_timer.expires_at(at);
     watch->hang_timer.async_wait([this](boost::system::error_code ec) {
         if (!ec && !finished) check_hangs();
@@ -180,6 +187,7 @@ std::vector<watchdog::RankProgress> Agent::Impl::sample_progress() const {
             if (sample.last_progress_ns != 0) {
                 r.last_progress = progress::to_steady(sample.last_progress_ns);
             }
+            r.record_problem = sample.problem;
             if (sample.section) {
                 r.section = sample.section->name;
                 if (sample.section->deadline_ns != 0) {
@@ -198,10 +206,17 @@ std::vector<watchdog::RankProgress> Agent::Impl::sample_progress() const {
     return ranks;
 }
 
+Clock::time_point Agent::Impl::judging_since(Clock::time_point now) const {
+    if (config.hang_timeout && now - watch->check_due > kLateCheck) return now;
+    return watch->watching_since;
+}
+
 void Agent::Impl::check_hangs() {
     if (state.stopping || state.alive == 0 || watch->hang) return;  // ending anyway
     const auto now = Clock::now();
+    watch->watching_since = judging_since(now);
     auto ranks = sample_progress();
+    report_damaged_records(ranks);
     auto verdict = watchdog::judge_hangs(ranks, *config.hang_timeout, now, watch->watching_since);
     if (!verdict.hung.empty()) {
         on_hang(std::move(verdict), std::move(ranks));
@@ -211,6 +226,21 @@ void Agent::Impl::check_hangs() {
     auto next = now + *config.hang_timeout;
     if (verdict.next_check && *verdict.next_check < next) next = *verdict.next_check;
     arm_hang_check(next);
+}
+
+void Agent::Impl::report_damaged_records(const std::vector<watchdog::RankProgress>& ranks) {
+    for (const auto& r : ranks) {
+        const auto lr = static_cast<std::size_t>(r.local_rank);
+        if (r.record_problem.empty() || lr >= watch->record_reported.size() ||
+            watch->record_reported[lr]) {
+            continue;
+        }
+        watch->record_reported[lr] = true;
+        log->warn(
+            "{}: its heartbeat record {}; its progress is unknown from now on (--hang-timeout "
+            "judges it as a worker that never beat)",
+            who(workers[lr]), r.record_problem);
+    }
 }
 
 void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
@@ -364,7 +394,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     auto ranks = sample_progress();
     std::vector<watchdog::HungRank> hung;
     if (config.hang_timeout && !state.stopping) {
-        hung = watchdog::judge_hangs(ranks, *config.hang_timeout, now, watch->watching_since).hung;
+        hung = watchdog::judge_hangs(ranks, *config.hang_timeout, now, judging_since(now)).hung;
     }
     for (std::size_t lr = 0; lr < workers.size(); ++lr) {
         const auto& w = workers[lr];
@@ -389,6 +419,9 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
             ws.state = watchdog::WorkerState::Starting;
         } else {
             ws.state = watchdog::WorkerState::Running;
+        }
+        if (!r.record_problem.empty()) {
+            ws.detail = "heartbeat record " + r.record_problem + ": its progress is unknown";
         }
         for (const auto& h : hung) {
             if (h.local_rank != ws.local_rank) continue;

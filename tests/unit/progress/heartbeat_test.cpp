@@ -203,3 +203,74 @@ TEST_CASE("a worker keeps its mapping after the name is removed", "[progress]") 
     hb.beat();
     CHECK(file.read().count == 1);
 }
+
+namespace {
+
+/// Writes `bytes` at `offset` of the record file, as a worker may.
+void poke(const std::string& path, off_t offset, const void* bytes, std::size_t size) {
+    std::FILE* f = std::fopen(path.c_str(), "r+b");
+    REQUIRE(f != nullptr);
+    REQUIRE(std::fseek(f, offset, SEEK_SET) == 0);
+    REQUIRE(std::fwrite(bytes, 1, size, f) == size);
+    std::fclose(f);
+}
+
+}  // namespace
+
+TEST_CASE("a record its worker truncated reads as the last sound sample, named shrunk",
+          "[progress]") {
+    TempPath p("truncated");
+    auto file = HeartbeatFile::create(p.path, 0);
+    auto hb = Heartbeat::open(p.path);
+    for (int i = 0; i < 3; ++i) hb.beat();
+    const auto sound = file.read();
+    REQUIRE(sound.count == 3);
+    CHECK(sound.problem.empty());
+    std::filesystem::resize_file(p.path, 0);  // what os.truncate(path, 0) does: no SIGBUS here
+    auto damaged = file.read();
+    CHECK(damaged.problem == "shrank to 0 bytes");
+    CHECK(damaged.count == 3);
+    CHECK(damaged.last_progress_ns == sound.last_progress_ns);
+    std::filesystem::resize_file(p.path, 100);
+    CHECK(file.read().problem == "shrank to 100 bytes");
+}
+
+TEST_CASE("a record whose file was removed still reads", "[progress]") {
+    TempPath p("removed");
+    auto file = HeartbeatFile::create(p.path, 0);
+    auto hb = Heartbeat::open(p.path);
+    std::filesystem::remove(p.path);
+    hb.beat();
+    const auto s = file.read();
+    CHECK(s.problem.empty());
+    CHECK(s.count == 1);
+}
+
+TEST_CASE("a record with an overwritten header or times out of range is corrupt", "[progress]") {
+    TempPath p("corrupt");
+    auto file = HeartbeatFile::create(p.path, 0);
+    SECTION("header") {
+        poke(p.path, 0, "garbage!", 8);
+        CHECK(file.read().problem == "is corrupt (its header was overwritten)");
+    }
+    SECTION("a last beat at 2^63-1000 ns") {
+        const std::uint64_t future = (1ull << 63) - 1000;
+        poke(p.path, offsetof(ptrun_heartbeat_record, last_progress_ns), &future, sizeof future);
+        const auto s = file.read();
+        CHECK_THAT(s.problem, Catch::StartsWith("is corrupt (its last beat is "));
+        CHECK_THAT(s.problem, Catch::EndsWith(" s in the future)"));
+        CHECK(s.last_progress_ns == 0);  // the last sound sample's
+    }
+    SECTION("a section deadline of 2^64-1") {
+        const std::uint64_t section[3] = {2, monotonic_now_ns(), ~0ull};  // seq, started, deadline
+        poke(p.path, offsetof(ptrun_heartbeat_record, section_seq), section, sizeof section);
+        const auto s = file.read();
+        CHECK(s.problem == "is corrupt (its section's deadline is out of range)");
+        CHECK_FALSE(s.section);
+    }
+    SECTION("a section that starts in the future") {
+        const std::uint64_t section[3] = {2, monotonic_now_ns() + 3'600'000'000'000ull, 0};
+        poke(p.path, offsetof(ptrun_heartbeat_record, section_seq), section, sizeof section);
+        CHECK_THAT(file.read().problem, Catch::StartsWith("is corrupt (its section starts "));
+    }
+}

@@ -172,3 +172,23 @@ TEST_CASE("describe_hang says why in words", "[watchdog][hang]") {
     CHECK(describe_hang(judge_hangs({exited(0, true, 10s), late}, kTimeout, now, T0).hung.at(0),
                         late, now) == "still running 90 s after a peer finished, never beat");
 }
+
+TEST_CASE("judge_hangs: a rank with a damaged record is judged as one that never beat",
+          "[watchdog][hang]") {
+    auto damaged = running(0, 0s, 5);
+    damaged.record_problem = "shrank to 0 bytes";
+    // Silent for twice the timeout by its last sound sample, yet not hung: its progress is unknown.
+    auto v = judge_hangs({damaged, running(1, 119s)}, kTimeout, T0 + 120s, T0);
+    CHECK(v.hung.empty());
+    // A damaged section says nothing either (no open-ended pass, no deadline).
+    auto in_open_section = in_section(damaged, std::nullopt);
+    v = judge_hangs({in_open_section, exited(1, true, 10s)}, kTimeout, T0 + 71s, T0);
+    REQUIRE(v.hung.size() == 1);
+    CHECK(v.hung[0].reason == HangReason::NotFinishing);
+    // Stopped is read from the process, not the record: still hung.
+    auto stopped_damaged = stopped(0, 0s, 0s);
+    stopped_damaged.record_problem = "is corrupt (its header was overwritten)";
+    v = judge_hangs({stopped_damaged}, kTimeout, T0 + 61s, T0);
+    REQUIRE(v.hung.size() == 1);
+    CHECK(v.hung[0].reason == HangReason::Stopped);
+}

@@ -1,8 +1,11 @@
 #pragma once
 /// HeartbeatFile: the launcher's side of heartbeat.h. The launcher creates one record file per
 /// worker and attempt, puts its path in that worker's PTRUN_HEARTBEAT_FILE, and reads it whenever
-/// it wants to know the worker's progress (a hang check's timer, a /status request): a read is a
-/// few loads from shared memory, it never blocks and never waits for the worker.
+/// it wants to know the worker's progress (a hang check's timer, a /status request): a read is
+/// one pread() of the 256-byte record from tmpfs (about a microsecond), it never blocks and never
+/// waits for the worker. The launcher does not map the record: a worker may truncate, rewrite or
+/// remove its own file, and a mapping would turn that into SIGBUS in the launcher; a read of a
+/// damaged record says what is wrong instead (HeartbeatSample::problem).
 ///
 /// Use by the agent (launcher/src/agent_watchdog.cpp): before spawning attempt N, create
 /// `<private tmpfs dir ptrun-XXXXXX>/hb-<round>-<N>-<local rank>` for every local rank (O_EXCL,
@@ -36,6 +39,10 @@ struct HeartbeatSample {
     /// The open section, if any. A section a writer is changing at this very moment (or stopped
     /// in the middle of changing) reads as none.
     std::optional<SectionSample> section;
+    /// Empty while the record is sound; else what is wrong with it ("shrank to 0 bytes", "is
+    /// corrupt (its last beat is 2.9e+08 s in the future)"), and the fields above are the last
+    /// sound sample's.
+    std::string problem;
     bool operator==(const HeartbeatSample&) const = default;
 };
 
@@ -46,12 +53,12 @@ inline std::chrono::steady_clock::time_point to_steady(std::uint64_t ns) {
     return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
 }
 
-/// One record file, created and owned by the launcher. Move-only; the destructor unmaps it and
+/// One record file, created and owned by the launcher. Move-only; the destructor closes it and
 /// removes its name.
 class HeartbeatFile {
   public:
     /// Creates `path` (must not exist; mode 0600), writes an empty version-1 record for
-    /// `local_rank` and maps it. Throws HeartbeatError naming the path and the reason.
+    /// `local_rank` and keeps it open. Throws HeartbeatError naming the path and the reason.
     static HeartbeatFile create(std::string path, int local_rank);
 
     ~HeartbeatFile();
@@ -62,19 +69,21 @@ class HeartbeatFile {
 
     /// The path to give the worker in PTRUN_HEARTBEAT_FILE.
     const std::string& path() const noexcept { return path_; }
-    /// The record now. Never blocks, never throws.
+    /// The record now; a damaged one (shorter than a record, its header overwritten, times that
+    /// no clock of this boot can hold) reads as the last sound sample with `problem` set. Never
+    /// blocks, never throws, never faults whatever the worker did to the file.
     HeartbeatSample read() const noexcept;
     /// Removes the name now (whoever mapped the record keeps it). Idempotent.
     void unlink() noexcept;
 
   private:
-    HeartbeatFile(std::string path, ptrun_heartbeat_record* record)
-        : path_(std::move(path)), record_(record) {}
+    HeartbeatFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
     void release() noexcept;
 
     std::string path_;
-    ptrun_heartbeat_record* record_ = nullptr;
+    int fd_ = -1;
     bool linked_ = true;
+    mutable HeartbeatSample last_sound_;  ///< what a damaged record reads as
 };
 
 }  // namespace ptrun::progress

@@ -14,6 +14,8 @@
 ///    not it ever beat and whatever section it announced: a stopped process cannot progress. It
 ///    is also hung as soon as any other rank is (the peers blocked on it fall silent a few ms
 ///    before the agent sees the stop, so they reach T first).
+///  - A rank whose heartbeat record is damaged (`record_problem`: truncated, overwritten, times out
+///    of range) tells nothing of its progress: it is judged as a rank that never beat.
 ///  - Start-up: a running rank that has never beaten is not judged by T (imports, data loading
 ///    and NCCL set-up may take any time) until a local peer exits successfully; then the group is
 ///    finishing, and a rank still silent T after the first such exit is hung ("not finishing").
@@ -52,6 +54,9 @@ struct RankProgress {
     std::optional<Clock::time_point> last_progress;     ///< nullopt: never beaten
     std::optional<std::string> section;                 ///< the open section's name
     std::optional<Clock::time_point> section_deadline;  ///< nullopt: none (or no section)
+    /// Empty while its heartbeat record is sound; else what is wrong with it (its progress is
+    /// then unknown, and the fields above are its last sound sample, for display only).
+    std::string record_problem;
 };
 
 enum class HangReason {
