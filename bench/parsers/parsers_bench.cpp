@@ -73,9 +73,8 @@ void row(const char* what, const std::string& input, int iterations, bool (*a)(c
 }  // namespace
 
 int main() {
-    const std::string timer =
-        R"({"version": 1, "pid": 4242, "scope_id": "train_step", )"
-        R"("expiration_time": 1764226800.123456, "signal": 9})";
+    const std::string timer = R"({"version": 1, "pid": 4242, "scope_id": "train_step", )"
+                              R"("expiration_time": 1764226800.123456, "signal": 9})";
     const std::string timer_inf =
         R"({"version": 1, "pid": 4242, "scope_id": "s", "expiration_time": Infinity, )"
         R"("signal": 9})";
@@ -83,9 +82,12 @@ int main() {
     std::string long_string = R"({"version": 1, "pid": 1, "scope_id": ")";
     long_string += std::string(3900, 'x') + R"(", "expiration_time": 1.0, "signal": 9})";
     std::printf("file timer line: ptrun's flat parser vs nlohmann::json::parse\n");
-    row("torch FileTimerRequest (json.dumps)", timer, 200000, ours_json, nlohmann_json, "flat", "nlohmann");
-    row("expiration_time Infinity (json.dumps inf)", timer_inf, 200000, ours_json, nlohmann_json, "flat", "nlohmann");
-    row("2,000-deep nesting (hostile)", nested, 20000, ours_json, nlohmann_json, "flat", "nlohmann");
+    row("torch FileTimerRequest (json.dumps)", timer, 200000, ours_json, nlohmann_json, "flat",
+        "nlohmann");
+    row("expiration_time Infinity (json.dumps inf)", timer_inf, 200000, ours_json, nlohmann_json,
+        "flat", "nlohmann");
+    row("2,000-deep nesting (hostile)", nested, 20000, ours_json, nlohmann_json, "flat",
+        "nlohmann");
     row("3,900-byte scope_id", long_string, 50000, ours_json, nlohmann_json, "flat", "nlohmann");
 
     const std::string probe =
@@ -102,7 +104,8 @@ int main() {
     std::printf("\nhealth request head: ptrun's http_exchange vs Boost.Beast request_parser\n");
     row("kubelet probe", probe, 200000, ours_http, beast_http, "ours", "beast");
     row("Prometheus scrape", prom, 200000, ours_http, beast_http, "ours", "beast");
-    row("8 KB of 8-byte headers (hostile)", many_headers, 20000, ours_http, beast_http, "ours", "beast");
+    row("8 KB of 8-byte headers (hostile)", many_headers, 20000, ours_http, beast_http, "ours",
+        "beast");
     row("HTTP/9.9", bad_version, 200000, ours_http, beast_http, "ours", "beast");
     return 0;
 }
