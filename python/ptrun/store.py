@@ -4,11 +4,15 @@ store server in this process, or connect a client to any c10d TCPStore-compatibl
 
     from ptrun.store import Server, Client
     with Server("127.0.0.1", 0) as server, Client("127.0.0.1", server.port) as c:
-        c.set("/greeting", b"hello"); c.add("/count", 1); c.wait(["/greeting"], timeout_ms=1000)
+        c.set("/greeting", b"hello"); c.add("/count", 1); c.wait(["/greeting"], timeout=1.0)
 
-Every failure raises StoreError carrying the library's status and message (which names the keys
-and the time waited); a wait that times out has status TIMEOUT."""
+Timeouts are seconds (`timeout=`: an int, a float or a datetime.timedelta, as torch's TCPStore
+takes them); `timeout_ms=` is still accepted. Every failure raises StoreError: its message is the
+library's (which names the keys and the time waited), its `status` the library's status; a wait
+that times out has status TIMEOUT."""
 import ctypes
+import datetime
+import math
 import os
 
 OK, ERROR, TIMEOUT, CONNECTION_LOST, INVALID_ARGUMENT, BUFFER_TOO_SMALL = range(6)
@@ -19,8 +23,26 @@ _LIB = None
 
 class StoreError(RuntimeError):
     def __init__(self, status, message):
-        super().__init__(f"status {status}: {message}")
+        super().__init__(message)
         self.status = status
+
+
+_DEFAULT_MS = 5000
+
+
+def _milliseconds(timeout, timeout_ms):
+    """The wait in milliseconds, from `timeout` (seconds: int, float or datetime.timedelta) or
+    `timeout_ms`; 5 s when neither is given."""
+    if timeout is not None and timeout_ms is not None:
+        raise TypeError("give timeout (seconds) or timeout_ms, not both")
+    if timeout_ms is not None:
+        return int(timeout_ms)
+    if timeout is None:
+        return _DEFAULT_MS
+    seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout)
+    if math.isnan(seconds) or seconds < 0:
+        raise ValueError(f"timeout {timeout!r}: expected seconds >= 0")
+    return int(min(seconds, 2**62 / 1000) * 1000)
 
 
 def library_path():
@@ -106,10 +128,12 @@ class Server:
 class Client:
     """One connection to a store; keys are strings, values bytes. Blocking calls release the GIL."""
 
-    def __init__(self, host, port, timeout_ms=5000, dialect=MODERN, lib=None):
+    def __init__(self, host, port, timeout=None, dialect=MODERN, lib=None, *, timeout_ms=None):
+        """Connects within `timeout` seconds (default 5), retrying with backoff."""
         self.lib = lib or load()
         self.handle = ctypes.c_void_p()
-        _check(self.lib, self.lib.ptrun_store_client_connect(host.encode(), port, dialect, timeout_ms,
+        ms = _milliseconds(timeout, timeout_ms)
+        _check(self.lib, self.lib.ptrun_store_client_connect(host.encode(), port, dialect, ms,
                                                              ctypes.byref(self.handle)))
 
     def _take(self, ptr, length):
@@ -120,10 +144,11 @@ class Client:
     def set(self, key, value):
         _check(self.lib, self.lib.ptrun_store_set(self.handle, key.encode(), value, len(value)))
 
-    def get(self, key, timeout_ms=5000):
-        """The value of `key`, waiting up to timeout_ms for it to exist."""
+    def get(self, key, timeout=None, *, timeout_ms=None):
+        """The value of `key`, waiting up to `timeout` seconds (default 5) for it to exist."""
         ptr, length = ctypes.c_void_p(), ctypes.c_size_t()
-        _check(self.lib, self.lib.ptrun_store_get(self.handle, key.encode(), timeout_ms, ctypes.byref(ptr),
+        ms = _milliseconds(timeout, timeout_ms)
+        _check(self.lib, self.lib.ptrun_store_get(self.handle, key.encode(), ms, ctypes.byref(ptr),
                                                   ctypes.byref(length)))
         return self._take(ptr, length)
 
@@ -142,10 +167,12 @@ class Client:
                                                           ctypes.byref(length)))
         return self._take(ptr, length)
 
-    def wait(self, keys, timeout_ms=5000):
-        """Returns once every key exists; StoreError with status TIMEOUT after timeout_ms."""
+    def wait(self, keys, timeout=None, *, timeout_ms=None):
+        """Returns once every key exists; StoreError with status TIMEOUT after `timeout` seconds
+        (default 5)."""
         array, n = _keys(keys)
-        _check(self.lib, self.lib.ptrun_store_wait(self.handle, array, n, timeout_ms))
+        ms = _milliseconds(timeout, timeout_ms)
+        _check(self.lib, self.lib.ptrun_store_wait(self.handle, array, n, ms))
 
     def check(self, keys):
         """True when every key exists (no waiting)."""
