@@ -84,7 +84,7 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
             const bool is_flag = spec.kind == OptionKind::Flag;
             out.at(spec.key) = {is_flag ? "1" : given[i], Source::Flag, {}};
         } else if (auto it = env.find(spec.pet); it != env.end()) {
-            out.at(spec.key) = {it->second, Source::PetEnv, {}};
+            out.at(spec.key) = {it->second, Source::PetEnv, std::string(spec.pet)};
         }
     }
     auto rest = app.remaining();
@@ -96,6 +96,10 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
             "missing PROGRAM: expected ptrun [OPTIONS] PROGRAM [ARGS...] (see ptrun --help)");
     }
     if (rest.front().size() > 1 && rest.front()[0] == '-') {
+        if (auto meant = closest_option(rest.front())) {
+            throw UsageError("unknown option '" + rest.front() + "': did you mean " + *meant +
+                             "? (see ptrun --help)");
+        }
         throw UsageError("unknown option '" + rest.front() +
                          "': expected a torchrun option before PROGRAM (see ptrun --help)");
     }

@@ -15,13 +15,14 @@ bool LaunchOptions::flag(Option key) const {
     const auto& v = raw.value;
     if (v.empty()) return false;
     if (auto b = env::parse_bool(v)) return *b;
-    throw UsageError((raw.source == Source::PetEnv ? "PET_ variable for " : "") + flag_text(key) +
-                     " '" + v + "': expected 1/true/yes or 0/false/no");
+    throw UsageError(as_given(key, raw) + ": expected 1/true/yes or 0/false/no");
 }
 
 std::string as_given(Option key, const RawValue& raw) {
     std::string text = flag_text(key) + " '" + raw.value + "'";
-    return raw.source == Source::PetEnv ? text + " (from PET_ environment)" : text;
+    if (raw.source != Source::PetEnv) return text;
+    return text + " (from " + (raw.origin.empty() ? std::string("PET_ environment") : raw.origin) +
+           ")";
 }
 
 }  // namespace ptrun::launcher

@@ -1,6 +1,8 @@
 #include "ptrun/launcher/cli/option.hpp"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 namespace ptrun::launcher {
 namespace {
@@ -49,6 +51,12 @@ constexpr std::array<Row, kOptionCount> kRows{{
     {Option::NoPython, "no-python", "", "", F, "Execute the program directly, not through python3"},
     {Option::RunPath, "run-path", "", "", F,
      "Accepted for compatibility; the script runs as python3 -u SCRIPT"},
+    {Option::LogsSpecs, "logs-specs", "", "", V,
+     "torchrun 2.x: a Python LogsSpecs entry point; refused: ptrun's log layout is --log-dir, "
+     "--redirects and --tee"},
+    {Option::EventLogHandler, "event-log-handler", "", "null", V,
+     "torchrun 2.x: where torch's elastic events go; only null (the default) is accepted: see "
+     "the run's log directory and /status"},
     {Option::LogDir, "log-dir", "", "", V,
      "Directory for per-worker logs and error files, a directory per run: "
      "RUN-ID_HOST_TIME_RANDOM/attempt_N/LOCAL_RANK/; DIR/latest links to the newest"},
@@ -161,5 +169,55 @@ const OptionSpec& option_spec(Option key) { return kTable[static_cast<std::size_
 std::string_view option_name(Option key) { return option_spec(key).dashed; }
 
 std::string flag_text(Option key) { return "--" + std::string(option_name(key)); }
+
+}  // namespace ptrun::launcher
+
+namespace ptrun::launcher {
+namespace {
+
+/// Levenshtein distance between `a` and `b` (short strings: one row of the table).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> closest_option(std::string_view given) {
+    std::string_view name = given;
+    while (!name.empty() && name.front() == '-') name.remove_prefix(1);
+    if (auto eq = name.find('='); eq != std::string_view::npos) name = name.substr(0, eq);
+    if (name.size() < 2) return std::nullopt;
+    const OptionSpec* best = nullptr;
+    std::size_t best_distance = name.size() > 12 ? 3 : 2;
+    std::size_t prefixed = 0;
+    const OptionSpec* prefix_of = nullptr;
+    for (const auto& spec : option_table()) {
+        for (std::string_view spelling : {spec.dashed, spec.underscored}) {
+            const std::size_t d = edit_distance(name, spelling);
+            if (d < best_distance || (d == best_distance && best == nullptr)) {
+                best = &spec;
+                best_distance = d;
+            }
+            if (spelling.substr(0, name.size()) == name && prefix_of != &spec) {
+                prefix_of = &spec;
+                ++prefixed;
+            }
+        }
+    }
+    if (best != nullptr) return "--" + std::string(best->dashed);
+    if (prefixed == 1) return "--" + std::string(prefix_of->dashed);
+    return std::nullopt;
+}
 
 }  // namespace ptrun::launcher

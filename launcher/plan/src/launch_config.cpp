@@ -243,6 +243,17 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.module = o.flag(Option::Module);
     c.no_python = o.flag(Option::NoPython);
     (void)o.flag(Option::RunPath);
+    if (const auto& specs = o.at(Option::LogsSpecs); !specs.value.empty()) {
+        throw UsageError(as_given(Option::LogsSpecs, specs) +
+                         ": names a Python entry point (group torchrun.logs_specs) that lays out "
+                         "torchrun's log files; ptrun loads no Python plug-in: its logs are laid "
+                         "out by --log-dir, --redirects and --tee (man ptrun, LOGS)");
+    }
+    if (const auto& handler = o.at(Option::EventLogHandler); handler.value != "null") {
+        throw UsageError(as_given(Option::EventLogHandler, handler) +
+                         ": names a handler of torch's elastic events (a Python entry point); "
+                         "ptrun loads no Python plug-in and accepts only null, the default");
+    }
     if (c.module && c.no_python) {
         throw UsageError(
             "--module and --no-python: expected at most one of them (a module needs python3)");

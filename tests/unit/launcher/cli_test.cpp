@@ -52,6 +52,24 @@ TEST_CASE("cli short options -m, -r and -t", "[launcher][cli]") {
     CHECK(o.program == "pkg.train");
 }
 
+TEST_CASE("cli suggests the option a mistyped one meant", "[launcher][cli]") {
+    CHECK_THROWS_WITH(parse_command_line({"--nproc-per-nod", "2", "train"}, {}),
+                      "unknown option '--nproc-per-nod': did you mean --nproc-per-node? (see "
+                      "ptrun --help)");
+    CHECK(closest_option("--nproc_per_nod=2") == "--nproc-per-node");
+    CHECK(closest_option("--max-restars") == "--max-restarts");
+    CHECK(closest_option("--nnode") == "--nnodes");
+    CHECK(closest_option("--rdzv_endpont") == "--rdzv-endpoint");
+    CHECK(closest_option("--hang-timeou") == "--hang-timeout");
+    CHECK(closest_option("--numa") == "--numa-binding");  // the one option it begins
+    CHECK_FALSE(closest_option("--rdzv"));                // begins several: no guess
+    CHECK_FALSE(closest_option("--frobnicate"));
+    CHECK_FALSE(closest_option("-x"));
+    CHECK_THROWS_WITH(parse_command_line({"--frobnicate", "train"}, {}),
+                      "unknown option '--frobnicate': expected a torchrun option before PROGRAM "
+                      "(see ptrun --help)");
+}
+
 TEST_CASE("cli rejects unknown options and a missing program", "[launcher][cli]") {
     CHECK_THROWS_AS(parse_command_line({"--frobnicate", "train"}, {}), UsageError);
     CHECK_THROWS_WITH(parse_command_line({"--nproc-per-node", "2"}, {}),

@@ -116,9 +116,28 @@ TEST_CASE("resolve: signals, timeouts and filters", "[launcher][config]") {
                       Catch::Contains("spawn, fork or forkserver"));
 }
 
-TEST_CASE("resolve: a bad PET_ value says it came from the environment", "[launcher][config]") {
+TEST_CASE("resolve: a bad PET_ value names its variable", "[launcher][config]") {
     CHECK_THROWS_WITH(config_for({}, {}, {{"PET_MAX_RESTARTS", "many"}}),
-                      Catch::Contains("'many'") && Catch::Contains("PET_"));
+                      "--max-restarts 'many' (from PET_MAX_RESTARTS): expected an integer from 0 "
+                      "to 1000000");
+    CHECK_THROWS_WITH(config_for({}, {}, {{"PET_STANDALONE", "maybe"}}),
+                      "--standalone 'maybe' (from PET_STANDALONE): expected 1/true/yes or "
+                      "0/false/no");
+}
+
+TEST_CASE("resolve: torchrun 2.x's plug-in options are refused by name, saying why",
+          "[launcher][config]") {
+    CHECK_THROWS_WITH(config_for({"--logs-specs", "mypkg"}),
+                      Catch::StartsWith("--logs-specs 'mypkg': names a Python entry point (group "
+                                        "torchrun.logs_specs)") &&
+                          Catch::Contains("--log-dir, --redirects and --tee"));
+    CHECK_THROWS_AS(config_for({"--logs_specs", "mypkg"}), UsageError);
+    CHECK_THROWS_WITH(config_for({}, {}, {{"PET_EVENT_LOG_HANDLER", "console"}}),
+                      Catch::StartsWith("--event-log-handler 'console' (from "
+                                        "PET_EVENT_LOG_HANDLER): names a handler of torch's "
+                                        "elastic events"));
+    CHECK_NOTHROW(config_for({"--event-log-handler", "null"}));
+    CHECK_NOTHROW(config_for({"--event_log_handler=null"}));
 }
 
 TEST_CASE("resolve: placement options and output filters, from flags or PET_ variables",

@@ -18,7 +18,9 @@ enum class Source { Default, Flag, PetEnv, Slurm };
 struct RawValue {
     std::string value;
     Source source = Source::Default;
-    std::string origin;  ///< Source::Slurm: the variables it came from, e.g. "SLURM_STEP_NUM_NODES"
+    /// Where it came from: Source::PetEnv the variable ("PET_MAX_RESTARTS"); Source::Slurm the
+    /// variables, e.g. "SLURM_STEP_NUM_NODES"
+    std::string origin;
 };
 
 /// Every torchrun option (option.hpp), plus the program.

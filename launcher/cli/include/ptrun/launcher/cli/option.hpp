@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@ enum class Option : std::uint8_t {
     Module,
     NoPython,
     RunPath,
+    LogsSpecs,
+    EventLogHandler,
     LogDir,
     Redirects,
     Tee,
@@ -78,5 +81,11 @@ std::string_view option_name(Option key);
 
 /// How the user writes `key` on the command line: "--nproc-per-node".
 std::string flag_text(Option key);
+
+/// The option a mistyped one most likely meant ("--nproc-per-nod" -> "--nproc-per-node",
+/// "--max_restart=3" -> "--max-restarts"): the closest dashed or underscored spelling by edit
+/// distance, at most 2 edits (3 for names over 12 characters), or the one option the text begins;
+/// nullopt when none is that close. `given` is the argument as typed, dashes and "=VALUE" included.
+std::optional<std::string> closest_option(std::string_view given);
 
 }  // namespace ptrun::launcher
