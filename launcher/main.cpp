@@ -20,6 +20,7 @@
 #include "ptrun/launcher/membership/rdzv_session.hpp"
 #include "ptrun/launcher/output/console_log_sink.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
+#include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/plan/explain.hpp"
 #include "ptrun/launcher/plan/host_facts.hpp"
 #include "ptrun/launcher/plan/launch_plan.hpp"
@@ -162,19 +163,21 @@ int main(int argc, char** argv) {
     try {
         return launch(args);
     } catch (const ptrun::launcher::UsageError& e) {
-        std::fprintf(stderr, "ptrun: error: %s\n", e.what());
+        std::fprintf(stderr, "ptrun: error: %s\n", ptrun::launcher::printable(e.what()).c_str());
         return kExitUsage;
     } catch (const ptrun::launcher::RendezvousError& e) {
-        std::fprintf(stderr, "ptrun: error: %s\n", e.what());
+        std::fprintf(stderr, "ptrun: error: %s\n", ptrun::launcher::printable(e.what()).c_str());
         return e.exit_code;
     } catch (const ptrun::launcher::EnvironmentError& e) {
-        std::fprintf(stderr, "ptrun: error: %s\n", e.what());
+        std::fprintf(stderr, "ptrun: error: %s\n", ptrun::launcher::printable(e.what()).c_str());
         return kExitEnvironment;
     } catch (const ptrun::rdzv::StoreError& e) {
-        std::fprintf(stderr, "ptrun: error: cannot start the workers' store: %s\n", e.what());
+        std::fprintf(stderr, "ptrun: error: cannot start the workers' store: %s\n",
+                     ptrun::launcher::printable(e.what()).c_str());
         return kExitInternal;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "ptrun: internal error: %s\n", e.what());
+        std::fprintf(stderr, "ptrun: internal error: %s\n",
+                     ptrun::launcher::printable(e.what()).c_str());
         return kExitInternal;
     }
 }

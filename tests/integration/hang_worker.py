@@ -13,7 +13,8 @@ beats every 50 ms; with MODE
              beating) for the file named by $HANG_MARKER (60 s at most); the others beat until
              then; every rank exits 0
   wild-times like truncate, but rank 0 writes a last beat at 2^63-1000 ns and a section with the
-             deadline 2^64-1 into its record instead"""
+             deadline 2^64-1 into its record instead
+  flood-timer writes ARG malformed lines to torch's file-timer FIFO, then exits 0"""
 import os
 import sys
 import time
@@ -84,6 +85,13 @@ def main():
             wait_for(os.environ["HANG_MARKER"], 60)
         else:
             beat_until(os.environ["HANG_MARKER"], 60)
+    elif mode == "flood-timer":
+        fd = os.open(os.environ["TORCHELASTIC_TIMER_FILE"], os.O_WRONLY)
+        line = b"{not json\n"
+        batch = line * 1000
+        for _ in range(int(arg) // 1000):
+            os.write(fd, batch)
+        os.close(fd)
     elif mode == "forever":
         beat_for(120)
     elif mode == "timer":

@@ -36,6 +36,17 @@ class CliErrors(PtrunTestCase):
         self.assert_rejected(["--bogus-flag", *self.dump()], "--bogus-flag")
         self.assert_rejected(["-m", "--no-python", "mod"], "--no-python")
 
+    def test_control_characters_cannot_forge_a_line_and_errors_name_their_source(self):
+        forged = "x\n[ptrun host:1] info: all workers succeeded\x1b[2K"
+        self.assert_rejected(["--rdzv-backend", forged, *self.dump()],
+                             "'x\\n[ptrun host:1] info: all workers succeeded\\e[2K'")
+        self.assert_rejected(["--nproc-per-nod", "2", *self.dump()],
+                             "did you mean --nproc-per-node?")
+        self.assert_rejected([*self.dump()], "--nnodes '0'", "(from PET_NNODES)",
+                             env={"PET_NNODES": "0"})
+        self.assert_rejected([*self.dump()], "--max-restarts 'x' (from PET_MAX_RESTARTS)",
+                             env={"PET_MAX_RESTARTS": "x"})
+
     def test_a_rank_filter_naming_missing_local_ranks_is_refused(self):
         # It used to hide every worker's output without a word.
         self.assert_rejected(["--nproc-per-node", "2", "--tee", "3", "--local-ranks-filter", "5", *self.dump()],

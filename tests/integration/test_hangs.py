@@ -196,6 +196,15 @@ class Hangs(PtrunTestCase):
         self.assertEqual(proc.returncode, 0, err)
         self.assertNotIn("is hung", err)
 
+    def test_a_flood_of_bad_timer_requests_is_one_warning_then_a_count(self):
+        proc = self.start(["--nproc-per-node", "1", WORKER, "flood-timer", "20000"],
+                          env={"TORCHELASTIC_ENABLE_FILE_TIMER": "1"})
+        out, err = self.finish(proc)
+        self.assertEqual(proc.returncode, 0, err[-2000:])
+        warnings = [l for l in err.splitlines() if "torch file timer: " in l and "warning" in l]
+        self.assertGreaterEqual(len(warnings), 1, err[-2000:])
+        self.assertLessEqual(len(warnings), 3, "\n".join(warnings[:5]))
+
     def test_the_health_endpoint_answers_during_the_run(self):
         proc = self.start(["--nproc-per-node", "2", "--health-port", "0", WORKER, "forever"])
         try:

@@ -27,6 +27,9 @@ struct HealthServer::State : std::enable_shared_from_this<HealthServer::State> {
           on_error(std::move(e)) {}
 
     void accept();
+    /// At the connection limit: closes the connection accepted first among those still waiting
+    /// for their request (in accept order), making room for a client that asks at once.
+    void close_oldest_idle();
     void report(const std::string& what) {
         if (!on_error) return;
         try {
@@ -61,6 +64,9 @@ class HealthServer::Connection : public std::enable_shared_from_this<HealthServe
         });
         read();
     }
+
+    /// Still waiting for its request head (not answering): what a full server closes first.
+    bool idle() const { return !answering_; }
 
     void close() {
         boost::system::error_code ignored;
@@ -109,6 +115,7 @@ class HealthServer::Connection : public std::enable_shared_from_this<HealthServe
     }
 
     void respond(const HttpResponse& response) {
+        answering_ = true;
         out_ = serialize(response);
         asio::async_write(
             socket_, asio::buffer(out_),
@@ -121,7 +128,18 @@ class HealthServer::Connection : public std::enable_shared_from_this<HealthServe
     std::array<char, 2048> buffer_{};
     std::string received_;
     std::string out_;
+    bool answering_ = false;
 };
+
+void HealthServer::State::close_oldest_idle() {
+    for (auto it = connections.begin(); it != connections.end(); ++it) {
+        auto c = it->lock();
+        if (!c || !c->idle()) continue;
+        c->close();
+        connections.erase(it);
+        return;
+    }
+}
 
 void HealthServer::State::accept() {
     acceptor.async_accept(
@@ -138,8 +156,11 @@ void HealthServer::State::accept() {
             try {
                 self->connections.remove_if([](const auto& w) { return w.expired(); });
                 if (self->connections.size() >= self->options.max_connections) {
+                    self->close_oldest_idle();  // a probe is answered whatever idle clients hold
+                }
+                if (self->connections.size() >= self->options.max_connections) {
                     boost::system::error_code ignored;
-                    socket.close(ignored);  // over the limit: refused at once
+                    socket.close(ignored);  // every slot is answering: refused at once
                 } else {
                     auto c = std::make_shared<Connection>(std::move(socket), self);
                     self->connections.push_back(c);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ptrun/launcher/output/warning_limiter.hpp"
 #include "ptrun/progress/heartbeat_file.hpp"
 #include "ptrun/watchdog/hang_detector.hpp"
 #include "ptrun/watchdog/health_server.hpp"
@@ -61,6 +62,10 @@ struct Watch {
     std::uint64_t hang_serial = 0;  ///< which hang `capture` is for
     std::unique_ptr<watchdog::HealthServer> health;
     std::unique_ptr<watchdog::TimerFifo> fifo;
+    /// What a worker or a client can make ptrun warn about, at most one line per 5 s each: bad
+    /// requests on the file-timer FIFO, and the health endpoint's errors.
+    std::unique_ptr<WarningLimiter> fifo_warnings;
+    std::unique_ptr<WarningLimiter> health_warnings;
     watchdog::TimerTable timers;
     boost::asio::steady_timer timer_expiry;
     std::string outcome;           ///< what ptrun does after this attempt, for the hang report

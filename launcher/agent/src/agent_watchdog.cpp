@@ -94,13 +94,16 @@ bool Agent::Impl::open_watch() {
         launcher->note_temp_dir(watch->dir);  // removed after a kill -9 of ptrun too
     }
     if (config.health_port) {
+        watch->health_warnings = std::make_unique<WarningLimiter>(log, "more endpoint errors");
         watchdog::HealthServerOptions options;
         options.address = config.health_addr;
         options.port = *config.health_port;
         try {
             watch->health = std::make_unique<watchdog::HealthServer>(
                 io, options, [this] { return status_snapshot(); },
-                [this](const std::string& e) { log->warn("health endpoint: {}", e); });
+                [this](const std::string& e) {
+                    watch->health_warnings->warn("health endpoint: " + e);
+                });
         } catch (const watchdog::HealthServerError& e) {
             log->error("--health-port: {}", e.what());
             return false;
@@ -109,12 +112,15 @@ bool Agent::Impl::open_watch() {
                   endpoint_text(config.health_addr, watch->health->port()));
     }
     if (file_timer) {
+        watch->fifo_warnings = std::make_unique<WarningLimiter>(log, "more bad timer requests");
         auto path = env::lookup(parent_env, kTimerFile).value_or("");
         if (path.empty()) path = watch->dir + "/watchdog_timer";
         try {
             watch->fifo = std::make_unique<watchdog::TimerFifo>(
                 io, path, [this](const watchdog::TimerRequest& r) { on_timer_request(r); },
-                [this](const std::string& e) { log->warn("torch file timer: {}", e); });
+                [this](const std::string& e) {
+                    watch->fifo_warnings->warn("torch file timer: " + e);
+                });
         } catch (const watchdog::TimerFifoError& e) {
             log->error("{}=1: {}", kTimerEnable, e.what());
             return false;

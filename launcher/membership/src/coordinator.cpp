@@ -87,6 +87,7 @@ struct Coordinator::Impl {
           client(connect(o)),
           rejects(o.logger,
                   "the event queue of the store at " + format_endpoint(o.store.host, o.store.port)),
+          malformed(o.logger, "more malformed events"),
           thread([this] { loop(); }) {}
 
     ~Impl() {
@@ -106,6 +107,7 @@ struct Coordinator::Impl {
     std::unique_ptr<rdzv::Store> client;
     std::atomic<bool> stopping{false};
     RejectLog rejects;
+    WarningLimiter malformed;  ///< events that passed authentication but do not decode
     std::map<int, std::string> round_tokens;  ///< coordinator thread only
     std::thread thread;
 
@@ -179,7 +181,8 @@ struct Coordinator::Impl {
             try {
                 events.push_back(decode_event(*text));
             } catch (const std::runtime_error& e) {
-                o.logger->warn("rendezvous: ignoring a malformed event ({})", e.what());
+                malformed.warn(std::string("rendezvous: ignoring a malformed event (") + e.what() +
+                               ")");
             }
         }
         const auto now = Clock::now();

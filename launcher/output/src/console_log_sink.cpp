@@ -4,6 +4,8 @@
 
 #include <string_view>
 
+#include "ptrun/launcher/output/printable.hpp"
+
 namespace ptrun::launcher {
 namespace {
 
@@ -47,7 +49,12 @@ void ConsoleLogSink::clear_status() {
     stream_->write("\r\033[K");
 }
 
-void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& msg) {
+void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& raw) {
+    // A message carries values from outside (a worker's scope name, a path): a newline or an
+    // escape in them must not forge a line of ptrun's or drive the terminal.
+    const std::string payload = printable({raw.payload.data(), raw.payload.size()});
+    spdlog::details::log_msg msg = raw;
+    msg.payload = payload;
     spdlog::memory_buf_t formatted;
     formatter_->format(msg, formatted);
     std::string_view text(formatted.data(), formatted.size());

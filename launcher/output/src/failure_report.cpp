@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "ptrun/launcher/output/error_file.hpp"
+#include "ptrun/launcher/output/printable.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -23,7 +24,7 @@ std::string indent(const std::string& text, const std::string& pad) {
     while (start < text.size()) {
         auto nl = text.find('\n', start);
         auto end = nl == std::string::npos ? text.size() : nl;
-        out += pad + text.substr(start, end - start) + "\n";
+        out += pad + printable(std::string_view(text).substr(start, end - start)) + "\n";
         start = end + 1;
     }
     return out;
@@ -33,7 +34,7 @@ void field(std::string& out, const char* name, const std::string& value) {
     out += "  ";
     out += name;
     out.append(12 - std::string(name).size(), ' ');
-    out += ": " + value + "\n";
+    out += ": " + printable(value) + "\n";
 }
 
 }  // namespace
@@ -96,7 +97,7 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
     }
     if (!root.stderr_log.empty()) {
         auto tail = tail_of_file(root.stderr_log, tail_lines);
-        out += "  stderr      : last lines of " + root.stderr_log +
+        out += "  stderr      : last lines of " + printable(root.stderr_log) +
                (tail.empty() ? " (empty)\n" : "\n");
         out += indent(tail, "    | ");
         seen += "\n" + tail;

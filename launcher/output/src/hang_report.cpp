@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ptrun/launcher/output/printable.hpp"
+
 namespace ptrun::launcher {
 namespace {
 
@@ -9,7 +11,7 @@ std::string progress_of(const HangReportRank& r) {
     std::string text = r.seconds_since_progress ? fmt::format("{} beats, the last {:.1f} s ago",
                                                               r.count, *r.seconds_since_progress)
                                                 : std::string("never made progress");
-    if (r.section) text += ", in section '" + *r.section + "'";
+    if (r.section) text += ", in section '" + printable(*r.section) + "'";
     return text;
 }
 
@@ -21,23 +23,23 @@ std::string format_hang_report(const HangReport& report) {
     for (const auto& r : report.ranks) {
         if (r.local_rank != report.first) continue;
         out += fmt::format("  first to stop: rank {} (local rank {}, pid {}): {}\n", r.rank,
-                           r.local_rank, r.pid, r.what);
+                           r.local_rank, r.pid, printable(r.what));
     }
     for (const auto& r : report.ranks) {
         if (!r.hung || r.local_rank == report.first) continue;
         out += fmt::format("  also hung    : rank {} (local rank {}, pid {}): {}\n", r.rank,
-                           r.local_rank, r.pid, r.what);
+                           r.local_rank, r.pid, printable(r.what));
     }
-    if (!report.where.empty()) out += "  where        : " + report.where + "\n";
+    if (!report.where.empty()) out += "  where        : " + printable(report.where) + "\n";
     out += "  progress     :\n";
     for (const auto& r : report.ranks) {
         out += fmt::format("    rank {} (pid {}): {}\n", r.rank, r.pid, progress_of(r));
     }
     if (!report.stacks_dir.empty()) {
-        out += "  stacks       : " + report.stacks_dir + "/stacks_rank_<RANK>.txt\n";
+        out += "  stacks       : " + printable(report.stacks_dir) + "/stacks_rank_<RANK>.txt\n";
     }
-    for (const auto& note : report.notes) out += "  note         : " + note + "\n";
-    if (!report.outcome.empty()) out += "  outcome      : " + report.outcome + "\n";
+    for (const auto& note : report.notes) out += "  note         : " + printable(note) + "\n";
+    if (!report.outcome.empty()) out += "  outcome      : " + printable(report.outcome) + "\n";
     return out + rule + "\n";
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/process/containment.hpp"
 
 namespace ptrun::launcher {
@@ -28,7 +29,7 @@ std::string source_of(const LaunchOptions& o, Option key) {
 using Table = std::vector<std::array<std::string, 3>>;
 
 void row(Table& out, const std::string& what, const std::string& value, const std::string& from) {
-    out.push_back({what, value, from});
+    out.push_back({what, printable(value), printable(from)});
 }
 
 /// Columns as wide as their longest entry plus two spaces, so no value runs into its source.

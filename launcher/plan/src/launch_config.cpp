@@ -25,6 +25,19 @@ std::int64_t integer(const LaunchOptions& o, Option key, std::int64_t min, std::
     return *v;
 }
 
+/// `parse(value of key)`; a UsageError it throws for a value from a PET_ variable names the
+/// variable ("... (from PET_NNODES)"), as as_given does for the messages written here.
+template <typename Parse>
+auto parsed(const LaunchOptions& o, Option key, Parse parse) {
+    const auto& raw = o.at(key);
+    try {
+        return parse(raw.value);
+    } catch (const UsageError& e) {
+        if (raw.source != Source::PetEnv || raw.origin.empty()) throw;
+        throw UsageError(std::string(e.what()) + " (from " + raw.origin + ")");
+    }
+}
+
 double seconds(const LaunchOptions& o, Option key, bool allow_zero) {
     const auto& raw = o.at(key);
     auto v = env::parse_seconds(raw.value);
@@ -88,10 +101,12 @@ void resolve_placement(LaunchConfig& c, const LaunchOptions& o, const HostFacts&
         }
     }
     c.report_bindings = o.flag(Option::ReportBindings);
-    c.stdout_filters = parse_output_filters(option_name(Option::DuplicateStdoutFilters),
-                                            o.at(Option::DuplicateStdoutFilters).value);
-    c.stderr_filters = parse_output_filters(option_name(Option::DuplicateStderrFilters),
-                                            o.at(Option::DuplicateStderrFilters).value);
+    for (auto [key, filters] : {std::pair{Option::DuplicateStdoutFilters, &c.stdout_filters},
+                                std::pair{Option::DuplicateStderrFilters, &c.stderr_filters}}) {
+        *filters = parsed(o, key, [key](const std::string& v) {
+            return parse_output_filters(option_name(key), v);
+        });
+    }
 }
 
 std::vector<int> signal_list(const LaunchOptions& o) {
@@ -168,7 +183,9 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
         }
         // One node with c10d: the endpoint's port (when given and not 0) becomes the store's port.
         if (!c.master_port && c.rdzv_backend == RdzvBackend::C10d && !c.rdzv_endpoint.empty()) {
-            auto port = parse_endpoint(c.rdzv_endpoint, 0, option_name(Option::RdzvEndpoint)).port;
+            auto port = parsed(o, Option::RdzvEndpoint, [](const std::string& v) {
+                            return parse_endpoint(v, 0, option_name(Option::RdzvEndpoint));
+                        }).port;
             if (port != 0) c.master_port = port;
         }
         return;
@@ -199,8 +216,9 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
             "hosting "
             "the store (e.g. --rdzv-endpoint node1:29400)");
     }
-    c.rendezvous_store =
-        parse_endpoint(c.rdzv_endpoint, kDefaultRdzvPort, option_name(Option::RdzvEndpoint));
+    c.rendezvous_store = parsed(o, Option::RdzvEndpoint, [](const std::string& v) {
+        return parse_endpoint(v, kDefaultRdzvPort, option_name(Option::RdzvEndpoint));
+    });
     if (c.rendezvous_store.port == 0) {
         throw UsageError("--rdzv-endpoint '" + c.rdzv_endpoint +
                          "': a multi-node job needs a fixed port every node agrees on");
@@ -215,13 +233,15 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.hostname = host.hostname;
     c.explain = o.flag(Option::Explain);
     c.standalone = o.flag(Option::Standalone);
-    c.nnodes = parse_node_range(o.at(Option::Nnodes).value);
+    c.nnodes = parsed(o, Option::Nnodes, [](const std::string& v) { return parse_node_range(v); });
     c.nproc_per_node = nproc(c, o, host);
     check_backend(c, o);
     c.slurm_mode = parse_slurm_mode(o.at(Option::SlurmMode));
     c.rdzv_endpoint = o.at(Option::RdzvEndpoint).value;
-    c.rdzv_conf = parse_rdzv_conf(o.at(Option::RdzvConf).value);
-    c.rdzv = rdzv_settings(c.rdzv_conf);
+    c.rdzv_conf =
+        parsed(o, Option::RdzvConf, [](const std::string& v) { return parse_rdzv_conf(v); });
+    c.rdzv = parsed(o, Option::RdzvConf,
+                    [&c](const std::string&) { return rdzv_settings(c.rdzv_conf); });
     c.node_rank = static_cast<int>(integer(o, Option::NodeRank, 0, 1'000'000));
     c.node_rank_given = o.given(Option::NodeRank);
     c.master_addr = o.at(Option::MasterAddr).value;
@@ -259,8 +279,11 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
             "--module and --no-python: expected at most one of them (a module needs python3)");
     }
     c.log_dir = o.at(Option::LogDir).value;
-    c.redirects = parse_std_spec(o.at(Option::Redirects).value, flag_text(Option::Redirects));
-    c.tee = parse_std_spec(o.at(Option::Tee).value, flag_text(Option::Tee));
+    for (auto [key, spec] :
+         {std::pair{Option::Redirects, &c.redirects}, std::pair{Option::Tee, &c.tee}}) {
+        *spec = parsed(o, key,
+                       [key](const std::string& v) { return parse_std_spec(v, flag_text(key)); });
+    }
     if (!o.at(Option::LocalRanksFilter).value.empty()) {
         c.local_ranks_filter = rank_filter(o.at(Option::LocalRanksFilter), c.nproc_per_node);
     }

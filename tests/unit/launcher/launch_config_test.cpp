@@ -120,6 +120,13 @@ TEST_CASE("resolve: a bad PET_ value names its variable", "[launcher][config]") 
     CHECK_THROWS_WITH(config_for({}, {}, {{"PET_MAX_RESTARTS", "many"}}),
                       "--max-restarts 'many' (from PET_MAX_RESTARTS): expected an integer from 0 "
                       "to 1000000");
+    CHECK_THROWS_WITH(config_for({}, {}, {{"PET_NNODES", "3:2"}}),
+                      Catch::StartsWith("--nnodes '3:2'") && Catch::EndsWith("(from PET_NNODES)"));
+    CHECK_THROWS_WITH(config_for({}, {}, {{"PET_TEE", "9"}}),
+                      Catch::StartsWith("--tee '9'") && Catch::EndsWith("(from PET_TEE)"));
+    CHECK_THROWS_WITH(config_for({}, {}, {{"PET_RDZV_CONF", "join_timeout"}}),
+                      Catch::EndsWith("(from PET_RDZV_CONF)"));
+    CHECK_THROWS_WITH(config_for({"--nnodes", "3:2"}), !Catch::Contains("(from"));
     CHECK_THROWS_WITH(config_for({}, {}, {{"PET_STANDALONE", "maybe"}}),
                       "--standalone 'maybe' (from PET_STANDALONE): expected 1/true/yes or "
                       "0/false/no");

@@ -522,3 +522,21 @@ TEST_CASE("rdzv in memory: the coordinator serves again once its store connectio
     check_consistent({*pa, *pb}, 2);
     CHECK(logged(cluster.log, "reconnected"));
 }
+
+TEST_CASE("rdzv in memory: a flood of malformed events is logged once, then counted",
+          "[launcher][rdzv_in_memory]") {
+    Cluster cluster(Job{});
+    // Authentic (sealed with the job's key) but not an event: 2,000 of them.
+    const std::string sealed = cluster.auth.seal(cluster.keys.events(), "not an event");
+    for (int i = 0; i < 2000; ++i) cluster.store.queue_push(cluster.keys.events(), sealed);
+    // The coordinator goes on serving: a round forms behind the flood.
+    Node a(cluster, "node-a");
+    Node b(cluster, "node-b");
+    check_consistent(form_round({&a, &b}), 2);
+    std::size_t malformed = 0;
+    while (auto line = cluster.log.pop(std::chrono::milliseconds(0))) {
+        if (line->find("ignoring a malformed event") != std::string::npos) ++malformed;
+    }
+    CHECK(malformed >= 1);
+    CHECK(malformed <= 2);  // one per 5 s, the flood takes milliseconds
+}

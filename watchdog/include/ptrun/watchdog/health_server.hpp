@@ -2,14 +2,16 @@
 /// HealthServer: `GET /health` and `GET /status` over HTTP/1.1 on the agent's io_context
 /// (http_exchange.hpp says what is answered). Everything from the network is hostile: a request
 /// head is at most max_request_bytes (431 beyond), a connection lives at most io_timeout from
-/// accept to its last byte sent (then it is closed), at most max_connections are open (more are
+/// accept to its last byte sent (then it is closed), at most max_connections are open (at the
+/// limit a new client makes the server close the oldest connection still waiting for its request,
+/// so idle clients cannot starve a liveness probe; when every slot is answering, the new client is
 /// closed at once), every handler catches everything, and nothing blocks: a client that sends
 /// or reads slowly costs one socket and one timer until its deadline. One request per
 /// connection (Connection: close).
 ///
-/// Use (launcher/src/agent_watchdog.cpp): `--health-port PORT` (address: `--health-addr`, loopback
-/// by default) makes the agent construct one HealthServer before the first attempt, with a snapshot
-/// function that reads the workers' state and heartbeat records at request time.
+/// Use (launcher/agent/src/agent_watchdog.cpp): `--health-port PORT` (address: `--health-addr`,
+/// loopback by default) makes the agent construct one HealthServer before the first attempt, with a
+/// snapshot function that reads the workers' state and heartbeat records at request time.
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>

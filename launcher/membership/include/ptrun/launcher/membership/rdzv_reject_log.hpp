@@ -1,17 +1,14 @@
 #pragma once
-/// Logs rendezvous values that failed authentication (rdzv_auth.hpp): the first one at once, then
-/// at most one line per interval with the number left out meanwhile, so that a flood of forged
-/// values cannot flood the log. Thread-safe.
+/// Logs rendezvous values that failed authentication (rdzv_auth.hpp) through a WarningLimiter:
+/// the first one at once, then at most one line per interval with the number left out meanwhile,
+/// so that a flood of forged values cannot flood the log. Thread-safe.
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
-namespace spdlog {
-class logger;
-}
+#include "ptrun/launcher/output/warning_limiter.hpp"
 
 namespace ptrun::launcher {
 
@@ -26,13 +23,8 @@ class RejectLog {
     void note(std::string_view key, std::string_view why);
 
   private:
-    std::shared_ptr<spdlog::logger> logger_;
     std::string where_;
-    std::chrono::milliseconds interval_;
-    std::mutex mu_;
-    std::chrono::steady_clock::time_point last_{};
-    bool logged_ = false;
-    long suppressed_ = 0;
+    WarningLimiter limiter_;
 };
 
 }  // namespace ptrun::launcher
