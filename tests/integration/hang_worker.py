@@ -14,7 +14,11 @@ beats every 50 ms; with MODE
              then; every rank exits 0
   wild-times like truncate, but rank 0 writes a last beat at 2^63-1000 ns and a section with the
              deadline 2^64-1 into its record instead
-  flood-timer writes ARG malformed lines to torch's file-timer FIFO, then exits 0"""
+  flood-timer writes ARG malformed lines to torch's file-timer FIFO, then exits 0
+  clean-shm  attempt 0: removes ptrun's own directories on /dev/shm that its environment names
+             (as `rm -rf /dev/shm/ptrun-*` would, without touching other jobs'), exits 1; later
+             attempts exit 0 when the heartbeat record, the timer FIFO and the error file's
+             directory are there again, else 3"""
 import os
 import sys
 import time
@@ -92,6 +96,21 @@ def main():
         for _ in range(int(arg) // 1000):
             os.write(fd, batch)
         os.close(fd)
+    elif mode == "clean-shm":
+        names = [os.environ[v] for v in ("PTRUN_HEARTBEAT_FILE", "TORCHELASTIC_TIMER_FILE",
+                                         "TORCHELASTIC_ERROR_FILE")]
+        if restart == 0:
+            import shutil
+            for name in names:
+                parts = name.split("/")
+                roots = [i for i, p in enumerate(parts) if p.startswith("ptrun-")]
+                if parts[1:2] == ["dev"] and roots:
+                    shutil.rmtree("/".join(parts[:roots[0] + 1]), ignore_errors=True)
+            sys.exit(1)
+        there = [os.path.exists(names[0]), os.path.exists(names[1]),
+                 os.path.isdir(os.path.dirname(names[2]))]
+        print("there:", there, flush=True)
+        sys.exit(0 if all(there) else 3)
     elif mode == "forever":
         beat_for(120)
     elif mode == "timer":

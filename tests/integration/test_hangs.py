@@ -205,6 +205,15 @@ class Hangs(PtrunTestCase):
         self.assertGreaterEqual(len(warnings), 1, err[-2000:])
         self.assertLessEqual(len(warnings), 3, "\n".join(warnings[:5]))
 
+    def test_a_worker_that_removes_ptruns_files_on_dev_shm_does_not_break_the_restart(self):
+        proc = self.start(["--nproc-per-node", "2", "--max-restarts", "1", "--hang-timeout", "60",
+                           WORKER, "clean-shm"], env={"TORCHELASTIC_ENABLE_FILE_TIMER": "1"})
+        out, err = self.finish(proc)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn("restart 1 of 1", err)
+        self.assertIn("was removed during the run", err)
+        self.assertNotIn("cannot create", err)
+
     def test_the_health_endpoint_answers_during_the_run(self):
         proc = self.start(["--nproc-per-node", "2", "--health-port", "0", WORKER, "forever"])
         try:

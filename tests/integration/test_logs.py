@@ -91,6 +91,25 @@ class Logs(PtrunTestCase):
         self.assertTrue(os.path.exists(os.path.join(first_dir, "attempt_0", "1", "error.json")))
         self.assertFalse(os.path.exists(os.path.join(second_dir, "attempt_0", "1", "error.json")))
 
+    def test_a_temporary_log_directory_is_removed_when_nothing_was_written_there(self):
+        # Without --log-dir, --tee/--redirects write to a directory under $TMPDIR: a run whose
+        # workers wrote nothing leaves nothing; one that wrote keeps it and says where at the end.
+        tmp = os.path.join(self.dir, "tmp")
+        os.mkdir(tmp)
+        silent = run_ptrun(["--nproc-per-node", "2", "--tee", "3", *self.worker()],
+                           env={"TMPDIR": tmp})
+        self.assertEqual(silent.returncode, 0, silent.stderr)
+        self.assertEqual(os.listdir(tmp), [], silent.stderr)
+        self.assertNotIn("worker logs kept", silent.stderr)
+        chatty = run_ptrun(["--nproc-per-node", "2", "--redirects", "3",
+                            *self.worker("--print", "1")], env={"TMPDIR": tmp})
+        self.assertEqual(chatty.returncode, 0, chatty.stderr)
+        last = chatty.stderr.strip().splitlines()[-1]
+        m = re.search(r"worker logs kept in (\S+) \(no --log-dir: remove it when done\)", last)
+        self.assertIsNotNone(m, chatty.stderr)
+        self.assertTrue(m.group(1).startswith(tmp + "/ptrun-"), m.group(1))
+        self.assertTrue(os.path.isdir(m.group(1)))
+
     def test_the_report_names_no_file_that_is_gone_after_exit(self):
         # Without --log-dir error files live in a private temporary directory removed at exit:
         # the report carries what the worker wrote instead of pointing at a vanished path.

@@ -286,6 +286,10 @@ void Agent::Impl::finish(int code) {
         // No local failure explains the code: the rendezvous ended the job.
         if (auto line = rounds->end_report(code); !line.empty()) console->err.write(line);
     }
+    // A failure report names the worker's log files: they stay.
+    if (auto kept = logs.settle_temporary_logs(!root_cause); !kept.empty()) {
+        log->info("worker logs kept in {} (no --log-dir: remove it when done)", kept);
+    }
     boost::system::error_code ignored;
     signals.cancel(ignored);
     io.stop();

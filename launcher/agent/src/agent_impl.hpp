@@ -179,6 +179,11 @@ class Agent::Impl {
     /// PYTHONFAULTHANDLER, TORCHELASTIC_TIMER_FILE) and ptrace permission. Throws
     /// EnvironmentError.
     void watch_attempt(std::vector<SpawnRequest>& requests);
+    /// Makes the watchdog's directory and torch's file-timer FIFO again when a worker removed
+    /// them (rm -rf /dev/shm/ptrun-*), saying so. Throws EnvironmentError.
+    void restore_watch_files();
+    /// (Re)opens torch's file-timer FIFO at `path`. Throws watchdog::TimerFifoError.
+    void open_timer_fifo(const std::string& path);
     /// After spawning: arms the hang check.
     void watch_started();
     /// Re-arms the one hang timer for `at`.

@@ -17,6 +17,7 @@
 #include "ptrun/launcher/output/duration_text.hpp"
 #include "ptrun/launcher/output/hang_report.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
+#include "ptrun/sys/private_dir.hpp"
 #include "ptrun/watchdog/stack_summary.hpp"
 
 namespace ptrun::launcher {
@@ -116,11 +117,7 @@ bool Agent::Impl::open_watch() {
         auto path = env::lookup(parent_env, kTimerFile).value_or("");
         if (path.empty()) path = watch->dir + "/watchdog_timer";
         try {
-            watch->fifo = std::make_unique<watchdog::TimerFifo>(
-                io, path, [this](const watchdog::TimerRequest& r) { on_timer_request(r); },
-                [this](const std::string& e) {
-                    watch->fifo_warnings->warn("torch file timer: " + e);
-                });
+            open_timer_fifo(path);
         } catch (const watchdog::TimerFifoError& e) {
             log->error("{}=1: {}", kTimerEnable, e.what());
             return false;
@@ -130,7 +127,33 @@ bool Agent::Impl::open_watch() {
     return true;
 }
 
+void Agent::Impl::open_timer_fifo(const std::string& path) {
+    watch->fifo.reset();
+    watch->fifo = std::make_unique<watchdog::TimerFifo>(
+        io, path, [this](const watchdog::TimerRequest& r) { on_timer_request(r); },
+        [this](const std::string& e) { watch->fifo_warnings->warn("torch file timer: " + e); });
+}
+
+void Agent::Impl::restore_watch_files() {
+    if (!watch->dir.empty() && ::access(watch->dir.c_str(), F_OK) != 0) {
+        if (!sys::ensure_private_dir(watch->dir)) {
+            throw EnvironmentError(errno_message("cannot make '" + watch->dir + "' again", errno));
+        }
+        log->warn("{} was removed during the run (a worker's clean-up?): made again", watch->dir);
+    }
+    if (watch->fifo && ::access(watch->fifo->path().c_str(), F_OK) != 0) {
+        const std::string path = watch->fifo->path();
+        try {
+            open_timer_fifo(path);
+        } catch (const watchdog::TimerFifoError& e) {
+            throw EnvironmentError(std::string("torch's file timer: ") + e.what());
+        }
+        log->warn("torch's file-timer FIFO {} was removed during the run: made again", path);
+    }
+}
+
 void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
+    restore_watch_files();
     watch->hang.reset();
     watch->records.clear();
     watch->timer_requests.assign(requests.size(), 0);

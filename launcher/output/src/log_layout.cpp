@@ -15,6 +15,7 @@
 
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
+#include "ptrun/sys/private_dir.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -221,6 +222,13 @@ std::string LogLayout::worker_dir(Root& root, int local_rank) {
     std::string failed;
     int err = 0;
     if (root.attempt != attempt_) {  // the attempt's directory once, then one mkdir per worker
+        if (requested_.empty() && ::access(root.run.c_str(), F_OK) != 0 && errno == ENOENT) {
+            // A worker's clean-up removed ptrun's temporary directory: made again.
+            if (!sys::ensure_private_dir(root.path) || !sys::ensure_private_dir(root.run)) {
+                throw EnvironmentError(
+                    errno_message("cannot make '" + root.run + "' again", errno));
+            }
+        }
         err = make_dirs(root.run, attempt_, failed);
         if (err == 0) root.attempt = attempt_;
     }
@@ -255,6 +263,24 @@ std::string LogLayout::log_dir(int local_rank) {
     if (!requested_.empty()) prepare();
     if (logs_.run.empty()) open_temp_log_root();
     return worker_dir(logs_, local_rank);
+}
+
+std::string LogLayout::settle_temporary_logs(bool may_remove) noexcept {
+    if (!requested_.empty() || logs_.path.empty()) return "";
+    if (!may_remove) return logs_.run;
+    std::error_code ec;
+    bool wrote = false;
+    for (auto it = std::filesystem::recursive_directory_iterator(logs_.path, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        std::error_code size_ec;
+        if (it->is_regular_file(size_ec) && it->file_size(size_ec) > 0 && !size_ec) {
+            wrote = true;
+            break;
+        }
+    }
+    if (wrote || ec) return logs_.run;  // unreadable: kept, and said where
+    std::filesystem::remove_all(logs_.path, ec);
+    return ec ? logs_.run : "";
 }
 
 std::string LogLayout::attempt_log_dir() {

@@ -7,7 +7,8 @@
 using namespace ptrun::launcher;
 
 TEST_CASE("printable escapes every control character and keeps the rest", "[launcher][output]") {
-    CHECK(printable("plain text, tabs\tand UTF-8 \xc3\xa9") == "plain text, tabs\tand UTF-8 \xc3\xa9");
+    CHECK(printable("plain text, tabs\tand UTF-8 \xc3\xa9") ==
+          "plain text, tabs\tand UTF-8 \xc3\xa9");
     CHECK(printable("a\nb\rc\x1b[2Kd\x7f\x01") == "a\\nb\\rc\\e[2Kd\\x7f\\x01");
     CHECK(printable(std::string("nul\0byte", 8)) == "nul\\x00byte");
     CHECK(printable_lines("line 1\nline 2\x1b]0;title\x07") == "line 1\nline 2\\e]0;title\\x07");

@@ -50,6 +50,12 @@ class LogLayout {
     bool error_files_kept() const { return !errors_.temporary; }
     /// The temporary error-file root the destructor removes, "" when there is none (yet).
     std::string temporary_error_root() const { return errors_.temporary ? errors_.path : ""; }
+    /// At the end of a run without --log-dir whose logs went to a temporary directory (--tee,
+    /// --redirects, filters): when `may_remove` (no report names a file in it) and no file in it
+    /// holds a byte (the workers wrote nothing there), removes it and returns ""; else keeps it
+    /// and returns the run's directory, for ptrun to say where it is. "" without such a
+    /// directory. Never throws.
+    std::string settle_temporary_logs(bool may_remove) noexcept;
 
   private:
     struct Root {
