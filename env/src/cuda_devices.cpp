@@ -57,9 +57,10 @@ std::string listed(const std::vector<CudaDevice>& devices) {
 
 std::vector<CudaDevice> parse_cuda_visible_devices(std::string_view value) {
     std::vector<CudaDevice> devices;
+    std::set<std::string> seen;  // ids: a list of 4,096 is checked in n log n, not n^2
     bool repeated = false;
     auto add = [&](CudaDevice device) {
-        if (std::find(devices.begin(), devices.end(), device) != devices.end()) {
+        if (!seen.insert(device.id).second) {
             repeated = true;
             return false;
         }

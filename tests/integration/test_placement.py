@@ -6,6 +6,7 @@ import glob
 import os
 import re
 import socket
+import time
 import unittest
 
 from harness import PtrunTestCase, read_dumps, run_ptrun
@@ -142,6 +143,27 @@ class Placement(PtrunTestCase):
         self.assertRegex(res.stdout, r"local rank 0\s+gpus 5, cpus \S+, memory node \d")
         self.assertRegex(res.stdout, r"local rank 1\s+gpus 4, cpus ")
         self.assertRegex(res.stdout, r"CUDA_DEVICE_ORDER\s+PCI_BUS_ID")
+
+
+    def test_explain_stays_true_and_linear_with_4096_gpus(self):
+        visible = ",".join(str(i) for i in range(4096))
+        for args, rows in ((["gpu"], r"local ranks 0-4095\s+gpus 0,1,2,.*,4095, cpus inherited\s+"
+                                      r"\(inherited CUDA_VISIBLE_DEVICES; inherited\)"),
+                           (["gpu:0-4095", "--virtual-local-rank"],
+                            r"\nlocal rank 4095\s+gpus 4095, cpus inherited\s+\(")):
+            began = time.monotonic()
+            res = run_ptrun(["--explain", "--nproc-per-node", *args, "train.py"],
+                            env={"CUDA_VISIBLE_DEVICES": visible})
+            nproc = args[0]
+            self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertLess(len(res.stdout), 1_000_000, f"{nproc}: {len(res.stdout)} bytes")  # was 80 MB
+            self.assertLess(time.monotonic() - began, 20, nproc)
+            self.assertRegex(res.stdout, rows)
+        res = run_ptrun(["--explain", "--nproc-per-node", "2", "train.py"],
+                        unset=("CUDA_VISIBLE_DEVICES",))
+        self.assertRegex(res.stdout, r"local ranks 0-1 .*\(CUDA_VISIBLE_DEVICES unset: every GPU of "
+                                     r"this node; inherited\)")
+        self.assertNotIn("inherited CUDA_VISIBLE_DEVICES", res.stdout)
 
 
 class OutputFilters(PtrunTestCase):

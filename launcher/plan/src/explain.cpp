@@ -32,17 +32,21 @@ void row(Table& out, const std::string& what, const std::string& value, const st
     out.push_back({what, printable(value), printable(from)});
 }
 
+/// Values longer than this (a list of 4,096 GPUs) do not widen the value column: padding every row
+/// to them would make the output grow with rows times their length.
+constexpr std::size_t kMaxValueColumn = 80;
+
 /// Columns as wide as their longest entry plus two spaces, so no value runs into its source.
 std::string layout(const Table& table) {
     std::size_t what_width = 0, value_width = 0;
     for (const auto& [what, value, from] : table) {
         what_width = std::max(what_width, what.size());
-        value_width = std::max(value_width, value.size());
+        if (value.size() <= kMaxValueColumn) value_width = std::max(value_width, value.size());
     }
     std::string out;
     for (const auto& [what, value, from] : table) {
         out += what + std::string(what_width + 2 - what.size(), ' ');
-        out += value + std::string(value_width + 2 - value.size(), ' ');
+        out += value + std::string(std::max(value_width, value.size()) + 2 - value.size(), ' ');
         out += "(" + from + ")\n";
     }
     return out;

@@ -107,15 +107,22 @@ std::vector<ExplainRow> explain_rows(const LocalPlacement& plan, const LaunchCon
     std::vector<ExplainRow> rows;
     std::string gpus_from = !c.gpu_selection.empty()  ? "--nproc-per-node gpu:LIST"
                             : plan.virtual_local_rank ? "--virtual-local-rank"
-                                                      : "inherited CUDA_VISIBLE_DEVICES";
+                            : env::lookup(env, "CUDA_VISIBLE_DEVICES")
+                                ? "inherited CUDA_VISIBLE_DEVICES"
+                                : "CUDA_VISIBLE_DEVICES unset: every GPU of this node";
     if (plan.virtual_local_rank) gpus_from += ", LOCAL_RANK=0";
     std::string binding_from =
         c.numa_binding ? "--numa-binding " + placement::to_text(*c.numa_binding) : "inherited";
+    std::string first_of_run;  // the first local rank of the row being extended
+    const std::string inherited = worker_gpus(plan, env);  // once: it may list 4,096 devices
     for (std::size_t lr = 0; lr < plan.workers.size(); ++lr) {
         const auto& slot = plan.workers[lr];
-        env::EnvMap worker = env;
-        apply_to_env(plan, static_cast<int>(lr), worker);
-        auto gpus = worker_gpus(plan, worker);
+        // What apply_to_env gives the worker: the slot's own CUDA_VISIBLE_DEVICES, else ptrun's.
+        const std::string gpus =
+            slot.cuda_visible_devices
+                ? env::cuda_visible_devices_value(
+                      env::parse_cuda_visible_devices(*slot.cuda_visible_devices))
+                : inherited;
         std::string value = "gpus " + (gpus.empty() ? std::string("none") : gpus);
         if (slot.binding) {
             value +=
@@ -125,8 +132,15 @@ std::vector<ExplainRow> explain_rows(const LocalPlacement& plan, const LaunchCon
         } else {
             value += ", cpus inherited";
         }
-        rows.push_back(
-            {"local rank " + std::to_string(lr), value, gpus_from + "; " + binding_from});
+        const std::string from = gpus_from + "; " + binding_from;
+        // Consecutive local ranks that get the same are one row ("local ranks 0-4095"): the
+        // output grows with the workers, not with workers times GPUs.
+        if (!rows.empty() && rows.back().value == value && rows.back().from == from && lr > 0) {
+            rows.back().what = "local ranks " + first_of_run + "-" + std::to_string(lr);
+            continue;
+        }
+        first_of_run = std::to_string(lr);
+        rows.push_back({"local rank " + first_of_run, value, from});
     }
     if (plan.cuda_device_order) {
         rows.push_back({"CUDA_DEVICE_ORDER", *plan.cuda_device_order,
