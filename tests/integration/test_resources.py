@@ -38,6 +38,32 @@ class UserErrors(PtrunTestCase):
         self.assertIn("--log-dir '/proc/nope'", res.stderr)
         self.assertEqual(os.listdir(self.dir), [], "nothing may be started")
 
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv") and shutil.which("prlimit"),
+                         "needs root to run ptrun as nobody under a process limit")
+    def test_a_process_limit_is_a_machine_refusal_not_a_worker_failure(self):
+        # ulimit -u binds only a user without CAP_SYS_RESOURCE: ptrun runs as nobody, at most 20
+        # processes, asked for 30 workers and 2 restarts.
+        res = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                              "prlimit", "--nproc=20", PTRUN, "--nproc-per-node", "30",
+                              "--max-restarts", "2", *self.worker("--hang")],
+                             env=_env({"TMPDIR": "/tmp"}), capture_output=True, text=True,
+                             timeout=60, cwd="/")  # nobody cannot write the test's own TMPDIR
+        self.assertEqual(res.returncode, 1, res.stderr[-3000:])
+        self.assert_not_internal(res)
+        self.assertIn("the system refused another process or thread", res.stderr)
+        self.assertIn("`ulimit -u`, now 20", res.stderr)
+        self.assertNotIn("restarting", res.stderr)
+        self.assertNotIn("exit code 127", res.stderr)
+        self.assertEqual(res.stderr.count("cannot start a worker"), 1, res.stderr[-3000:])
+
+    def test_a_memory_limit_is_a_machine_refusal(self):
+        res = subprocess.run(["prlimit", "--as=12288000", PTRUN, "--nproc-per-node", "2",
+                              *self.worker()], env=_env(None), capture_output=True, text=True,
+                             timeout=60)
+        self.assertEqual(res.returncode, 1, res.stderr)
+        self.assert_not_internal(res)
+        self.assertIn("`ulimit -v` is 12000 KiB", res.stderr)
+
     def test_too_few_open_files_says_raise_ulimit_with_the_numbers(self):
         # At every limit from "ptrun can barely start" up: never "internal error"; where it fails
         # for lack of descriptors it names the limit and what the job needs.

@@ -237,6 +237,7 @@ class Agent::Impl {
     /// Every worker's identity, environment and error-file directory, before any is spawned.
     std::vector<SpawnRequest> prepare_attempt();
     /// Opens local rank `lr`'s log files and pipes and spawns it (a failed exec is its exit 127).
+    /// Throws EnvironmentError naming the local rank when the system refuses the process.
     void spawn(int lr, SpawnRequest& request);
     /// The child end of one output stream per the redirect/tee settings (file, tee pipe or
     /// inherit).

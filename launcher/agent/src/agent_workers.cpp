@@ -111,6 +111,9 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     try {
         w.end.pid = launcher->launch(req);  // tags it PTRUN_JOB_TAG, into the job's cgroup
         w.alive = true;
+    } catch (const EnvironmentError& e) {
+        state.alive -= 1;  // never started: no exit will come
+        throw EnvironmentError("local rank " + std::to_string(lr) + ": " + e.what());
     } catch (const SpawnError& e) {
         log->error("local rank {}: {}", lr, e.what());
         w.end.exit = WorkerExit{127, 0};

@@ -5,9 +5,28 @@
 #include <boost/system/system_error.hpp>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <system_error>
 
 namespace ptrun::launcher {
+
+namespace {
+
+/// The soft limit `resource` as `ulimit` shows it: a number, or "unlimited".
+std::string limit_text(int resource) {
+    rlimit lim{};
+    if (::getrlimit(resource, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return "unlimited";
+    return std::to_string(lim.rlim_cur);
+}
+
+/// " (`ulimit -v` is N KiB)" when an address-space limit is set, else "".
+std::string memory_limit_text() {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return "";
+    return " (`ulimit -v` is " + std::to_string(lim.rlim_cur / 1024) + " KiB: raise it)";
+}
+
+}  // namespace
 
 bool is_out_of_space(int err) { return err == ENOSPC || err == EDQUOT; }
 
@@ -28,7 +47,13 @@ std::string errno_message(const std::string& what, int err, int fds_needed) {
             return text + ")";
         }
         case ENOMEM:
-            return what + ": out of memory";
+            return what + ": out of memory" + memory_limit_text();
+        case EAGAIN:
+            return what +
+                   ": the system refused another process or thread: too many for this user (raise "
+                   "`ulimit -u`, now " +
+                   limit_text(RLIMIT_NPROC) + ", or the cgroup's pids.max) or too little memory" +
+                   memory_limit_text();
         case ENFILE:
             return what + ": the system's open-file table is full (sysctl fs.file-max)";
         case EACCES:
@@ -43,10 +68,13 @@ std::string errno_message(const std::string& what, int err, int fds_needed) {
 
 void rethrow_as_environment_error(int fds_needed) {
     auto environmental = [](int err) {
-        return err == EMFILE || err == ENFILE || err == ENOMEM || is_out_of_space(err);
+        return err == EMFILE || err == ENFILE || err == ENOMEM || err == EAGAIN ||
+               is_out_of_space(err);
     };
     try {
         throw;
+    } catch (const std::bad_alloc&) {
+        throw EnvironmentError(errno_message("ptrun", ENOMEM));
     } catch (const boost::system::system_error& e) {
         const auto& code = e.code();
         if (code.category() == boost::system::system_category() && environmental(code.value())) {

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "clone3.hpp"
+#include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/sys/c_array.hpp"
 #include "ptrun/watchdog/stack_tool.hpp"
 
@@ -93,6 +94,10 @@ pid_t spawn_worker(const SpawnRequest& r) {
         clone_errno = errno;
     }
     ::pthread_sigmask(SIG_SETMASK, &child.parent_mask, nullptr);
+    if (pid < 0 && (clone_errno == EAGAIN || clone_errno == ENOMEM)) {
+        // The machine refused a process: not this worker's failure, and no restart can help.
+        throw EnvironmentError(errno_message("cannot start a worker", clone_errno));
+    }
     if (pid < 0) throw SpawnError(std::string("clone: ") + std::strerror(clone_errno));
     ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it
     if (child.cgroup_errno != 0 && r.cgroup_errno) *r.cgroup_errno = child.cgroup_errno;

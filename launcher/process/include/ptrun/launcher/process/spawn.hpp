@@ -39,7 +39,8 @@ struct SpawnRequest {
 };
 
 /// Starts the worker and returns its pid (also its process group id) once exec has succeeded.
-/// Blocks only until the child has exec'd. Throws SpawnError when binding or exec fails.
+/// Blocks only until the child has exec'd. Throws SpawnError when binding or exec fails, and
+/// EnvironmentError when the system refuses the process itself (clone: EAGAIN, ENOMEM).
 pid_t spawn_worker(const SpawnRequest& request);
 
 /// Sends `signo` to the whole process group `pgid`; a group that is already gone is not an error.
