@@ -64,6 +64,20 @@ class UserErrors(PtrunTestCase):
         self.assert_not_internal(res)
         self.assertIn("`ulimit -v` is 12000 KiB", res.stderr)
 
+    def test_too_few_open_files_for_the_attempt_is_refused_before_any_worker_starts(self):
+        # --tee 3 keeps a pipe and a log file per stream of each worker: 200 workers need about
+        # 800 descriptors; at 256 ptrun used to start ~60 workers before the refusal.
+        dumps = os.path.join(self.dir, "dumps")
+        os.mkdir(dumps)
+        res = subprocess.run(["prlimit", "--nofile=256", PTRUN, "--nproc-per-node", "200", "--tee", "3",
+                              "--log-dir", os.path.join(self.dir, "logs"), *self.worker("--dump", dumps)],
+                             env=_env(None), capture_output=True, text=True, timeout=60)
+        self.assertEqual(res.returncode, 1, res.stderr[-2000:])
+        self.assert_not_internal(res)
+        self.assertRegex(res.stderr, r"cannot start 200 workers: too many open files: raise `ulimit -n` "
+                                     r"\(now 256, this job needs about \d+\)")
+        self.assertEqual(os.listdir(dumps), [], "no worker may have started")
+
     def test_too_few_open_files_says_raise_ulimit_with_the_numbers(self):
         # At every limit from "ptrun can barely start" up: never "internal error"; where it fails
         # for lack of descriptors it names the limit and what the job needs.

@@ -47,6 +47,12 @@ class Agent::Impl {
     };
 
     /// The child's end of one output stream, and what the agent keeps of it.
+    /// Where one worker stream goes (--tee, --redirects, --local-ranks-filter, the filters).
+    struct StreamRoute {
+        bool tee = false;       ///< to the console too, through a relay
+        bool to_file = false;   ///< to a log file
+        bool filtered = false;  ///< --duplicate-*-filters read it, through a relay
+    };
     struct StreamPlumbing {
         int child_fd = -1;  ///< -1: inherit ptrun's stream
         std::string log_path;
@@ -239,6 +245,14 @@ class Agent::Impl {
     /// Opens local rank `lr`'s log files and pipes and spawns it (a failed exec is its exit 127).
     /// Throws EnvironmentError naming the local rank when the system refuses the process.
     void spawn(int lr, SpawnRequest& request);
+    /// Where local rank `local_rank`'s `stream` goes.
+    StreamRoute route_of(StdMask stream, int local_rank) const;
+    /// The descriptors ptrun keeps open for one worker's output while it runs (relay pipes and
+    /// their log files), as plumb() will open them.
+    int fds_kept(int local_rank) const;
+    /// Throws EnvironmentError (too many open files, with the numbers) when the attempt's workers
+    /// would need more descriptors than RLIMIT_NOFILE leaves: refused before any of them starts.
+    void check_open_files_for_attempt() const;
     /// The child end of one output stream per the redirect/tee settings (file, tee pipe or
     /// inherit).
     StreamPlumbing plumb(StdMask stream, int local_rank, int rank, int console_fd);

@@ -1,6 +1,8 @@
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
@@ -37,6 +39,7 @@ void Agent::Impl::start_attempt() {
         auto requests = prepare_attempt();  // every directory first: a full disk starts nobody
         launcher->note_temp_dir(logs.temporary_error_root());
         if (watch) watch_attempt(requests);
+        check_open_files_for_attempt();  // too few descriptors: refused before any worker runs
         for (std::size_t i = 0; i < requests.size(); ++i) {
             spawn(static_cast<int>(i), requests[i]);
             if (config.report_bindings) report_binding(static_cast<int>(i), requests[i]);
@@ -122,11 +125,46 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     }
 }
 
+Agent::Impl::StreamRoute Agent::Impl::route_of(StdMask stream, int local_rank) const {
+    StreamRoute r;
+    const bool filtered_out =
+        config.local_ranks_filter && !config.local_ranks_filter->count(local_rank);
+    r.tee = has(config.tee.for_rank(local_rank), stream) && !filtered_out;
+    r.to_file = r.tee || filtered_out || has(config.redirects.for_rank(local_rank), stream);
+    r.filtered = !(stream == StdMask::Out ? config.stdout_filters : config.stderr_filters).empty();
+    return r;
+}
+
+int Agent::Impl::fds_kept(int local_rank) const {
+    int kept = 0;
+    for (auto stream : {StdMask::Out, StdMask::Err}) {
+        const auto r = route_of(stream, local_rank);
+        if (!r.tee && !r.filtered) continue;  // inherited, or a log file the worker alone holds
+        kept += 1 + (r.to_file ? 1 : 0);      // the pipe's read end, and the relay's log file
+    }
+    return kept;
+}
+
+void Agent::Impl::check_open_files_for_attempt() const {
+    rlimit lim{};
+    const int open_now = open_fd_count();
+    if (open_now < 0 || ::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) {
+        return;  // unknown: each open() still says what it could not do
+    }
+    int needed = open_now + 4;  // a pipe's two ends and a log file open while one worker starts
+    for (int lr = 0; lr < config.nproc_per_node; ++lr) needed += fds_kept(lr);
+    if (static_cast<rlim_t>(needed) > lim.rlim_cur) {
+        throw EnvironmentError(
+            errno_message("cannot start " + std::to_string(config.nproc_per_node) + " workers",
+                          EMFILE, std::max(needed, open_files_needed(config))));
+    }
+}
+
 Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, int rank,
                                                int console_fd) {
-    bool filtered_out = config.local_ranks_filter && !config.local_ranks_filter->count(local_rank);
-    bool tee = has(config.tee.for_rank(local_rank), stream) && !filtered_out;
-    bool to_file = tee || filtered_out || has(config.redirects.for_rank(local_rank), stream);
+    const auto route = route_of(stream, local_rank);
+    const bool tee = route.tee;
+    const bool to_file = route.to_file;
     const auto& filters = stream == StdMask::Out ? config.stdout_filters : config.stderr_filters;
     if (!to_file && filters.empty()) return {};
     StreamPlumbing p;

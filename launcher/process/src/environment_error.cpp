@@ -1,5 +1,6 @@
 #include "ptrun/launcher/process/environment_error.hpp"
 
+#include <dirent.h>
 #include <sys/resource.h>
 
 #include <boost/system/system_error.hpp>
@@ -29,6 +30,17 @@ std::string memory_limit_text() {
 }  // namespace
 
 bool is_out_of_space(int err) { return err == ENOSPC || err == EDQUOT; }
+
+int open_fd_count() {
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) return -1;
+    int count = 0;
+    while (const dirent* entry = ::readdir(dir)) {
+        if (entry->d_name[0] != '.') ++count;
+    }
+    ::closedir(dir);
+    return count - 1;  // the directory's own descriptor
+}
 
 std::string errno_message(const std::string& what, int err, int fds_needed) {
     switch (err) {
