@@ -38,6 +38,15 @@ class Restarts(PtrunTestCase):
             self.assertIn("exit code 3", line)
             self.assertIn(f"restart {k} of 3", line)
 
+    def test_the_restart_line_quotes_the_workers_error_file(self):
+        res = run_ptrun(["--nproc-per-node", "2", "--max-restarts", "1",
+                         *self.worker("--fail-rank", "1", "--fail-attempts", "1", "--exit", "1",
+                                      "--others-succeed",
+                                      "--error-message", "RuntimeError: boom on rank 1")])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertRegex(res.stderr, r"worker rank 1 \(local rank 1, pid \d+\) failed: exit code 1 "
+                                     r"\(RuntimeError: boom on rank 1\); restarting the worker group")
+
     def test_no_restart_by_default(self):
         res = run_ptrun(["--nproc-per-node", "2", *self.worker("--dump", self.dir, "--fail-rank", "0", "--exit", "4")])
         self.assertEqual(res.returncode, 4)

@@ -202,6 +202,7 @@ void Agent::Impl::announce_restart() {
                 std::to_string(root_cause->pid) + ") " +
                 (root_cause->cause.empty() ? "failed: " + describe(root_cause->exit)
                                            : root_cause->cause);
+        if (auto said = error_file_summary(*root_cause); !said.empty()) cause += " (" + said + ")";
     }
     log->warn("{}; restarting the worker group (restart {} of {})", cause, state.restart_count,
               policy.max_restarts);

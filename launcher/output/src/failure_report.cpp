@@ -64,6 +64,22 @@ std::string missing_module(const std::string& text) {
     return end == std::string::npos ? "" : text.substr(start, end - start);
 }
 
+bool record_would_help(const WorkerEnd& root, const ReportContext& context) {
+    // @record writes the file for an exception that leaves the entry point, after which Python
+    // exits with code 1. A signal death, sys.exit(N) or a native worker writes none however
+    // decorated.
+    return !context.interpreter.empty() && root.exit.signal == 0 && root.exit.code == 1;
+}
+
+std::string error_file_summary(const WorkerEnd& end) {
+    auto report = read_error_file(end.error_file);
+    if (!report || report->message.empty()) return "";
+    std::string line = report->message.substr(0, report->message.find('\n'));
+    constexpr std::size_t kMax = 200;
+    if (line.size() > kMax) line = line.substr(0, kMax) + "...";
+    return line;
+}
+
 std::string format_failure_report(const WorkerEnd& root, const std::vector<WorkerEnd>& others,
                                   const ReportContext& context, std::size_t tail_lines) {
     const std::string rule(72, '=');
@@ -91,9 +107,11 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
         if (!report->traceback.empty())
             out += "  traceback   :\n" + indent(report->traceback, "    ");
         seen = report->message + "\n" + report->traceback;
-    } else {
+    } else if (record_would_help(root, context)) {
         field(out, "error file",
               "<none written> (decorate the entry point with torch's @record to get one)");
+    } else {
+        field(out, "error file", "<none written>");
     }
     if (!root.stderr_log.empty()) {
         auto tail = tail_of_file(root.stderr_log, tail_lines);

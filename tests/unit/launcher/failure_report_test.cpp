@@ -42,3 +42,34 @@ TEST_CASE("tail_of_file keeps the last lines", "[launcher][report]") {
     std::remove(path.c_str());
     CHECK(tail_of_file(path, 3).empty());
 }
+
+TEST_CASE("the @record advice is given only where @record would have written a file",
+          "[launcher][report]") {
+    WorkerEnd root;
+    root.error_file = "/nonexistent/error.json";
+    const ReportContext python{0, 0, true, "/usr/bin/python3", "PATH"};
+    const ReportContext native{0, 0, true, "", ""};
+    root.exit = WorkerExit{1, 0};  // an uncaught exception
+    CHECK_THAT(format_failure_report(root, {}, python), Catch::Contains("@record"));
+    CHECK_THAT(format_failure_report(root, {}, native), !Catch::Contains("@record"));
+    for (auto exit : {WorkerExit{7, 0}, WorkerExit{0, SIGKILL}}) {  // sys.exit(7), kill -9
+        root.exit = exit;
+        const auto text = format_failure_report(root, {}, python);
+        CHECK_THAT(text, Catch::Contains("error file  : <none written>\n"));
+        CHECK_THAT(text, !Catch::Contains("@record"));
+    }
+}
+
+TEST_CASE("error_file_summary quotes the first line of the worker's message",
+          "[launcher][report]") {
+    WorkerEnd end;
+    end.error_file = "/tmp/ptrun_summary_test_" + std::to_string(::getpid()) + ".json";
+    CHECK(error_file_summary(end).empty());  // none written
+    {
+        std::ofstream out(end.error_file);
+        out << R"({"message": {"message": "RuntimeError: boom on rank 2\nmore", "extraInfo": )"
+               R"({"py_callstack": "Traceback ...", "timestamp": "1"}}})";
+    }
+    CHECK(error_file_summary(end) == "RuntimeError: boom on rank 2");
+    std::remove(end.error_file.c_str());
+}

@@ -39,6 +39,14 @@ struct ReportContext {
     std::string interpreter_origin;  ///< e.g. "PYTHON_EXEC" or "the first python3 on PATH"
 };
 
+/// True when torch's @record would have written the missing error file: a Python worker that
+/// exited with code 1 (an uncaught exception); not for a signal, sys.exit(N) or a native worker.
+bool record_would_help(const WorkerEnd& root, const ReportContext& context);
+
+/// The first line of the message in `end`'s error file (at most 200 characters), "" when it wrote
+/// none: what the one-line restart and failure notices quote.
+std::string error_file_summary(const WorkerEnd& end);
+
 /// The multi-line report: the root cause in full (error file message and traceback, last
 /// `tail_lines` of stderr, the interpreter and a hint when a module was missing), then one line
 /// per other worker that did not succeed.
