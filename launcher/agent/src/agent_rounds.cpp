@@ -52,8 +52,11 @@ void RoundDriver::on_round_end(const RoundEnd& end) {
     last_end_ = end;
     alive_at_end_ = hooks_.alive();
     if (end.reason != EndReason::Complete) {
-        log_->warn("round {} ended: {}{}", round_.round, end.message,
-                   end.final ? "" : "; stopping the workers to re-form the group");
+        // A node joining is news, not trouble: a warning is for what went wrong.
+        const auto level =
+            end.reason == EndReason::ScaleUp ? spdlog::level::info : spdlog::level::warn;
+        log_->log(level, "round {} ended: {}{}", round_.round, end.message,
+                  end.final ? "" : "; stopping the workers to re-form the group");
     }
     hooks_.ended(RoundEnded{.final = end.final, .exit_code = end.final ? end.exit_code : 0});
 }

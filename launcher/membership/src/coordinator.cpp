@@ -256,11 +256,9 @@ struct Coordinator::Impl {
                            a.round, a.members.size(), a.world_size(), a.restart_count);
         } else if (auto* e = std::get_if<EndRound>(&command)) {
             const std::string key = o.keys.end(e->round);
+            // Every agent, the store host's too, says how the round ended (RoundDriver): saying
+            // it here as well printed each end twice on the store host.
             client->set(key, o.auth.seal(key + "\n" + round_tokens[e->round], encode(e->end)));
-            if (e->end.reason != EndReason::Complete) {
-                o.logger->info("rendezvous round {} ended ({}): {}", e->round,
-                               to_text(e->end.reason), e->end.message);
-            }
         } else if (auto* r = std::get_if<RejectJoin>(&command)) {
             const std::string key = o.keys.admit(r->id, r->seq);
             client->set(key, o.auth.seal(key, encode(Admission{AdmissionRefused{r->message}})));

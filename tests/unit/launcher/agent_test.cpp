@@ -380,6 +380,9 @@ TEST_CASE("agent: a scale-up round end restarts the workers in the larger group"
     CHECK(after[1].env.at("WORLD_SIZE") == "4");
     CHECK(after[1].env.at("GROUP_RANK") == "1");
     CHECK(after[1].env.at("TORCHELASTIC_RESTART_COUNT") == "0");  // scale-up is no restart
+    // Said once, as news: a node joining is not a warning.
+    CHECK(contains(run.log, "[info] round 1 ended: a node is waiting"));
+    CHECK_FALSE(contains(run.log, "[warning] round 1 ended"));
 }
 
 TEST_CASE("agent: a worker failure on one node is reported to the round", "[agent]") {

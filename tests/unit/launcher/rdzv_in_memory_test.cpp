@@ -385,6 +385,10 @@ TEST_CASE("rdzv in memory: a third node arriving scales the running round up",
         CHECK(end->host == "node-c");
         CHECK_FALSE(end->final);
     }
+    // Every agent says how the round ended; the coordinator does not say it again.
+    while (auto line = cluster.log.pop(std::chrono::milliseconds(0))) {
+        CHECK(line->find("ended") == std::string::npos);
+    }
     a.join();
     b.join();
     std::vector<NodePlacement> second;
