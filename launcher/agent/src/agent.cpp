@@ -282,10 +282,10 @@ void Agent::Impl::finish(int code) {
         ReportContext context{state.restart_count, policy.max_restarts, logs.error_files_kept(),
                               command.interpreter, command.interpreter_origin};
         auto report = format_failure_report(*root_cause, others, context);
-        console->err.write(report);
+        console->err.write_own(report);
     } else if (rounds && !state.stop_signal) {
         // No local failure explains the code: the rendezvous ended the job.
-        if (auto line = rounds->end_report(code); !line.empty()) console->err.write(line);
+        if (auto line = rounds->end_report(code); !line.empty()) console->err.write_own(line);
     }
     // A failure report names the worker's log files: they stay.
     if (auto kept = logs.settle_temporary_logs(!root_cause); !kept.empty()) {

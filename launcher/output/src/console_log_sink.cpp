@@ -39,14 +39,14 @@ void ConsoleLogSink::set_status(const std::string& text) {
     if (!colors_) return;
     std::lock_guard<std::mutex> lock(mutex_);
     status_ = text;
-    stream_->write("\r" + status_ + "\033[K");
+    stream_->write_own("\r" + status_ + "\033[K");
 }
 
 void ConsoleLogSink::clear_status() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (status_.empty()) return;
     status_.clear();
-    stream_->write("\r\033[K");
+    stream_->write_own("\r\033[K");
 }
 
 void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& raw) {
@@ -59,7 +59,7 @@ void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& raw) {
     formatter_->format(msg, formatted);
     std::string_view text(formatted.data(), formatted.size());
     if (status_.empty() && (!colors_ || msg.color_range_end <= msg.color_range_start)) {
-        stream_->write(text);
+        stream_->write_own(text);
         return;
     }
     std::string out;
@@ -75,7 +75,7 @@ void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& raw) {
         out.append(text);
     }
     if (!status_.empty()) out.append("\r" + status_ + "\033[K");  // and the status goes below
-    stream_->write(out);
+    stream_->write_own(out);
 }
 
 }  // namespace ptrun::launcher

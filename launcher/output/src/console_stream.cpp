@@ -37,7 +37,12 @@ void ConsoleStream::open_locked() {
 }
 
 ConsoleStream::~ConsoleStream() {
-    flush(kFinalFlush);
+    if (!flush(kFinalFlush)) {
+        // A reader that is late, not gone: ptrun's own lines (the report) are worth a longer
+        // wait than the workers' output, still bounded.
+        std::unique_lock lock(mu_);
+        drained_.wait_for(lock, kOwnFinalFlush, [this] { return head_ >= own_end_; });
+    }
     {
         std::lock_guard lock(mu_);
         stopping_ = true;
@@ -69,7 +74,11 @@ std::size_t ConsoleStream::try_write(const char* data, std::size_t size) {
     return done;
 }
 
-void ConsoleStream::write(std::string_view data) {
+void ConsoleStream::write(std::string_view data) { write(data, false); }
+
+void ConsoleStream::write_own(std::string_view data) { write(data, true); }
+
+void ConsoleStream::write(std::string_view data, bool own) {
     std::lock_guard lock(mu_);
     if (!opened_) open_locked();
     if (queue_.size() == head_) {
@@ -77,19 +86,22 @@ void ConsoleStream::write(std::string_view data) {
         if (n == data.size()) return;
         data.remove_prefix(n);
     }
-    enqueue_locked(data);
+    enqueue_locked(data, own);
 }
 
-void ConsoleStream::enqueue_locked(std::string_view data) {
-    if (queue_.size() - head_ + data.size() > max_queued_) {
+void ConsoleStream::enqueue_locked(std::string_view data, bool own) {
+    const std::size_t bound = max_queued_ + (own ? kOwnReserve : 0);
+    if (queue_.size() - head_ + data.size() > bound) {
         dropped_ += data.size();
         dropped_unnoted_ += data.size();
     } else {
         if (head_ > 0 && head_ == queue_.size()) {
             queue_.clear();
             head_ = 0;
+            own_end_ = 0;
         }
         queue_.append(data);
+        if (own) own_end_ = queue_.size();
     }
     if (!drainer_.joinable()) {
         wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -105,9 +117,11 @@ void ConsoleStream::drain_loop() {
     while (!stopping_) {
         if (queue_.size() > head_) {
             head_ += try_write(queue_.data() + head_, queue_.size() - head_);
+            drained_.notify_all();  // progress: the destructor may wait for ptrun's own bytes
             if (head_ == queue_.size()) {
                 queue_.clear();
                 head_ = 0;
+                own_end_ = 0;
                 if (dropped_unnoted_ > 0) {
                     queue_ =
                         "\n[ptrun] " + std::to_string(dropped_unnoted_) + " bytes of output to " +
@@ -131,6 +145,7 @@ void ConsoleStream::drain_loop() {
         if (want_out && rc > 0 && (fds[1].revents & (POLLERR | POLLHUP | POLLNVAL))) {
             queue_.clear();  // the reader is gone: nothing will ever take these bytes
             head_ = 0;
+            own_end_ = 0;
             drained_.notify_all();
         }
     }

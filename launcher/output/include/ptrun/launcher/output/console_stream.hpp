@@ -22,8 +22,13 @@ namespace ptrun::launcher {
 class ConsoleStream {
   public:
     static constexpr std::size_t kDefaultMaxQueued = 4u << 20;
+    /// Room beyond the bound kept for ptrun's own lines (write_own): a queue full of worker
+    /// output never drops a report.
+    static constexpr std::size_t kOwnReserve = 1u << 20;
     /// How long the destructor waits for a stalled reader before giving up on what is queued.
     static constexpr std::chrono::milliseconds kFinalFlush{1'000};
+    /// How much longer it waits when ptrun's own lines (the report) are still queued.
+    static constexpr std::chrono::milliseconds kOwnFinalFlush{3'000};
 
     /// `fd` stays owned by the caller; `name` ("stdout") is used in the dropped-output note.
     ConsoleStream(int fd, std::string name, std::size_t max_queued = kDefaultMaxQueued);
@@ -35,6 +40,10 @@ class ConsoleStream {
     /// Writes or queues all of `data` (or drops it whole when the queue is full); never blocks on
     /// a reader. Write errors other than "would block" (EPIPE, EIO) discard the data, as before.
     void write(std::string_view data);
+    /// As write(), for ptrun's own lines (its log lines and reports): queued in kOwnReserve beyond
+    /// the bound when worker output has filled the queue, and waited for up to kOwnFinalFlush
+    /// more at the end.
+    void write_own(std::string_view data);
     /// Blocks until everything queued has been written or `within` has passed; true when empty.
     bool flush(std::chrono::milliseconds within);
     /// Bytes dropped so far because the queue was full.
@@ -49,8 +58,11 @@ class ConsoleStream {
     void open_locked();
     /// Writes what it can of `data` without blocking; the bytes taken (all of them on an error).
     std::size_t try_write(const char* data, std::size_t size);
-    /// Under mu_: appends, or drops when over the bound; starts the helper thread.
-    void enqueue_locked(std::string_view data);
+    /// write() or write_own().
+    void write(std::string_view data, bool own);
+    /// Under mu_: appends, or drops when over the bound (plus kOwnReserve when `own`); starts
+    /// the helper thread.
+    void enqueue_locked(std::string_view data, bool own);
     /// The helper thread: waits for writability (poll) and writes the queue out.
     void drain_loop();
 
@@ -65,7 +77,8 @@ class ConsoleStream {
     mutable std::mutex mu_;
     std::condition_variable drained_;
     std::string queue_;
-    std::size_t head_ = 0;  ///< bytes of queue_ already written
+    std::size_t head_ = 0;     ///< bytes of queue_ already written
+    std::size_t own_end_ = 0;  ///< queue_ holds ptrun's own bytes up to here (0: none)
     std::uint64_t dropped_ = 0;
     std::uint64_t dropped_unnoted_ = 0;
     bool stopping_ = false;
