@@ -199,7 +199,8 @@ class Agent::Impl {
     /// Every local rank's progress now (records, timer requests, stops, exits).
     std::vector<watchdog::RankProgress> sample_progress() const;
     /// Where hang durations start at `now`: `watch->watching_since`, or `now` itself when the
-    /// hang timer fired more than a second late (ptrun was not running: that time never counts).
+    /// armed hang timer is more than a second overdue (ptrun was not running: that time never
+    /// counts). Outside an armed timer (a hang being handled, between attempts) never `now`.
     std::chrono::steady_clock::time_point judging_since(
         std::chrono::steady_clock::time_point now) const;
     /// Warns once per worker and attempt that its heartbeat record is damaged.

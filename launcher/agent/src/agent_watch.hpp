@@ -52,8 +52,10 @@ struct Watch {
     std::vector<std::optional<watchdog::Clock::time_point>> timer_last;  ///< the latest one
     boost::asio::steady_timer hang_timer;
     watchdog::Clock::time_point watching_since{};
-    /// When the hang timer was armed to fire: a fire much later means ptrun was not running.
+    /// When the armed hang timer is due (`check_armed`): a fire, or a /status, much later than
+    /// that means ptrun itself was not running.
     watchdog::Clock::time_point check_due{};
+    bool check_armed = false;
     /// Per local rank of this attempt: its damaged heartbeat record was reported.
     std::vector<bool> record_reported;
     std::optional<watchdog::StackTool> tool;

@@ -188,6 +188,7 @@ void Agent::Impl::watch_started() {
 
 void Agent::Impl::arm_hang_check(Clock::time_point at) {
     watch->check_due = at;
+    watch->check_armed = true;
     watch->hang_timer.expires_at(at);
     watch->hang_timer.async_wait([this](boost::system::error_code ec) {
         if (!ec && !finished) check_hangs();
@@ -236,14 +237,15 @@ std::vector<watchdog::RankProgress> Agent::Impl::sample_progress() const {
 }
 
 Clock::time_point Agent::Impl::judging_since(Clock::time_point now) const {
-    if (config.hang_timeout && now - watch->check_due > kLateCheck) return now;
+    if (watch->check_armed && now - watch->check_due > kLateCheck) return now;
     return watch->watching_since;
 }
 
 void Agent::Impl::check_hangs() {
-    if (state.stopping || state.alive == 0 || watch->hang) return;  // ending anyway
     const auto now = Clock::now();
     watch->watching_since = judging_since(now);
+    watch->check_armed = false;
+    if (state.stopping || state.alive == 0 || watch->hang) return;  // ending anyway
     auto ranks = sample_progress();
     report_damaged_records(ranks);
     auto verdict = watchdog::judge_hangs(ranks, *config.hang_timeout, now, watch->watching_since);
@@ -322,6 +324,7 @@ void Agent::Impl::hang_captured(std::vector<watchdog::NativeStacks> native) {
 
 void Agent::Impl::end_watch_attempt() {
     watch->hang_timer.cancel();
+    watch->check_armed = false;
     if (watch->capture) watch->capture->cancel();
     for (const auto& w : workers) {
         if (w.end.pid > 0) watch->timers.forget_pid(w.end.pid);

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 
 namespace ptrun::launcher {
@@ -24,6 +26,7 @@ void ConsoleStream::open_locked() {
         mode_ = Mode::Socket;
         return;
     }
+    pipe_ = S_ISFIFO(st.st_mode);
     if (::fcntl(fd_, F_GETFL) & O_NONBLOCK) {
         mode_ = Mode::NonBlocking;  // already non-blocking (someone else's choice): use it as is
         return;
@@ -57,6 +60,29 @@ ConsoleStream::~ConsoleStream() {
 }
 
 std::size_t ConsoleStream::try_write(const char* data, std::size_t size) {
+    if (!pipe_) return write_some(data, size);
+    // A pipe takes a write of at most PIPE_BUF bytes whole or not at all: written as whole lines
+    // in such pieces, no line is cut where another writer of the same pipe (ptrun's stdout and
+    // stderr under 2>&1, or a worker writing it directly) could land inside it. Only a line
+    // longer than PIPE_BUF goes in pieces.
+    std::size_t done = 0;
+    while (done < size) {
+        const std::string_view rest(data + done, size - done);
+        std::size_t piece = rest.size();
+        if (piece > PIPE_BUF) {
+            // Up to the last newline within PIPE_BUF; else the whole first (long) line; else all.
+            auto end = rest.substr(0, PIPE_BUF).rfind('\n');
+            if (end == std::string_view::npos) end = rest.find('\n');
+            if (end != std::string_view::npos) piece = end + 1;
+        }
+        const std::size_t n = write_some(rest.data(), piece);
+        done += n;
+        if (n < piece) return done;
+    }
+    return done;
+}
+
+std::size_t ConsoleStream::write_some(const char* data, std::size_t size) {
     std::size_t done = 0;
     while (done < size) {
         ssize_t n = mode_ == Mode::Socket

@@ -52,3 +52,50 @@ TEST_CASE("console stream: a full queue drops worker output, never ptrun's own l
     CHECK(seen.find("[ptrun host:1] error: the report\n") != std::string::npos);
     CHECK(seen.find("worker output past the bound") == std::string::npos);
 }
+
+TEST_CASE("console stream: stdout and stderr into one pipe never cut each other's lines",
+          "[launcher][console]") {
+    int fds[2];
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    // As under `ptrun ... 2>&1 | reader`: two streams, one pipe, a reader slower than the writers.
+    auto out = std::make_unique<ConsoleStream>(fds[1], "stdout", 1u << 20);
+    auto err = std::make_unique<ConsoleStream>(fds[1], "stderr", 1u << 20);
+    const std::string out_line = "[host:0] " + std::string(90, 'o') + "\n";
+    const std::string err_line = "[host:1] " + std::string(130, 'e') + "\n";
+    auto write_lines = [](ConsoleStream& s, const std::string& line) {
+        std::string batch;
+        for (int i = 0; i < 40; ++i) batch += line;  // relays write many lines at once
+        for (int i = 0; i < 100; ++i) s.write(batch);
+    };
+    std::thread a([&] { write_lines(*out, out_line); });
+    std::thread b([&] { write_lines(*err, err_line); });
+    std::thread end([&] {
+        a.join();
+        b.join();
+        out.reset();
+        err.reset();
+        ::close(fds[1]);
+    });
+    std::string seen;
+    char buf[1000];  // small reads: the pipe stays full and writes come back partial
+    for (;;) {
+        const ssize_t n = ::read(fds[0], buf, sizeof buf);
+        if (n <= 0) break;
+        seen.append(buf, static_cast<std::size_t>(n));
+    }
+    end.join();
+    ::close(fds[0]);
+    std::size_t start = 0, lines = 0, cut = 0;
+    while (start < seen.size()) {
+        const auto nl = seen.find('\n', start);
+        const std::string line = seen.substr(start, nl - start + 1);
+        start = nl == std::string::npos ? seen.size() : nl + 1;
+        if (line.rfind("\n[ptrun]", 0) == 0 || line.rfind("[ptrun]", 0) == 0 || line == "\n") {
+            continue;  // the note about dropped bytes
+        }
+        ++lines;
+        if (line != out_line && line != err_line) ++cut;
+    }
+    CHECK(lines > 0);
+    CHECK(cut == 0);
+}

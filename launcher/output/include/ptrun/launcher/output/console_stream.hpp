@@ -57,7 +57,10 @@ class ConsoleStream {
     /// Under mu_: picks how to write (direct, own non-blocking description, socket).
     void open_locked();
     /// Writes what it can of `data` without blocking; the bytes taken (all of them on an error).
+    /// Into a pipe, whole lines in atomic pieces of at most PIPE_BUF bytes.
     std::size_t try_write(const char* data, std::size_t size);
+    /// try_write's system calls: as much of `data` as the stream takes now.
+    std::size_t write_some(const char* data, std::size_t size);
     /// write() or write_own().
     void write(std::string_view data, bool own);
     /// Under mu_: appends, or drops when over the bound (plus kOwnReserve when `own`); starts
@@ -70,6 +73,7 @@ class ConsoleStream {
     const std::string name_;
     const std::size_t max_queued_;
     Mode mode_ = Mode::Direct;
+    bool pipe_ = false;  ///< the stream is a pipe (writes of up to PIPE_BUF bytes are atomic)
     bool opened_ = false;
     int out_fd_ = -1;    ///< what ptrun writes to (a non-blocking description, or fd_)
     int owned_fd_ = -1;  ///< out_fd_ when ptrun opened it
