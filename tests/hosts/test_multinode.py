@@ -283,6 +283,30 @@ class MultiNode(unittest.TestCase):
         dumps = read_dumps(self.dir)
         self.assertEqual(sorted(r for r, a in dumps if a == 1), [0, 1, 2, 3])
 
+    def test_failure_after_a_node_loss_names_the_lost_node(self):
+        # node3's agent is SIGKILLed (its workers die with it); then rank 0's worker fails, as a
+        # real one does when its collectives lose their peers. The round ends by that failure;
+        # the next round forms without node3 and says that node3 was lost first and that the
+        # failure likely followed it (issue 23, item 10). The workers succeed at restart 1.
+        conf = FAST.replace("keep_alive_max_attempt=3", "keep_alive_max_attempt=6")
+        agents = self.start([1, 2, 3], "2:3",
+                            self.fake("--hang", "--usr1-exit", "1", "--fail-attempts", "1"),
+                            ["--max-restarts", "1"], conf=conf)
+        starts = {int(w[1]): int(w[3]) for w in self.notifier.wait_lines(6)}
+        os.kill(agents[2].proc.pid, signal.SIGKILL)
+        self.assertEqual(wait_gone([starts[4], starts[5]], 10), [])  # PDEATHSIG
+        os.kill(starts[0], signal.SIGUSR1)
+        for code, err in self.finish_all(agents[:2]):
+            self.assertEqual(code, 0, err)
+        for a in agents[:2]:
+            self.assertIn("round 0 ended: worker rank 0", a.err)
+            note = [line for line in a.err.splitlines() if "round 1: node node3" in line]
+            self.assertEqual(len(note), 1, a.err)
+            self.assertIn("heartbeats stopped", note[0])
+            self.assertIn("worker rank 0", note[0])
+            self.assertIn("that failure likely followed the loss of node3", note[0])
+        self.assert_no_workers()
+
     def test_cut_link_detected_in_bounded_time(self):
         agents = self.start([1, 2, 3], "2:3", self.fake("--hang", "--fail-attempts", "1"), ["--max-restarts", "1"])
         self.notifier.wait_lines(6)

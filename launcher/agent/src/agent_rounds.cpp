@@ -39,6 +39,7 @@ void RoundDriver::start_round(const NodePlacement& a) {
         "round {}: group rank {} of {} node(s), ranks {}..{} of world size {}, restart {} of {}",
         a.round, a.group_rank, a.nodes, a.rank_base, a.rank_base + config_.nproc_per_node - 1,
         a.world_size, a.restart_count, config_.max_restarts);
+    for (const auto& note : a.notes) log_->warn("round {}: {}", a.round, note);
     membership_.session->watch(
         a, [this](RoundEnd end) { asio::post(io_, [this, end] { on_round_end(end); }); },
         [this](std::string message) {

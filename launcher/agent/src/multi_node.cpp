@@ -107,6 +107,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
         co.policy.max_restarts = c.max_restarts;
         co.policy.last_call = c.rdzv.last_call_timeout;
         co.policy.lost_after = c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt;
+        co.policy.heartbeat = c.rdzv.heartbeat;
         co.policy.master_addr = store.host;
         co.policy.master_port = store.port;
         co.heartbeat = c.rdzv.heartbeat;

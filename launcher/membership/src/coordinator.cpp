@@ -199,7 +199,7 @@ struct Coordinator::Impl {
         std::vector<std::string> ids;
         {
             std::lock_guard lock(mu);
-            ids = core.running_members();
+            ids = core.watched_members();
         }
         if (ids.empty()) return;
         std::vector<std::string> keys;

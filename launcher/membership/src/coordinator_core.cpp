@@ -12,10 +12,18 @@ bool CoordinatorCore::is_member(const std::string& id) const {
     return phase_ != Phase::Joining && running_.group_rank_of(id) >= 0;
 }
 
-std::vector<std::string> CoordinatorCore::running_members() const {
+std::vector<std::string> CoordinatorCore::watched_members() const {
     std::vector<std::string> ids;
-    if (phase_ != Phase::Running) return ids;
-    for (const auto& m : running_.members) ids.push_back(m.id);
+    if (phase_ == Phase::Running) {
+        for (const auto& m : running_.members) ids.push_back(m.id);
+    } else if (phase_ == Phase::Joining) {
+        for (const auto& id : expected_) {
+            if (std::none_of(pending_.begin(), pending_.end(),
+                             [&](const JoinEvent& p) { return p.node.id == id; })) {
+                ids.push_back(id);
+            }
+        }
+    }
     return ids;
 }
 
@@ -46,7 +54,7 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,
                                .host = e.node.hostname,
                                .message = "node " + e.node.hostname +
                                           " joined; re-forming the group with it"},
-                      out);
+                      now, out);
         }
         return;
     }
@@ -69,6 +77,7 @@ bool CoordinatorCore::all_expected_back() const {
 
 void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out) {
     last_call_end_.reset();
+    for (const auto& id : watched_members()) lost_notes_.push_back(absence_note(id, now, false));
     expected_.clear();
     const auto take =
         std::min<std::size_t>(pending_.size(), static_cast<std::size_t>(policy_.max_nodes));
@@ -81,6 +90,8 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     a.restart_count = restart_count_;
     a.master_addr = policy_.master_addr;
     a.master_port = policy_.master_port;
+    a.notes = std::move(lost_notes_);
+    lost_notes_.clear();
     for (const auto& j : admitted) a.members.push_back(j.node);
     if (auto error = order_members(a.members); !error.empty()) {
         for (const auto& j : admitted) out.push_back(RejectJoin{j.node.id, j.seq, error});
@@ -100,8 +111,9 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     // Nodes beyond MAX keep waiting; they trigger nothing until a member is lost.
 }
 
-void CoordinatorCore::end_round(RoundEnd end, std::vector<CoordinatorCommand>& out,
+void CoordinatorCore::end_round(RoundEnd end, SteadyTime now, std::vector<CoordinatorCommand>& out,
                                 const std::string& lost_id) {
+    last_end_ = LastEnd{round_, end, now};
     const bool failure = end.reason == EndReason::Failure || end.reason == EndReason::NodeLost;
     if (failure && restart_count_ >= policy_.max_restarts) {
         end.final = true;
@@ -139,7 +151,7 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
         join(*j, now, out);
     } else if (auto* f = std::get_if<FailedEvent>(&event)) {
         if (phase_ == Phase::Running && f->round == round_ && is_member(f->id))
-            end_round(f->end, out);
+            end_round(f->end, now, out);
     } else if (auto* s = std::get_if<SucceededEvent>(&event)) {
         if (phase_ == Phase::Running && s->round == round_ && is_member(s->id)) {
             succeeded_.insert(s->id);
@@ -148,7 +160,7 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
                                    .final = true,
                                    .exit_code = 0,
                                    .message = "every worker succeeded"},
-                          out);
+                          now, out);
             }
         }
     } else if (auto* l = std::get_if<LeavingEvent>(&event)) {
@@ -161,7 +173,7 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
             end_round(RoundEnd{.reason = EndReason::NodeLost,
                                .host = m.hostname,
                                .message = "the agent on " + m.hostname + " left: " + l->why},
-                      out, m.id);
+                      now, out, m.id);
         }
         left_.insert(l->id);
     }
@@ -171,6 +183,11 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
 std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
     const std::map<std::string, std::int64_t>& counters, SteadyTime now) {
     std::vector<CoordinatorCommand> out;
+    if (phase_ == Phase::Joining) {
+        drop_silent_expected(counters, now);
+        if (all_expected_back()) close(now, out);
+        return out;
+    }
     if (phase_ != Phase::Running) return out;
     for (const auto& m : running_.members) {
         auto& [count, changed] = beats_[m.id];
@@ -184,11 +201,59 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
                                .host = m.hostname,
                                .message = "node " + m.hostname + " sent no heartbeat for " +
                                           seconds_text(silent)},
-                      out, m.id);
+                      now, out, m.id);
             return out;
         }
     }
     return out;
+}
+
+void CoordinatorCore::drop_silent_expected(const std::map<std::string, std::int64_t>& counters,
+                                           SteadyTime now) {
+    for (const auto& id : watched_members()) {
+        auto beat = beats_.find(id);
+        if (beat == beats_.end()) continue;
+        auto& [count, changed] = beat->second;
+        if (auto it = counters.find(id); it != counters.end() && it->second != count) {
+            count = it->second;
+            changed = now;
+            continue;
+        }
+        if (now - changed <= policy_.lost_after) continue;
+        lost_notes_.push_back(absence_note(id, now, true));
+        expected_.erase(id);
+    }
+}
+
+std::string CoordinatorCore::absence_note(const std::string& id, SteadyTime now, bool lost) const {
+    using std::chrono::duration_cast;
+    using std::chrono::milliseconds;
+    const auto g = running_.group_rank_of(id);
+    const std::string host =
+        g >= 0 ? running_.members[static_cast<std::size_t>(g)].hostname : std::string(id);
+    auto beat = beats_.find(id);
+    if (beat == beats_.end()) return "node " + host + " did not rejoin";
+    const auto last_beat = beat->second.second;
+    const auto silent = seconds_text(duration_cast<milliseconds>(now - last_beat));
+    std::string note = lost ? "node " + host + " is lost: no heartbeat for " + silent
+                            : "node " + host +
+                                  " did not rejoin before the round closed (last "
+                                  "heartbeat " +
+                                  silent + " ago)";
+    // A change is seen at the read after the beat: up to one heartbeat late. Seen within one
+    // interval after the round's end, the node may well have died before it.
+    if (!last_end_ || last_beat > last_end_->at + policy_.heartbeat) return note;
+    const std::string round = "round " + std::to_string(last_end_->round);
+    note += last_beat < last_end_->at
+                ? "; its heartbeats stopped " +
+                      seconds_text(duration_cast<milliseconds>(last_end_->at - last_beat)) +
+                      " before " + round + " ended"
+                : "; its heartbeats stopped as " + round + " ended";
+    if (last_end_->end.reason == EndReason::Failure) {
+        note +=
+            " (" + last_end_->end.message + "): that failure likely followed the loss of " + host;
+    }
+    return note;
 }
 
 std::vector<CoordinatorCommand> CoordinatorCore::on_tick(SteadyTime now) {

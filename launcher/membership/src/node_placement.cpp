@@ -1,5 +1,6 @@
 #include "ptrun/launcher/membership/node_placement.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -7,15 +8,42 @@ namespace ptrun::launcher {
 
 using nlohmann::json;
 
+namespace {
+
+/// The assignment's notes within the placement's bounds.
+std::vector<std::string> bounded_notes(const std::vector<std::string>& notes) {
+    std::vector<std::string> out;
+    for (const auto& note : notes) {
+        if (out.size() + 1 == kMaxPlacementNotes && notes.size() > kMaxPlacementNotes) {
+            out.push_back("and " + std::to_string(notes.size() - out.size()) +
+                          " more node(s) of the last round are not in this one");
+            break;
+        }
+        out.push_back(note.substr(0, kMaxPlacementNote));
+    }
+    return out;
+}
+
+}  // namespace
+
 std::vector<NodePlacement> placements(const RoundAssignment& a) {
+    const auto notes = bounded_notes(a.notes);
     std::vector<NodePlacement> out;
     out.reserve(a.members.size());
     const int nodes = static_cast<int>(a.members.size());
     const int world = a.world_size();
     int base = 0;
     for (int g = 0; g < nodes; ++g) {
-        out.push_back(NodePlacement{
-            a.round, a.restart_count, g, nodes, base, world, a.master_addr, a.master_port, {}});
+        out.push_back(NodePlacement{a.round,
+                                    a.restart_count,
+                                    g,
+                                    nodes,
+                                    base,
+                                    world,
+                                    a.master_addr,
+                                    a.master_port,
+                                    {},
+                                    notes});
         base += a.members[static_cast<std::size_t>(g)].nproc;
     }
     return out;
@@ -30,7 +58,8 @@ std::string encode(const NodePlacement& p) {
                 {"world_size", p.world_size},
                 {"master_addr", p.master_addr},
                 {"master_port", p.master_port},
-                {"token", p.token}}
+                {"token", p.token},
+                {"notes", p.notes}}
         .dump();
 }
 
@@ -46,7 +75,15 @@ NodePlacement decode_placement(const std::string& text) {
                         j.at("world_size").get<int>(),
                         j.at("master_addr").get<std::string>(),
                         j.at("master_port").get<std::uint16_t>(),
-                        j.value("token", std::string())};
+                        j.value("token", std::string()),
+                        j.value("notes", std::vector<std::string>())};
+        if (p.notes.size() > kMaxPlacementNotes ||
+            std::any_of(p.notes.begin(), p.notes.end(),
+                        [](const std::string& n) { return n.size() > kMaxPlacementNote; })) {
+            throw std::runtime_error("placement record: more or longer notes than allowed (" +
+                                     std::to_string(kMaxPlacementNotes) + " of " +
+                                     std::to_string(kMaxPlacementNote) + " bytes)");
+        }
         if (p.nodes < 1 || p.group_rank < 0 || p.group_rank >= p.nodes || p.rank_base < 0 ||
             p.rank_base >= p.world_size) {
             throw std::runtime_error(

@@ -10,23 +10,10 @@
 #include "ptrun/launcher/cli/endpoint.hpp"
 #include "ptrun/launcher/output/console_log_sink.hpp"
 #include "ptrun/launcher/output/duration_text.hpp"
+#include "ptrun/launcher/output/printable.hpp"
 
 namespace ptrun::launcher {
 namespace {
-
-/// `word` as a POSIX shell reads it back: as is when it is plain, else in single quotes.
-std::string shell_quoted(const std::string& word) {
-    bool plain = !word.empty();
-    for (char c : word) {
-        const bool ok = std::isalnum(static_cast<unsigned char>(c)) ||
-                        std::string_view("@%+=:,./-_").find(c) != std::string_view::npos;
-        plain = plain && ok;
-    }
-    if (plain) return word;
-    std::string out = "'";
-    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
 
 bool is_loopback(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";

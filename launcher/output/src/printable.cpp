@@ -1,5 +1,7 @@
 #include "ptrun/launcher/output/printable.hpp"
 
+#include <cctype>
+
 namespace ptrun::launcher {
 namespace {
 
@@ -31,5 +33,18 @@ std::string escape(std::string_view text, bool keep_newlines) {
 std::string printable(std::string_view text) { return escape(text, false); }
 
 std::string printable_lines(std::string_view text) { return escape(text, true); }
+
+std::string shell_quoted(const std::string& word) {
+    bool plain = !word.empty();
+    for (char c : word) {
+        const bool ok = std::isalnum(static_cast<unsigned char>(c)) ||
+                        std::string_view("@%+=:,./-_").find(c) != std::string_view::npos;
+        plain = plain && ok;
+    }
+    if (plain) return word;
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
 
 }  // namespace ptrun::launcher

@@ -9,7 +9,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const NodePlacement kPlaced{3, 1, 1, 2, 4, 8, "fd77::10", 29500, "0123abcd"};
+const NodePlacement kPlaced{3, 1, 1, 2, 4, 8, "fd77::10", 29500, "0123abcd", {}};
 
 /// The message decode_admission throws for `text`; fails the test when it accepts the text.
 std::string rejection(const std::string& text) {

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <optional>
 
+#include "ptrun/launcher/membership/node_placement.hpp"
+
 using namespace ptrun::launcher;
 using namespace std::chrono_literals;
 
@@ -25,6 +27,7 @@ CoordinatorPolicy policy(int min, int max, int max_restarts = 0) {
     p.max_restarts = max_restarts;
     p.last_call = 10s;
     p.lost_after = 3s;
+    p.heartbeat = 1s;
     p.master_addr = "head";
     p.master_port = 29400;
     return p;
@@ -60,7 +63,7 @@ TEST_CASE("coordinator: a fixed-size round closes when the last node joins",
     CHECK(round->assignment.world_size() == 4);
     CHECK(round->assignment.master_addr == "head");
     CHECK(round->admitted.size() == 2);
-    CHECK(c.running_members().size() == 2);
+    CHECK(c.watched_members().size() == 2);
 }
 
 TEST_CASE("coordinator: MIN opens a last call that admits more up to MAX",
@@ -198,4 +201,69 @@ TEST_CASE("coordinator: survivors re-form as soon as all of them are back, witho
     REQUIRE(round);  // both survivors back, MIN met: no last call
     CHECK(round->assignment.members.size() == 2);
     CHECK(round->assignment.restart_count == 1);
+}
+
+TEST_CASE("coordinator: a failure that follows a node's loss names the lost node as its cause",
+          "[launcher][coordinator]") {
+    // c is killed at ~1 s (its last beat); a's workers fail at 2 s because their peers on c are
+    // gone; a and b rejoin; c stays silent: the round forms without it, as soon as it is lost,
+    // and says why c is missing and that the failure likely followed its loss.
+    CoordinatorCore c(policy(2, 3, 3));
+    join(c, "a", t0, 1, 3);
+    join(c, "b", t0, 1, 3);
+    REQUIRE(find<PublishRound>(join(c, "c", t0, 1, 3)));
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}, {"c", 1}}, t0 + 1s).empty());
+    RoundEnd failure{EndReason::Failure, false, 1,
+                     "host-a",           0,     "worker rank 0 failed: exit code 1"};
+    REQUIRE(find<EndRound>(c.on_event(FailedEvent{0, "a", failure}, t0 + 2s)));
+    CHECK(find<PublishRound>(join(c, "a", t0 + 2500ms, 2, 3)) == std::nullopt);
+    CHECK(find<PublishRound>(join(c, "b", t0 + 2500ms, 2, 3)) == std::nullopt);  // c expected
+    CHECK(c.watched_members() == std::vector<std::string>{"c"});  // its heartbeats still read
+    CHECK(c.on_beats({{"c", 1}}, t0 + 3s).empty());               // silent for 2 s of 3
+    auto round = find<PublishRound>(c.on_beats({{"c", 1}}, t0 + 4500ms));
+    REQUIRE(round);  // lost: no longer awaited, the survivors re-form without a last call
+    CHECK(round->assignment.members.size() == 2);
+    CHECK(round->assignment.restart_count == 1);
+    REQUIRE(round->assignment.notes.size() == 1);
+    const auto& note = round->assignment.notes[0];
+    CHECK_THAT(note, Catch::Contains("node host-c is lost: no heartbeat for 3.5 s"));
+    CHECK_THAT(note, Catch::Contains("stopped 1 s before round 0 ended"));
+    CHECK_THAT(note, Catch::Contains("worker rank 0 failed: exit code 1"));
+    CHECK_THAT(note, Catch::Contains("that failure likely followed the loss of host-c"));
+    const auto placed = placements(round->assignment);
+    CHECK(placed[0].notes == round->assignment.notes);
+    CHECK(decode_placement(encode(placed[1])).notes == round->assignment.notes);
+}
+
+TEST_CASE("coordinator: a node that beats but does not rejoin in time is named, not blamed",
+          "[launcher][coordinator]") {
+    CoordinatorCore c(policy(2, 3, 3));
+    join(c, "a", t0, 1, 3);
+    join(c, "b", t0, 1, 3);
+    REQUIRE(find<PublishRound>(join(c, "c", t0, 1, 3)));
+    RoundEnd failure{EndReason::Failure, false, 1,
+                     "host-a",           0,     "worker rank 0 failed: exit code 1"};
+    REQUIRE(find<EndRound>(c.on_event(FailedEvent{0, "a", failure}, t0 + 2s)));
+    join(c, "a", t0 + 2s, 2, 3);
+    join(c, "b", t0 + 2s, 2, 3);  // MIN: the last call runs to 12 s
+    CHECK(c.on_beats({{"c", 5}}, t0 + 11s).empty());
+    auto round = find<PublishRound>(c.on_tick(t0 + 12s));
+    REQUIRE(round);
+    REQUIRE(round->assignment.notes.size() == 1);
+    CHECK_THAT(round->assignment.notes[0],
+               Catch::Contains("node host-c did not rejoin before the round closed"));
+    CHECK_THAT(round->assignment.notes[0], !Catch::Contains("likely followed"));
+}
+
+TEST_CASE("node placement: notes from the network are bounded", "[launcher][coordinator]") {
+    RoundAssignment a;
+    a.members = {node("a")};
+    for (int i = 0; i < 20; ++i) a.notes.push_back(std::string(5000, 'x'));
+    const auto placed = placements(a);
+    REQUIRE(placed[0].notes.size() == kMaxPlacementNotes);
+    CHECK(placed[0].notes[0].size() == kMaxPlacementNote);
+    CHECK_THAT(placed[0].notes.back(), Catch::Contains("and 13 more node(s)"));
+    auto too_many = placed[0];
+    too_many.notes.push_back("one more");
+    CHECK_THROWS_WITH(decode_placement(encode(too_many)), Catch::Contains("notes"));
 }

@@ -26,7 +26,7 @@ TEST_CASE("node placement: each member gets its group rank and rank base in orde
     a.master_port = 29400;
     auto p = placements(a);
     REQUIRE(p.size() == 3);
-    CHECK(p[0] == NodePlacement{2, 1, 0, 3, 0, 7, "10.0.0.1", 29400, ""});
+    CHECK(p[0] == NodePlacement{2, 1, 0, 3, 0, 7, "10.0.0.1", 29400, "", {}});
     CHECK(p[1].rank_base == 2);
     CHECK(p[2].rank_base == 6);
     CHECK(p[2].group_rank == 2);
@@ -34,7 +34,7 @@ TEST_CASE("node placement: each member gets its group rank and rank base in orde
 
 TEST_CASE("node placement: survives the trip through the store, rejects malformed records",
           "[launcher][round]") {
-    NodePlacement p{3, 0, 1, 2, 4, 8, "fd77::10", 29500, "0123abcd"};
+    NodePlacement p{3, 0, 1, 2, 4, 8, "fd77::10", 29500, "0123abcd", {"node x is lost"}};
     CHECK(decode_placement(encode(p)) == p);
     CHECK_THROWS_AS(decode_placement("7"), std::runtime_error);
     CHECK_THROWS_AS(decode_placement(R"({"round":1})"), std::runtime_error);

@@ -31,6 +31,7 @@ struct CoordinatorPolicy {
     int max_restarts = 0;
     std::chrono::milliseconds last_call{30'000};
     std::chrono::milliseconds lost_after{15'000};  ///< heartbeat x keep_alive_max_attempt
+    std::chrono::milliseconds heartbeat{5'000};    ///< how often counters are read
     std::string master_addr;                       ///< where workers find their store
     std::uint16_t master_port = 0;
 };
@@ -60,7 +61,9 @@ class CoordinatorCore {
 
     /// An agent's message at `now`.
     std::vector<CoordinatorCommand> on_event(const RdzvEvent& event, SteadyTime now);
-    /// Heartbeat counters read at `now` (node id -> count); declares silent members lost.
+    /// Heartbeat counters read at `now` (node id -> count) for watched_members(); declares
+    /// silent members lost: a running round ends; a round being formed stops waiting for them
+    /// and says, in its assignment's notes, that they were lost.
     std::vector<CoordinatorCommand> on_beats(const std::map<std::string, std::int64_t>& counters,
                                              SteadyTime now);
     /// Time passed: closes a round whose last call is over.
@@ -68,8 +71,9 @@ class CoordinatorCore {
 
     /// When on_tick next has something to do (the last call's end), if anything.
     std::optional<SteadyTime> deadline() const { return last_call_end_; }
-    /// Members of the running round (heartbeats to read); empty while a round is being formed.
-    std::vector<std::string> running_members() const;
+    /// The nodes whose heartbeats to read: the running round's members, or while a round is
+    /// formed, the last round's members that have not joined it yet.
+    std::vector<std::string> watched_members() const;
     /// True once a final RoundEnd was issued and every member other than `self` has left.
     bool drained(const std::string& self) const;
     bool finished() const { return finished_; }
@@ -77,9 +81,16 @@ class CoordinatorCore {
   private:
     enum class Phase { Joining, Running, Finished };
     void close(SteadyTime now, std::vector<CoordinatorCommand>& out);
-    /// Ends the running round; `lost_id` (if any) is the member not expected back.
-    void end_round(RoundEnd end, std::vector<CoordinatorCommand>& out,
+    /// Ends the running round at `now`; `lost_id` (if any) is the member not expected back.
+    void end_round(RoundEnd end, SteadyTime now, std::vector<CoordinatorCommand>& out,
                    const std::string& lost_id = {});
+    /// While a round forms: drops the last round's members silent for lost_after, noting why.
+    void drop_silent_expected(const std::map<std::string, std::int64_t>& counters, SteadyTime now);
+    /// Why member `id` of the last round is not in the next one: `lost` (silent for lost_after)
+    /// or it did not rejoin before the round closed; when its heartbeats stopped before the last
+    /// round ended (or were last seen within one heartbeat after it), a failure that ended it
+    /// likely followed the node's loss, and the note says so.
+    std::string absence_note(const std::string& id, SteadyTime now, bool lost) const;
     /// True when every survivor of the last round has rejoined and MIN is met.
     bool all_expected_back() const;
     void join(const JoinEvent& e, SteadyTime now, std::vector<CoordinatorCommand>& out);
@@ -97,6 +108,14 @@ class CoordinatorCore {
         beats_;  ///< last count, when it changed
     std::optional<SteadyTime> last_call_end_;
     std::set<std::string> expected_;  ///< survivors of the last round, until they are all back
+    /// How the last round ended, and when: what a node lost since then is set against.
+    struct LastEnd {
+        int round = 0;
+        RoundEnd end;
+        SteadyTime at;
+    };
+    std::optional<LastEnd> last_end_;
+    std::vector<std::string> lost_notes_;  ///< for the next round's assignment
     bool finished_ = false;
 };
 

@@ -4,6 +4,7 @@
 /// a few hundred bytes instead of the whole member list: at N nodes the round's full assignment
 /// read by every node is N x N bytes through the store (4,096 nodes: about 3 GB).
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "ptrun/launcher/membership/round.hpp"
 
 namespace ptrun::launcher {
+
+inline constexpr std::size_t kMaxPlacementNotes = 8;
+inline constexpr std::size_t kMaxPlacementNote = 1024;
 
 struct NodePlacement {
     int round = 0;
@@ -24,10 +28,14 @@ struct NodePlacement {
     /// Random per round, chosen by the coordinator: the round's end is authenticated together
     /// with it, so that an end recorded from another run (same run id) cannot be replayed.
     std::string token;
+    /// Why nodes of the last round are not in this one (RoundAssignment::notes), at most
+    /// kMaxPlacementNotes, each at most kMaxPlacementNote bytes.
+    std::vector<std::string> notes;
     bool operator==(const NodePlacement&) const = default;
 };
 
-/// Every member's placement, in group-rank order (linear in the members).
+/// Every member's placement, in group-rank order (linear in the members); the assignment's notes
+/// beyond kMaxPlacementNotes - 1 are counted in a last one.
 std::vector<NodePlacement> placements(const RoundAssignment& assignment);
 
 std::string encode(const NodePlacement& placement);

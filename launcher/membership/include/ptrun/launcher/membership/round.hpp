@@ -28,6 +28,8 @@ struct RoundAssignment {
     std::vector<NodeInfo> members;
     std::string master_addr;
     std::uint16_t master_port = 0;
+    /// Why members of the last round are not in this one (a node lost while it formed).
+    std::vector<std::string> notes;
 
     /// Group rank of node `id`, or -1 when it is not a member.
     int group_rank_of(const std::string& id) const;

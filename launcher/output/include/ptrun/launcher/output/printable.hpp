@@ -16,4 +16,7 @@ std::string printable(std::string_view text);
 /// of a log), where each line is indented by ptrun.
 std::string printable_lines(std::string_view text);
 
+/// `word` as a POSIX shell reads it back: as is when it is plain, else in single quotes.
+std::string shell_quoted(const std::string& word);
+
 }  // namespace ptrun::launcher
