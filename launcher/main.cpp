@@ -68,11 +68,13 @@ int launch(const std::vector<std::string>& args) {
     const auto& config = config_of(plan);
     auto local = plan_local_placement(config, host.gpus, env);
     if (config.explain) {
-        auto rows = explain_rows(local, config, env);
+        const auto installation = this_installation();
+        auto rows = explain_worker_command(config, options, env, installation);
+        for (auto& row : explain_rows(local, config, env)) rows.push_back(std::move(row));
         rows.push_back(explain_containment_row(env));
         const auto* per_rank = std::get_if<PerRankLaunch>(&plan);
         std::cout << explain(config, per_rank ? &per_rank->placement : nullptr, options,
-                             find_interpreter(config, env), rows);
+                             find_interpreter(config, env, installation), rows);
         for (const auto& warning : local.warnings) std::cout << "warning: " << warning << "\n";
         return 0;
     }
@@ -136,7 +138,7 @@ int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlace
             ptrun::env::EnvMap env, const std::vector<std::string>& warnings) {
     using namespace ptrun::launcher;
     const auto& config = config_of(plan);
-    auto command = make_worker_command(config, env);
+    auto command = make_worker_command(config, env, this_installation());
     auto console = std::make_shared<Console>();  // ptrun's stdout/stderr: writes never block ptrun
     auto logger = make_logger(config.hostname, console, env);
     for (const auto& warning : warnings) logger->warn("{}", warning);

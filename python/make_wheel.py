@@ -6,7 +6,8 @@
 
 Prints the wheel's path. The wheel holds `ptrun` and `ptrun-store` as scripts (pip puts the native
 executables themselves on the environment's PATH: nothing Python runs at launch) and the pure
-Python package python/ptrun with libptrun_store_c.so bundled for ptrun.store. Its platform tag is
+Python package python/ptrun with libptrun_store_c.so bundled for ptrun.store, and the Python runner
+at the environment's lib/ptrun/python/ptrun. Its platform tag is
 honest: manylinux_2_<N>_<arch>, N the newest GLIBC_2.N symbol version any of the three ELF files
 needs (readelf), and refused when one of them links anything but glibc's libc, libm and loader
 (and libgcc_s; libstdc++ must be linked statically) or is a static executable (whose getaddrinfo
@@ -93,6 +94,15 @@ def stage(build, version, tmp):
         os.chmod(os.path.join(scripts, name), 0o755)
     subprocess.run(["objcopy", "--strip-debug", c_lib, os.path.join(pkg, "_lib", "libptrun_store_c.so")],
                    check=True)
+    # The runner where ptrun looks for it, BIN/../lib/ptrun/python/ptrun (pip puts the "data"
+    # scheme at the environment's root), marked as a wheel install: ptrun then runs Python workers
+    # with BIN/python3, the interpreter of the environment it was installed into.
+    runner_dir = os.path.join(root, f"{NAME}-{version}.data", "data", "lib", NAME, "python", NAME)
+    os.makedirs(runner_dir)
+    for name in ("_runner.py", "heartbeat.py"):
+        shutil.copy(os.path.join(HERE, NAME, name), runner_dir)
+    with open(os.path.join(runner_dir, "WHEEL-INSTALL"), "w") as f:
+        f.write("ptrun was installed from its wheel: Python workers run with BIN/python3\n")
 
     info = os.path.join(root, f"{NAME}-{version}.dist-info")
     os.mkdir(info)

@@ -85,7 +85,9 @@ class Hangs(PtrunTestCase):
         took = time.monotonic() - began
         self.assertEqual(proc.returncode, HUNG, err)
         self.assertRegex(err, r"worker rank 1 \(local rank 1, pid \d+\) is hung: no progress for 2 s")
-        self.assertRegex(err, r"first to stop: rank 1 \(local rank 1, pid \d+\): no progress")
+        # Named by its stack (the only one that differs), not only by its last beat.
+        self.assertRegex(err, r"odd one out  : rank 1 \(local rank 1, pid \d+\): no progress for 2 s "
+                              r"\(5 beats\); the only rank whose stack differs from the others'\n")
         # The odd one out first, with the function it is stuck in (its file and line).
         self.assertRegex(err, r"where +: rank 1 in `stuck_in_data_loader` \(hang_worker\.py:\d+\); "
                               r"ranks 0,2 in ")
@@ -97,6 +99,42 @@ class Hangs(PtrunTestCase):
             text = f.read()
         self.assertRegex(text, r'File ".*hang_worker\.py", line \d+ in stuck_in_data_loader')
         self.assertLess(took, 2 + 25, "found and ended long after --hang-timeout")
+        self.assert_none_left(self.worker_pids(err))
+
+    def test_python_stacks_come_whole_through_the_runner_without_tee(self):
+        # No --tee/--redirects: the runner's faulthandler writes each rank's stacks into its own
+        # file on ptrun's signal, nothing reaches the terminal (four dumps used to interleave
+        # there, issue 23 item 8) and `where` still speaks Python; the runner's frame is not shown.
+        logs = os.path.join(self.dir, "logs")
+        proc = self.start(["--nproc-per-node", "4", "--hang-timeout", "2", "--log-dir", logs,
+                           WORKER, "stuck"])
+        out, err = self.finish(proc)
+        self.assertEqual(proc.returncode, HUNG, err)
+        self.assertNotIn("Current thread", out + err)
+        self.assertNotIn("Fatal Python error", out + err)
+        self.assertRegex(err, r"where +: rank 1 in `stuck_in_data_loader` \(hang_worker\.py:\d+\); "
+                              r"ranks 0,2-3 in ")
+        self.assertNotIn("went to the terminal", err)
+        for rank in range(4):
+            with open(os.path.join(logs, "latest", "attempt_0", f"stacks_rank_{rank}.txt")) as f:
+                text = f.read()
+            python = text.split("== Python (faulthandler)\n", 1)[1].split("\n== native", 1)[0]
+            self.assertEqual(python.count("Current thread"), 1, text)  # one whole dump
+            self.assertIn("hang_worker.py", python)
+            self.assertNotIn("_runner.py", python)
+            if rank == 1:
+                self.assertRegex(python, r'line \d+ in stuck_in_data_loader\n')
+        self.assert_none_left(self.worker_pids(err))
+
+    def test_without_the_runner_python_ranks_end_by_sigabrt_as_before(self):
+        # --no-runner: plain python3 -u, PYTHONFAULTHANDLER and SIGABRT; without --tee 2 the
+        # tracebacks go to the terminal, and the report says so.
+        proc = self.start(["--nproc-per-node", "2", "--hang-timeout", "2", "--no-runner",
+                           WORKER, "stuck"])
+        out, err = self.finish(proc)
+        self.assertEqual(proc.returncode, HUNG, err)
+        self.assertIn("Fatal Python error: Aborted", err)
+        self.assertIn("went to the terminal above", err)
         self.assert_none_left(self.worker_pids(err))
 
     def test_a_stopped_rank_of_train_is_found_within_the_timeout_and_named_first(self):

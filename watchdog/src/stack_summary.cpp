@@ -111,6 +111,81 @@ std::string describe_place(const Frame* f) {
     return out;
 }
 
+namespace {
+
+/// The user's own code: a Python frame outside the standard library, site- and dist-packages,
+/// and frozen modules.
+bool user_frame(const Frame& f) {
+    return !python_stdlib(f) && !contains(f.file, "-packages/") && !f.file.empty() &&
+           f.file.front() != '<';
+}
+
+/// Whether the rank's main thread is inside a collective (a frame naming one, Python or native).
+bool in_collective(const RankStacks& rank) {
+    for (const auto* threads : {&rank.python, &rank.native}) {
+        if (const ThreadStack* t = main_thread(*threads)) {
+            if (std::any_of(t->frames.begin(), t->frames.end(), names_collective)) return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+std::string place_text(const RankStacks& rank) {
+    if (const ThreadStack* py = main_thread(rank.python)) {
+        const auto& frames = py->frames;
+        for (std::size_t i = 0; i < frames.size(); ++i) {
+            if (!user_frame(frames[i])) continue;
+            const std::string where = describe_place(&frames[i]);
+            if (i == 0 || frames[i - 1].function.empty()) return where;
+            return "`" + short_name(frames[i - 1].function) + "` <- " + where;
+        }
+    }
+    const Frame* f = place_of(rank);
+    return f == nullptr ? std::string() : describe_place(f);
+}
+
+std::optional<OddOneOut> odd_one_out(const std::vector<RankStacks>& ranks) {
+    std::map<std::string, std::vector<const RankStacks*>> groups;
+    std::size_t with_stack = 0;
+    for (const auto& r : ranks) {
+        auto place = place_text(r);
+        if (place.empty()) continue;
+        groups[place].push_back(&r);
+        ++with_stack;
+    }
+    if (with_stack < 2) return std::nullopt;
+    std::size_t largest = 0;
+    std::vector<const RankStacks*> alone;
+    for (const auto& [place, members] : groups) {
+        largest = std::max(largest, members.size());
+        if (members.size() == 1) alone.push_back(members.front());
+    }
+    if (largest >= 2 && alone.size() == 1) {
+        bool outside = !in_collective(*alone.front());
+        for (const auto& [place, members] : groups) {
+            for (const auto* r : members) {
+                if (r != alone.front() && !in_collective(*r)) outside = false;
+            }
+        }
+        return OddOneOut{alone.front()->rank,
+                         std::string("the only rank whose stack differs from the others'") +
+                             (outside ? ", the only one outside a collective" : "")};
+    }
+    std::vector<const RankStacks*> outside;
+    for (const auto& [place, members] : groups) {
+        for (const auto* r : members) {
+            if (!in_collective(*r)) outside.push_back(r);
+        }
+    }
+    if (outside.size() == 1) {
+        return OddOneOut{outside.front()->rank,
+                         "the only rank outside a collective while the others wait in one"};
+    }
+    return std::nullopt;
+}
+
 std::string format_ranks(std::vector<int> ranks) {
     std::sort(ranks.begin(), ranks.end());
     ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -129,11 +204,11 @@ std::string summarise_stacks(const std::vector<RankStacks>& ranks) {
     std::map<std::string, std::vector<int>> groups;  // place -> ranks
     std::vector<int> unknown;
     for (const auto& r : ranks) {
-        const Frame* f = place_of(r);
-        if (f == nullptr) {
+        auto place = place_text(r);
+        if (place.empty()) {
             unknown.push_back(r.rank);
         } else {
-            groups[describe_place(f)].push_back(r.rank);
+            groups[place].push_back(r.rank);
         }
     }
     std::vector<std::pair<std::string, std::vector<int>>> ordered(groups.begin(), groups.end());

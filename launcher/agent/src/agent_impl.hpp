@@ -31,6 +31,7 @@
 #include "ptrun/launcher/process/spawn.hpp"
 #include "ptrun/launcher/process/terminal.hpp"
 #include "ptrun/launcher/process/worker_launcher.hpp"
+#include "ptrun/watchdog/stack_summary.hpp"
 
 namespace ptrun::launcher {
 
@@ -182,9 +183,24 @@ class Agent::Impl {
     /// False (said) when one cannot be made.
     bool open_watch();
     /// Before spawning: each worker's heartbeat record and environment (PTRUN_HEARTBEAT_FILE,
-    /// PYTHONFAULTHANDLER, TORCHELASTIC_TIMER_FILE) and ptrace permission. Throws
-    /// EnvironmentError.
+    /// the runner's PTRUN_STACK_FILE and PTRUN_STACK_SIGNAL, else PYTHONFAULTHANDLER,
+    /// TORCHELASTIC_TIMER_FILE) and ptrace permission. Throws EnvironmentError.
     void watch_attempt(std::vector<SpawnRequest>& requests);
+    /// Creates (empty) one worker's Python stack file. Throws EnvironmentError.
+    void create_stack_file(const std::string& path);
+    /// Removes the last attempt's Python stack files.
+    void remove_stack_files();
+    /// On a hang, once the Python stacks are in: the native stacks of the live workers, then
+    /// hang_captured().
+    void capture_native();
+    /// What was captured of local rank `lr` for the hang: native stacks and the Python ones
+    /// (the runner's stack file, else, without the runner, its stderr log); nullopt when it had
+    /// exited before the hang. Sets `python_terminal` when its tracebacks went to the terminal.
+    std::optional<watchdog::RankStacks> captured_stacks(const Watch::Hang& hang, std::size_t lr,
+                                                        bool& python_terminal) const;
+    /// Once per run, when a live worker has no progress yet at a hang check: says what starts
+    /// its hang clock (a worker is judged only from its first beat).
+    void explain_hang_clock(const std::vector<watchdog::RankProgress>& ranks);
     /// Makes the watchdog's directory and torch's file-timer FIFO again when a worker removed
     /// them (rm -rf /dev/shm/ptrun-*), saying so. Throws EnvironmentError.
     void restore_watch_files();

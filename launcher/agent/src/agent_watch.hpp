@@ -18,6 +18,7 @@
 
 #include "ptrun/launcher/output/warning_limiter.hpp"
 #include "ptrun/progress/heartbeat_file.hpp"
+#include "ptrun/watchdog/dump_wait.hpp"
 #include "ptrun/watchdog/hang_detector.hpp"
 #include "ptrun/watchdog/health_server.hpp"
 #include "ptrun/watchdog/stack_capture.hpp"
@@ -41,6 +42,10 @@ struct Watch {
         std::vector<watchdog::NativeStacks> native;  ///< by local rank order of `pids`
         std::vector<pid_t> pids;                     ///< the live ranks' pids captured
         std::string native_note;                     ///< why native stacks are missing
+        /// The local rank the report names first and blames: the odd one out of the stacks
+        /// (watchdog::odd_one_out), else the first to stop progressing; and why, "" for the latter.
+        int culprit = 0;
+        std::string culprit_why;
     };
 
     /// A private directory (ptrun-XXXXXX on /dev/shm, else $TMPDIR or /tmp) for the records and
@@ -48,7 +53,10 @@ struct Watch {
     std::string dir;
     bool records_wanted = false;                   ///< --hang-timeout or --health-port
     std::vector<progress::HeartbeatFile> records;  ///< by local rank, this attempt's
-    std::vector<std::uint64_t> timer_requests;     ///< by local rank: file-timer requests seen
+    /// By local rank, this attempt's: the file the Python runner's faulthandler writes every
+    /// thread's stack into on python_stack_signal(); empty without the runner.
+    std::vector<std::string> stack_files;
+    std::vector<std::uint64_t> timer_requests;  ///< by local rank: file-timer requests seen
     std::vector<std::optional<watchdog::Clock::time_point>> timer_last;  ///< the latest one
     boost::asio::steady_timer hang_timer;
     watchdog::Clock::time_point watching_since{};
@@ -56,12 +64,16 @@ struct Watch {
     /// that means ptrun itself was not running.
     watchdog::Clock::time_point check_due{};
     bool check_armed = false;
+    /// Whether ptrun has said what starts a worker's hang clock (once per run, at the first check
+    /// that finds a live worker without any progress yet).
+    bool clock_explained = false;
     /// Per local rank of this attempt: its damaged heartbeat record was reported.
     std::vector<bool> record_reported;
     std::optional<watchdog::StackTool> tool;
     std::optional<Hang> hang;
     std::shared_ptr<watchdog::StackCapture> capture;
-    std::uint64_t hang_serial = 0;  ///< which hang `capture` is for
+    std::shared_ptr<watchdog::DumpWait> dump_wait;  ///< Python stack dumps being written
+    std::uint64_t hang_serial = 0;                  ///< which hang `capture` is for
     std::unique_ptr<watchdog::HealthServer> health;
     std::unique_ptr<watchdog::TimerFifo> fifo;
     /// What a worker or a client can make ptrun warn about, at most one line per 5 s each: bad

@@ -1,6 +1,7 @@
 // The agent's watchdog (issue 15): heartbeat records per worker, one hang timer on the agent's
 // io_context (never a polling loop), evidence before action on a hang, the health endpoint and
 // torch's file timer. Everything here runs only when `watch` exists (agent_watch.hpp).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,8 @@
 #include "ptrun/launcher/output/hang_report.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/sys/private_dir.hpp"
+#include "ptrun/sys/signal_caught.hpp"
+#include "ptrun/watchdog/dump_wait.hpp"
 #include "ptrun/watchdog/stack_summary.hpp"
 
 namespace ptrun::launcher {
@@ -27,6 +30,13 @@ using watchdog::Clock;
 
 constexpr const char* kTimerEnable = "TORCHELASTIC_ENABLE_FILE_TIMER";
 constexpr const char* kTimerFile = "TORCHELASTIC_TIMER_FILE";
+// What the Python runner (python/ptrun/_runner.py) reads, and removes, from its environment.
+constexpr std::string_view kStackFileEnv = "PTRUN_STACK_FILE";
+constexpr std::string_view kStackSignalEnv = "PTRUN_STACK_SIGNAL";
+
+/// The signal on which the runner's faulthandler writes every thread's Python stack and the
+/// worker goes on: a real-time signal near the top, which programs and libraries rarely take.
+int python_stack_signal() { return SIGRTMAX - 3; }
 
 /// mkdtemp of ptrun-XXXXXX on /dev/shm (records are read and written as memory), else under
 /// $TMPDIR or /tmp; "" with errno set when none can be made.
@@ -53,6 +63,22 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
     return std::chrono::duration<double>(to - from).count();
 }
 
+/// A faulthandler dump without the lines of the runner's own frame (the outermost of the main
+/// thread), so that the stacks show the user's program as `python3 -u SCRIPT` would.
+std::string without_runner_frames(const std::string& dump, const std::string& runner) {
+    const std::string frame = "File \"" + runner + "\"";
+    std::string out;
+    std::size_t at = 0;
+    while (at < dump.size()) {
+        auto end = dump.find('\n', at);
+        end = end == std::string::npos ? dump.size() : end + 1;
+        const std::string_view line(dump.data() + at, end - at);
+        if (line.find(frame) == std::string_view::npos) out.append(line);
+        at = end;
+    }
+    return out;
+}
+
 /// Wall-clock seconds since the epoch: the clock FileTimerClient stamps its requests with.
 double wall_now() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -65,6 +91,17 @@ std::string endpoint_text(const std::string& addr, std::uint16_t port) {
 }
 
 }  // namespace
+
+void Agent::Impl::create_stack_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) throw EnvironmentError(errno_message("cannot create '" + path + "'", errno));
+    ::close(fd);
+}
+
+void Agent::Impl::remove_stack_files() {
+    for (const auto& path : watch->stack_files) ::unlink(path.c_str());
+    watch->stack_files.clear();
+}
 
 Watch::~Watch() {
     records.clear();
@@ -156,6 +193,7 @@ void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
     restore_watch_files();
     watch->hang.reset();
     watch->records.clear();
+    remove_stack_files();
     watch->timer_requests.assign(requests.size(), 0);
     watch->timer_last.assign(requests.size(), std::nullopt);
     watch->record_reported.assign(requests.size(), false);
@@ -172,11 +210,20 @@ void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
             }
             env[std::string(progress::kHeartbeatEnv)] = path;
         }
-        if (config.hang_timeout) {
-            // A Python worker ended for a hang prints every thread on SIGABRT (stacks.hpp).
+        if (config.hang_timeout && !command.runner.empty()) {
+            // The runner dumps every thread's Python stack into this file on the signal.
+            const auto path = fmt::format("{}/py-stacks-{}-{}-{}", watch->dir, placement.round,
+                                          state.restart_count, lr);
+            create_stack_file(path);
+            watch->stack_files.push_back(path);
+            env[std::string(kStackFileEnv)] = path;
+            env[std::string(kStackSignalEnv)] = std::to_string(python_stack_signal());
+        } else if (config.hang_timeout && !command.interpreter.empty()) {
+            // Without the runner, a Python worker ended for a hang prints every thread on
+            // SIGABRT into its stderr (stacks.hpp).
             if (!env.count("PYTHONFAULTHANDLER")) env["PYTHONFAULTHANDLER"] = "1";
-            requests[lr].allow_stack_capture = true;
         }
+        if (config.hang_timeout) requests[lr].allow_stack_capture = true;
         if (watch->fifo) env[kTimerFile] = watch->fifo->path();
     }
 }
@@ -248,6 +295,7 @@ void Agent::Impl::check_hangs() {
     if (state.stopping || state.alive == 0 || watch->hang) return;  // ending anyway
     auto ranks = sample_progress();
     report_damaged_records(ranks);
+    explain_hang_clock(ranks);
     auto verdict = watchdog::judge_hangs(ranks, *config.hang_timeout, now, watch->watching_since);
     if (!verdict.hung.empty()) {
         on_hang(std::move(verdict), std::move(ranks));
@@ -257,6 +305,30 @@ void Agent::Impl::check_hangs() {
     auto next = now + *config.hang_timeout;
     if (verdict.next_check && *verdict.next_check < next) next = *verdict.next_check;
     arm_hang_check(next);
+}
+
+void Agent::Impl::explain_hang_clock(const std::vector<watchdog::RankProgress>& ranks) {
+    if (watch->clock_explained) return;
+    std::vector<int> silent;
+    for (const auto& r : ranks) {
+        if (r.activity == watchdog::RankActivity::Running && r.count == 0 && !r.section) {
+            silent.push_back(workers[static_cast<std::size_t>(r.local_rank)].end.rank);
+        }
+    }
+    if (silent.empty()) return;
+    watch->clock_explained = true;
+    const char* beats = !command.runner.empty()
+                            ? "a torch optimizer step (the Python runner counts them), a "
+                              "ptrun.heartbeat call or a file-timer request"
+                        : !command.interpreter.empty()
+                            ? "a ptrun.heartbeat call or a file-timer request (--no-runner: "
+                              "optimizer steps are not counted)"
+                            : "a ptrun::ddp collective, a heartbeat from ptrun/progress/"
+                              "heartbeat.h or a file-timer request";
+    log->info(
+        "rank(s) {} have made no progress yet after {}: --hang-timeout judges a worker from its "
+        "first progress ({}); until then it is starting up, unless a local peer has exited 0",
+        watchdog::format_ranks(silent), seconds_text(*config.hang_timeout), beats);
 }
 
 void Agent::Impl::report_damaged_records(const std::vector<watchdog::RankProgress>& ranks) {
@@ -287,7 +359,33 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
     }
     log->warn("{} is hung: {} (--hang-timeout {}); capturing the stacks of {} local worker(s)",
               who(w), what, seconds_text(*config.hang_timeout), pids.size());
-    watch->hang = Watch::Hang{now, std::move(verdict), std::move(ranks), {}, pids, ""};
+    watch->hang = Watch::Hang{now, std::move(verdict), std::move(ranks), {}, pids, "", 0, ""};
+    // First, while they run, the runner's faulthandler writes each one's Python stacks; only to a
+    // worker that catches the signal (one that exec'd another program would die of it). Then
+    // the native capture, which pauses them.
+    std::vector<std::string> dumps;
+    for (std::size_t lr = 0; lr < watch->stack_files.size() && lr < workers.size(); ++lr) {
+        const auto& worker = workers[lr];
+        if (!worker.alive || !sys::signal_caught(worker.end.pid, python_stack_signal())) continue;
+        // Empty, so that what it holds after the signal is this dump (the runner appends).
+        if (::truncate(watch->stack_files[lr].c_str(), 0) != 0) continue;
+        if (::kill(worker.end.pid, python_stack_signal()) == 0) {
+            dumps.push_back(watch->stack_files[lr]);
+        }
+    }
+    if (dumps.empty()) {
+        capture_native();
+        return;
+    }
+    const auto serial = watch->hang_serial;
+    watch->dump_wait = watchdog::DumpWait::start(io, std::move(dumps), {}, [this, serial] {
+        watch->dump_wait.reset();
+        if (!finished && watch->hang && watch->hang_serial == serial) capture_native();
+    });
+}
+
+void Agent::Impl::capture_native() {
+    const auto& pids = watch->hang->pids;
     if (!watch->tool) {
         watch->hang->native_note =
             "no native stacks: neither eu-stack (elfutils) nor gdb is on PATH";
@@ -309,23 +407,90 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
 void Agent::Impl::hang_captured(std::vector<watchdog::NativeStacks> native) {
     watch->capture.reset();
     if (!watch->hang) return;
-    watch->hang->native = std::move(native);
-    const auto& first = watch->hang->verdict.hung.front();
-    auto& w = workers[static_cast<std::size_t>(first.local_rank)];
+    auto& hang = *watch->hang;
+    hang.native = std::move(native);
+    // The stacks may single out a rank (the runner's Python stacks are in already): it is the
+    // one to name, not whichever stopped beating first.
+    std::vector<watchdog::RankStacks> stacks;
+    bool python_terminal = false;
+    for (std::size_t lr = 0; lr < workers.size(); ++lr) {
+        if (auto rs = captured_stacks(hang, lr, python_terminal)) stacks.push_back(std::move(*rs));
+    }
+    const auto& first = hang.verdict.hung.front();
+    hang.culprit = first.local_rank;
+    std::string cause =
+        "hung: " + watchdog::describe_hang(
+                       first, hang.ranks[static_cast<std::size_t>(first.local_rank)], hang.at);
+    if (auto odd = watchdog::odd_one_out(stacks)) {
+        for (const auto& rs : stacks) {
+            if (rs.rank == odd->rank) hang.culprit = rs.local_rank;
+        }
+        hang.culprit_why = odd->why;
+        cause = "hung: " + odd->why;
+        for (const auto& h : hang.verdict.hung) {
+            if (h.local_rank != hang.culprit) continue;
+            cause = "hung: " +
+                    watchdog::describe_hang(h, hang.ranks[static_cast<std::size_t>(h.local_rank)],
+                                            hang.at) +
+                    "; " + odd->why;
+        }
+    }
+    auto& w = workers[static_cast<std::size_t>(hang.culprit)];
     w.end.hung = true;
-    w.end.cause =
-        "hung: " +
-        watchdog::describe_hang(
-            first, watch->hang->ranks[static_cast<std::size_t>(first.local_rank)], watch->hang->at);
-    // Python workers end by SIGABRT so that faulthandler prints where every thread is.
-    const int signo = command.interpreter.empty() ? SIGTERM : SIGABRT;
-    apply(HangDetected{first.local_rank, signo});
+    w.end.cause = cause;
+    // Without the runner, Python workers end by SIGABRT so that faulthandler prints where every
+    // thread is; the runner's have written theirs already.
+    const int signo =
+        command.interpreter.empty() || !watch->stack_files.empty() ? SIGTERM : SIGABRT;
+    apply(HangDetected{hang.culprit, signo});
+}
+
+std::optional<watchdog::RankStacks> Agent::Impl::captured_stacks(const Watch::Hang& hang,
+                                                                 std::size_t lr,
+                                                                 bool& python_terminal) const {
+    const auto& w = workers[lr];
+    auto pid_at = std::find(hang.pids.begin(), hang.pids.end(), w.end.pid);
+    if (pid_at == hang.pids.end()) return std::nullopt;  // it had exited before the hang
+    watchdog::RankStacks rs;
+    rs.rank = w.end.rank;
+    rs.local_rank = static_cast<int>(lr);
+    rs.pid = w.end.pid;
+    const auto index = static_cast<std::size_t>(pid_at - hang.pids.begin());
+    if (index < hang.native.size()) {
+        rs.native = hang.native[index].threads;
+        rs.native_text = hang.native[index].text;
+        rs.note = hang.native[index].note;
+    } else {
+        rs.note = hang.native_note;
+    }
+    if (lr < watch->stack_files.size()) {
+        rs.python_text =
+            without_runner_frames(tail_of_file(watch->stack_files[lr], 4000), command.runner);
+        rs.python = watchdog::parse_python_faulthandler(rs.python_text);
+        if (rs.python.empty()) {
+            rs.python_text.clear();
+            rs.note += std::string(rs.note.empty() ? "" : "; ") +
+                       "no Python stack: the worker did not answer the stack signal (" +
+                       signal_name(python_stack_signal()) + ")";
+        }
+    } else if (!command.interpreter.empty()) {
+        if (w.end.stderr_log.empty()) {
+            python_terminal = true;
+        } else {
+            rs.python_text = tail_of_file(w.end.stderr_log, 4000);
+            rs.python = watchdog::parse_python_faulthandler(rs.python_text);
+            if (rs.python.empty()) rs.python_text.clear();
+        }
+    }
+    return rs;
 }
 
 void Agent::Impl::end_watch_attempt() {
     watch->hang_timer.cancel();
     watch->check_armed = false;
     if (watch->capture) watch->capture->cancel();
+    if (watch->dump_wait) watch->dump_wait->cancel();
+    watch->dump_wait.reset();
     for (const auto& w : workers) {
         if (w.end.pid > 0) watch->timers.forget_pid(w.end.pid);
     }
@@ -339,7 +504,8 @@ void Agent::Impl::end_watch_attempt() {
     }
     HangReport report;
     report.host = config.hostname;
-    report.first = hang->verdict.hung.front().local_rank;
+    report.first = hang->culprit;
+    report.first_why = hang->culprit_why;
     std::vector<watchdog::RankStacks> stacks;
     bool python_terminal = false;
     for (std::size_t lr = 0; lr < workers.size(); ++lr) {
@@ -360,32 +526,13 @@ void Agent::Impl::end_watch_attempt() {
             row.what = watchdog::describe_hang(h, progress, hang->at);
         }
         report.ranks.push_back(row);
-        auto pid_at = std::find(hang->pids.begin(), hang->pids.end(), w.end.pid);
-        if (pid_at == hang->pids.end()) continue;  // it had exited before the hang
-        watchdog::RankStacks rs;
-        rs.rank = w.end.rank;
-        rs.local_rank = row.local_rank;
-        rs.pid = w.end.pid;
-        const auto index = static_cast<std::size_t>(pid_at - hang->pids.begin());
-        if (index < hang->native.size()) {
-            rs.native = hang->native[index].threads;
-            rs.native_text = hang->native[index].text;
-            rs.note = hang->native[index].note;
-        } else {
-            rs.note = hang->native_note;
-        }
-        if (!command.interpreter.empty()) {
-            if (w.end.stderr_log.empty()) {
-                python_terminal = true;
-            } else {
-                rs.python_text = tail_of_file(w.end.stderr_log, 4000);
-                rs.python = watchdog::parse_python_faulthandler(rs.python_text);
-                if (rs.python.empty()) rs.python_text.clear();
-            }
-        }
-        stacks.push_back(std::move(rs));
+        if (auto rs = captured_stacks(*hang, lr, python_terminal)) stacks.push_back(std::move(*rs));
     }
     report.where = watchdog::summarise_stacks(stacks);
+    if (report.first_why.empty() && stacks.size() > 1 && hang->verdict.hung.size() > 1) {
+        report.notes.push_back(
+            "no rank's stack stands out: the first named is the one whose last progress is oldest");
+    }
     if (!hang->native_note.empty()) report.notes.push_back(hang->native_note);
     if (python_terminal) {
         report.notes.push_back(

@@ -49,6 +49,9 @@ constexpr std::array<Row, kOptionCount> kRows{{
     {Option::Module, "module", "-m", "", F,
      "Run the program as a Python module (python3 -u -m PROGRAM)"},
     {Option::NoPython, "no-python", "", "", F, "Execute the program directly, not through python3"},
+    {Option::NoRunner, "no-runner", "", "", F,
+     "Run Python workers as plain python3 -u, without ptrun's runner (progress from optimizer "
+     "steps, Python stacks on a hang; see man ptrun, PYTHON WORKERS)"},
     {Option::RunPath, "run-path", "", "", F,
      "Accepted for compatibility; the script runs as python3 -u SCRIPT"},
     {Option::LogsSpecs, "logs-specs", "", "", V,

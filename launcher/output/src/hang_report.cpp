@@ -22,8 +22,14 @@ std::string format_hang_report(const HangReport& report) {
     std::string out = rule + "\nptrun: hung worker on " + report.host + "\n";
     for (const auto& r : report.ranks) {
         if (r.local_rank != report.first) continue;
-        out += fmt::format("  first to stop: rank {} (local rank {}, pid {}): {}\n", r.rank,
-                           r.local_rank, r.pid, printable(r.what));
+        if (report.first_why.empty()) {
+            out += fmt::format("  first to stop: rank {} (local rank {}, pid {}): {}\n", r.rank,
+                               r.local_rank, r.pid, printable(r.what));
+        } else {
+            out += fmt::format("  odd one out  : rank {} (local rank {}, pid {}): {}{}\n", r.rank,
+                               r.local_rank, r.pid, r.hung ? printable(r.what) + "; " : "",
+                               printable(report.first_why));
+        }
     }
     for (const auto& r : report.ranks) {
         if (!r.hung || r.local_rank == report.first) continue;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ptrun/launcher/cli/fixed_placement.hpp"
+#include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/process/containment.hpp"
 
@@ -137,6 +138,32 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
     }
     for (const auto& r : extra) row(out, r.what, r.value, r.from);
     return layout(out);
+}
+
+std::vector<ExplainRow> explain_worker_command(const LaunchConfig& c, const LaunchOptions& o,
+                                               const env::EnvMap& env,
+                                               const Installation& installation) {
+    std::vector<ExplainRow> rows;
+    if (find_interpreter(c, env, installation)) {
+        if (c.no_runner) {
+            rows.push_back({"python runner", "off", source_of(o, Option::NoRunner)});
+        } else if (installation.runner.empty()) {
+            rows.push_back({"python runner", "(not found)",
+                            "expected at ../lib/ptrun/python/ptrun/_runner.py beside ptrun"});
+        } else {
+            rows.push_back({"python runner", installation.runner, "installed beside ptrun"});
+        }
+    }
+    try {
+        const auto cmd = make_worker_command(c, env, installation);
+        std::string argv;
+        for (const auto& word : cmd.argv) argv += (argv.empty() ? "" : " ") + shell_quoted(word);
+        rows.push_back({"worker argv", printable(argv), "what each worker execs"});
+    } catch (const UsageError& e) {
+        rows.push_back(
+            {"worker argv", "cannot start: " + printable(e.what()), "what each worker execs"});
+    }
+    return rows;
 }
 
 ExplainRow explain_containment_row(const env::EnvMap& env) {

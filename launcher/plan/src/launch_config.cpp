@@ -262,6 +262,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     if (c.role.empty()) throw UsageError("--role '': expected a role name");
     c.module = o.flag(Option::Module);
     c.no_python = o.flag(Option::NoPython);
+    c.no_runner = o.flag(Option::NoRunner);
     (void)o.flag(Option::RunPath);
     if (const auto& specs = o.at(Option::LogsSpecs); !specs.value.empty()) {
         throw UsageError(as_given(Option::LogsSpecs, specs) +

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
 #include <filesystem>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
@@ -69,35 +70,48 @@ std::string absolute(const std::string& path) {
     return ec ? path : abs.lexically_normal().string();
 }
 
-const char* interpreter_origin(const env::EnvMap& env) {
-    return env::lookup(env, "PYTHON_EXEC") ? "PYTHON_EXEC" : "the first python3 on PATH";
+/// The interpreter's name as configured, and where that choice came from.
+std::pair<std::string, const char*> chosen_python(const env::EnvMap& env,
+                                                  const Installation& installation) {
+    if (auto exec = env::lookup(env, "PYTHON_EXEC")) return {*exec, "PYTHON_EXEC"};
+    if (!installation.own_python.empty()) {
+        return {installation.own_python, "the environment ptrun's wheel is installed in"};
+    }
+    return {"python3", "the first python3 on PATH"};
 }
 
 }  // namespace
 
-std::optional<Interpreter> find_interpreter(const LaunchConfig& c, const env::EnvMap& env) {
+std::optional<Interpreter> find_interpreter(const LaunchConfig& c, const env::EnvMap& env,
+                                            const Installation& installation) {
     if (!runs_python(c)) return std::nullopt;
     bool not_executable = false;
-    std::string python = env::lookup(env, "PYTHON_EXEC").value_or("python3");
+    const auto [python, origin] = chosen_python(env, installation);
     auto path =
         find_executable(python, env::lookup(env, "PATH").value_or("/usr/bin:/bin"), not_executable);
-    return Interpreter{path.empty() ? "" : absolute(path), interpreter_origin(env)};
+    return Interpreter{path.empty() ? "" : absolute(path), origin};
 }
 
-WorkerCommand make_worker_command(const LaunchConfig& c, const env::EnvMap& env) {
+WorkerCommand make_worker_command(const LaunchConfig& c, const env::EnvMap& env,
+                                  const Installation& installation) {
     WorkerCommand cmd;
     if (!runs_python(c)) {
         cmd.exec_path = require_executable(c.program, env, "program");
         cmd.argv.push_back(c.program);
     } else {
-        std::string python = env::lookup(env, "PYTHON_EXEC").value_or("python3");
+        const auto [python, origin] = chosen_python(env, installation);
         cmd.exec_path = require_executable(python, env, "python interpreter");
         cmd.interpreter = absolute(cmd.exec_path);
-        cmd.interpreter_origin = interpreter_origin(env);
+        cmd.interpreter_origin = origin;
         if (!c.module && !is_regular_file(c.program)) {
             throw UsageError("program '" + c.program + "': not found (expected a Python script)");
         }
         cmd.argv = {python, "-u"};
+        if (!c.no_runner && !installation.runner.empty()) {
+            cmd.runner = installation.runner;
+            cmd.argv.push_back(cmd.runner);
+            if (!c.module) cmd.argv.push_back("--");
+        }
         if (c.module) cmd.argv.push_back("-m");
         cmd.argv.push_back(c.program);
     }

@@ -242,7 +242,7 @@ Outcome run_agent(const LaunchConfig& config, Script script,
         auto console = std::make_shared<Console>(report_fd, report_fd);
         std::optional<Membership> m;
         if (membership) m = Membership{membership, membership, "testhost:1:x", {}};
-        WorkerCommand command{"/bin/true", {"true"}, "", ""};
+        WorkerCommand command{"/bin/true", {"true"}, "", "", ""};
         LocalPlacement local;
         local.workers.resize(static_cast<std::size_t>(config.nproc_per_node));
         env::EnvMap parent_env{{"TMPDIR", dir.path.string()}};

@@ -1,6 +1,10 @@
 #include "ptrun/launcher/plan/worker_command.hpp"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
 
@@ -44,4 +48,55 @@ TEST_CASE("worker command: missing programs and interpreters are named", "[launc
     CHECK_THROWS_WITH(
         make_worker_command(with_program("x.py"), {{"PYTHON_EXEC", "/nonexistent/python"}}),
         Catch::Contains("python interpreter '/nonexistent/python'"));
+}
+
+TEST_CASE("worker command: Python workers start through the runner unless --no-runner",
+          "[launcher]") {
+    const ptrun::env::EnvMap env{{"PATH", "/usr/bin:/bin"}, {"PYTHON_EXEC", "/usr/bin/python3"}};
+    Installation installed;
+    installed.runner = "/opt/ptrun/lib/ptrun/python/ptrun/_runner.py";
+    auto module = with_program("pkg.train", {"--lr", "1"});
+    module.module = true;
+    auto cmd = make_worker_command(module, env, installed);
+    CHECK(cmd.argv == std::vector<std::string>{"/usr/bin/python3", "-u", installed.runner, "-m",
+                                               "pkg.train", "--lr", "1"});
+    CHECK(cmd.runner == installed.runner);
+    auto script = with_program(PTRUN_TEST_SOURCE_DIR "/python/ptrun/heartbeat.py", {"-m"});
+    cmd = make_worker_command(script, env, installed);
+    CHECK(cmd.argv == std::vector<std::string>{"/usr/bin/python3", "-u", installed.runner, "--",
+                                               script.program, "-m"});
+    script.no_runner = true;
+    cmd = make_worker_command(script, env, installed);
+    CHECK(cmd.argv == std::vector<std::string>{"/usr/bin/python3", "-u", script.program, "-m"});
+    CHECK(cmd.runner.empty());
+    cmd = make_worker_command(with_program("true"), env, installed);  // not Python: no runner
+    CHECK(cmd.argv == std::vector<std::string>{"true"});
+}
+
+TEST_CASE("installation: the runner beside ptrun, and a wheel's own interpreter", "[launcher]") {
+    namespace fs = std::filesystem;
+    const fs::path root =
+        fs::temp_directory_path() / ("ptrun-install-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root / "bin");
+    fs::create_directories(root / "lib/ptrun/python/ptrun");
+    const auto exe = (root / "bin/ptrun").string();
+    CHECK(find_installation(exe).runner.empty());
+    std::ofstream(root / "lib/ptrun/python/ptrun/_runner.py") << "\n";
+    auto found = find_installation(exe);
+    CHECK(found.runner == (root / "lib/ptrun/python/ptrun/_runner.py").string());
+    CHECK(found.own_python.empty());  // not installed from the wheel
+    std::ofstream(root / "lib/ptrun/python/ptrun/WHEEL-INSTALL") << "\n";
+    CHECK(find_installation(exe).own_python.empty());  // no bin/python3
+    fs::copy_file("/bin/true", root / "bin/python3");
+    found = find_installation(exe);
+    CHECK(found.own_python == (root / "bin/python3").string());
+    auto script = with_program(PTRUN_TEST_SOURCE_DIR "/python/ptrun/heartbeat.py");
+    const auto cmd = make_worker_command(script, {{"PATH", "/usr/bin:/bin"}}, found);
+    CHECK(cmd.exec_path == found.own_python);
+    CHECK_THAT(cmd.interpreter_origin, Catch::Contains("wheel"));
+    const auto exec = make_worker_command(
+        script, {{"PATH", "/usr/bin:/bin"}, {"PYTHON_EXEC", "/usr/bin/python3"}}, found);
+    CHECK(exec.exec_path == "/usr/bin/python3");  // PYTHON_EXEC wins
+    fs::remove_all(root);
 }

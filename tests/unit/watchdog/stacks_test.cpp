@@ -171,16 +171,17 @@ TEST_CASE("the summary puts the odd one out first", "[watchdog][stacks]") {
     std::vector<RankStacks> ranks = {
         python_rank(0, allreduce_dump(1536)), python_rank(1, allreduce_dump(1536)),
         python_rank(2, allreduce_dump(1536)), python_rank(3, kFaulthandler)};
+    // Python speaks in the user's code: its innermost frame there, and the call it is blocked in.
     CHECK(summarise_stacks(ranks) ==
-          "rank 3 in `_try_get_data` (dataloader.py:1133); "
-          "ranks 0-2 in `all_reduce` (distributed_c10d.py:1536)");
+          "rank 3 in `__next__` <- `main` (train.py:42); "
+          "ranks 0-2 in `all_reduce` <- `main` (train.py:50)");
     ranks.push_back(RankStacks{.rank = 5, .note = "eu-stack timed out"});
     CHECK(summarise_stacks(ranks) ==
-          "rank 3 in `_try_get_data` (dataloader.py:1133); "
-          "ranks 0-2 in `all_reduce` (distributed_c10d.py:1536); rank 5: no stack");
+          "rank 3 in `__next__` <- `main` (train.py:42); "
+          "ranks 0-2 in `all_reduce` <- `main` (train.py:50); rank 5: no stack");
     CHECK(
         summarise_stacks({python_rank(4, allreduce_dump(9)), python_rank(7, allreduce_dump(9))}) ==
-        "ranks 4,7 in `all_reduce` (distributed_c10d.py:9)");
+        "ranks 4,7 in `all_reduce` <- `main` (train.py:50)");
     CHECK(summarise_stacks({}).empty());
 }
 
@@ -210,4 +211,60 @@ TEST_CASE("write_stacks writes one file per rank with both texts", "[watchdog][s
     std::filesystem::remove_all(dir);
     CHECK_THROWS_WITH(write_stacks((dir / "missing").string(), {r}),
                       Catch::Contains("cannot write"));
+}
+
+TEST_CASE("a rank stuck in the user's own function is named by it", "[watchdog][stacks]") {
+    RankStacks own;
+    own.python = {ThreadStack{
+        "Current thread",
+        true,
+        {Frame{"stuck_in_loader", "/w/train.py", 61, ""}, Frame{"main", "/w/train.py", 80, ""}}}};
+    CHECK(place_text(own) == "`stuck_in_loader` (train.py:61)");
+    // Only library frames: the innermost outside the standard library, as before.
+    RankStacks library;
+    library.python = {ThreadStack{
+        "Current thread",
+        true,
+        {Frame{"select", "/usr/lib/python3.11/selectors.py", 415, ""},
+         Frame{"all_reduce", "/usr/lib/python3/dist-packages/torch/distributed/c10d.py", 9, ""}}}};
+    CHECK(place_text(library) == "`all_reduce` (c10d.py:9)");
+    CHECK(place_text(RankStacks{}).empty());
+}
+
+TEST_CASE("the odd one out: a place of its own, else the only rank outside a collective",
+          "[watchdog][stacks]") {
+    RankStacks stuck;
+    stuck.rank = 1;
+    stuck.python = {
+        ThreadStack{"Current thread", true, {Frame{"stuck_in_loader", "/w/train.py", 61, ""}}}};
+    std::vector<RankStacks> ranks = {python_rank(0, allreduce_dump(1536)), stuck,
+                                     python_rank(2, allreduce_dump(1536)),
+                                     python_rank(3, allreduce_dump(1536))};
+    auto odd = odd_one_out(ranks);
+    REQUIRE(odd);
+    CHECK(odd->rank == 1);
+    CHECK(odd->why ==
+          "the only rank whose stack differs from the others', the only one outside a collective");
+    RankStacks idle = stuck;  // the others not in a collective: the difference alone is said
+    idle.rank = 7;
+    idle.python[0].frames[0] = Frame{"beat_for", "/w/train.py", 35, ""};
+    RankStacks idle2 = idle;
+    idle2.rank = 8;
+    odd = odd_one_out({idle, stuck, idle2});
+    REQUIRE(odd);
+    CHECK(odd->rank == 1);
+    CHECK(odd->why == "the only rank whose stack differs from the others'");
+    // Two ranks: places differ, but only one is outside a collective.
+    odd = odd_one_out({ranks[0], stuck});
+    REQUIRE(odd);
+    CHECK(odd->rank == 1);
+    CHECK_THAT(odd->why, Catch::Contains("the only rank outside a collective"));
+    // All alike, two odd ones, one stack only: nothing singled out.
+    CHECK_FALSE(odd_one_out({ranks[0], ranks[2], ranks[3]}));
+    RankStacks other = stuck;
+    other.rank = 4;
+    other.python[0].frames[0].line = 99;
+    CHECK_FALSE(odd_one_out({ranks[0], ranks[2], stuck, other}));
+    CHECK_FALSE(odd_one_out({stuck}));
+    CHECK_FALSE(odd_one_out({}));
 }

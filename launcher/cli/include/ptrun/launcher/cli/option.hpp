@@ -31,6 +31,7 @@ enum class Option : std::uint8_t {
     Role,
     Module,
     NoPython,
+    NoRunner,
     RunPath,
     LogsSpecs,
     EventLogHandler,

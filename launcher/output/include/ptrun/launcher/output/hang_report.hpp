@@ -27,11 +27,14 @@ struct HangReportRank {
 struct HangReport {
     std::string host;
     std::vector<HangReportRank> ranks;  ///< the first hung one is named first
-    int first = 0;                      ///< local rank that stopped making progress first
-    std::string where;                  ///< summarise_stacks(), "" when nothing was captured
-    std::string stacks_dir;             ///< where stacks_rank_*.txt went, "" when not written
-    std::vector<std::string> notes;     ///< what could not be captured, and why
-    std::string outcome;                ///< "restarting (restart 1 of 3)", "exit code 124 (hung)"
+    int first = 0;  ///< local rank named first: the odd one out, else the first to stop
+    /// Why the stacks single `first` out (watchdog::odd_one_out); "" when they do not, and
+    /// `first` is the rank that stopped making progress first.
+    std::string first_why;
+    std::string where;               ///< summarise_stacks(), "" when nothing was captured
+    std::string stacks_dir;          ///< where stacks_rank_*.txt went, "" when not written
+    std::vector<std::string> notes;  ///< what could not be captured, and why
+    std::string outcome;             ///< "restarting (restart 1 of 3)", "exit code 124 (hung)"
 };
 
 /// The multi-line report (each line ends with '\n').

@@ -28,6 +28,12 @@ std::string explain(const LaunchConfig& config, const FixedPlacement* fixed,
                     const std::optional<Interpreter>& interpreter = std::nullopt,
                     const std::vector<ExplainRow>& extra = {});
 
+/// The rows saying how each worker is started: the Python runner (when the program runs through
+/// Python) and the exact argv, shell-quoted (or why it cannot start: a missing program).
+std::vector<ExplainRow> explain_worker_command(const LaunchConfig& config,
+                                               const LaunchOptions& options, const env::EnvMap& env,
+                                               const Installation& installation);
+
 /// The table's row saying which containment (containment.hpp) ptrun would use on this machine
 /// for ptrun's environment `env`; probes the machine, creates nothing.
 ExplainRow explain_containment_row(const env::EnvMap& env);

@@ -80,6 +80,7 @@ struct LaunchConfig {
     bool explain = false;
     bool module = false;
     bool no_python = false;
+    bool no_runner = false;  ///< --no-runner: Python workers run as plain python3 -u
     std::string hostname;
     std::string program;
     std::vector<std::string> program_args;

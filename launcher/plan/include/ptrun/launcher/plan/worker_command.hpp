@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/plan/installation.hpp"
 #include "ptrun/launcher/plan/launch_config.hpp"
 
 namespace ptrun::launcher {
@@ -16,21 +17,26 @@ struct WorkerCommand {
     std::vector<std::string> argv;
     std::string interpreter;         ///< Python workers: the interpreter's absolute path, else ""
     std::string interpreter_origin;  ///< "PYTHON_EXEC" or "the first python3 on PATH"
+    std::string runner;              ///< the Python runner in argv, "" when workers run without it
 };
 
-/// The interpreter a Python PROGRAM runs with and where that choice came from: ($PYTHON_EXEC or
-/// the first python3 on PATH, as an absolute path), or nullopt when PROGRAM is not run through
-/// Python. `path` is "" when the interpreter cannot be found.
+/// The interpreter a Python PROGRAM runs with and where that choice came from ($PYTHON_EXEC, else
+/// the interpreter of the environment ptrun's wheel was installed into, else the first python3
+/// on PATH; as an absolute path), or nullopt when PROGRAM is not run through Python. `path` is ""
+/// when the interpreter cannot be found.
 struct Interpreter {
     std::string path;
     std::string origin;
 };
-std::optional<Interpreter> find_interpreter(const LaunchConfig& config, const env::EnvMap& env);
+std::optional<Interpreter> find_interpreter(const LaunchConfig& config, const env::EnvMap& env,
+                                            const Installation& installation = {});
 
-/// `PROGRAM.py` -> python3 -u PROGRAM.py; `-m mod` -> python3 -u -m mod; anything else, or with
-/// --no-python, is exec'd directly. The interpreter is $PYTHON_EXEC, else python3 on PATH.
+/// `PROGRAM.py` -> python3 -u RUNNER -- PROGRAM.py; `-m mod` -> python3 -u RUNNER -m mod, or
+/// without the runner (--no-runner, or none installed) python3 -u PROGRAM.py / python3 -u -m mod;
+/// anything else, or with --no-python, is exec'd directly. The interpreter is find_interpreter's.
 /// Throws UsageError when the program or interpreter is missing or not executable.
-WorkerCommand make_worker_command(const LaunchConfig& config, const env::EnvMap& env);
+WorkerCommand make_worker_command(const LaunchConfig& config, const env::EnvMap& env,
+                                  const Installation& installation = {});
 
 /// Finds `name` on `path_var` (or takes it as a path if it has a '/'); returns "" if not found.
 /// Sets `not_executable` when a match exists but lacks execute permission.

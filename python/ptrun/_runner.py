@@ -1,0 +1,456 @@
+"""ptrun's Python runner: the bootstrap through which ptrun starts Python workers. Standard
+library only, one file (heartbeat.py beside it is loaded on demand).
+
+    PYTHON -u _runner.py -- SCRIPT ARGS...     runs as   PYTHON -u SCRIPT ARGS...
+    PYTHON -u _runner.py -m MODULE ARGS...     runs as   PYTHON -u -m MODULE ARGS...
+
+The user's program sees what the plain command gives it: a fresh `__main__` module filled as
+CPython fills it (`__file__` absolute and unnormalised, `__loader__` a SourceFileLoader, `__spec__`,
+`__package__` and `__cached__` None, `__builtins__` the module; `__file__` and `__cached__` removed
+again when the script ends other than by SystemExit), `sys.argv`, `sys.orig_argv`, `sys.path`
+(the script's real directory, or the working directory for -m, in place of the runner's own),
+`sys.path_importer_cache`, the exit status and the traceback of an uncaught exception (the
+interpreter prints it, through sys.excepthook, with no frame of the runner in it), the SIGINT
+re-kill after an uncaught KeyboardInterrupt, signal dispositions, atexit, pickling of classes
+defined in `__main__`, and multiprocessing spawn/forkserver children that re-import `__main__`. A
+directory or zip file with a __main__.py, a .pyc file, and a script that cannot be opened (same
+message, exit 2) behave as under python. -m goes through runpy._run_module_as_main, as python -m
+does. What remains visible: one frame of the runner below the user's module frame
+(traceback.print_stack, inspect.stack, a warnings stacklevel past the module level).
+
+Environment variables (ptrun sets them; the runner removes those it consumes, so the program's
+environment is what it would be without the runner):
+- PTRUN_STACK_FILE, PTRUN_STACK_SIGNAL (consumed): when both are set, that signal makes
+  faulthandler append every thread's Python stack to that file, and the worker goes on.
+- PTRUN_HEARTBEAT_FILE (left for ptrun.heartbeat): when torch.optim.optimizer is imported, every
+  optimizer step becomes one beat on that record (a global step post-hook on torch 2, a wrapped
+  step on older torch). Torch is never imported by the runner itself.
+- PTRUN_ERROR_SUMMARY_FILE (consumed): an uncaught ImportError (ModuleNotFoundError included) is
+  summed up there in one line, `ExceptionType: message`, for ptrun's failure report.
+A value that cannot be used costs one `ptrun runner: <what> ignored: <why>` line on stderr; the
+program runs anyway."""
+import os
+import sys
+
+STACK_FILE_ENV = "PTRUN_STACK_FILE"
+STACK_SIGNAL_ENV = "PTRUN_STACK_SIGNAL"
+HEARTBEAT_ENV = "PTRUN_HEARTBEAT_FILE"
+ERROR_SUMMARY_ENV = "PTRUN_ERROR_SUMMARY_FILE"
+USAGE = "usage: python3 -u _runner.py -- SCRIPT [ARGS...] | -m MODULE [ARGS...]\n"
+OPTIMIZER_MODULE = "torch.optim.optimizer"
+STEP_MARK = "_ptrun_counts_steps"  # on a step wrapped for the heartbeat: never wrap it twice
+# heartbeat.py loads under this name, never in sys.modules: an installed `ptrun` is not touched.
+HEARTBEAT_MODULE = "_ptrun_runner_heartbeat"
+
+
+def _ignored(what, why):
+    sys.stderr.write(f"ptrun runner: {what} ignored: {why}\n")
+
+
+def _stack_dumps_from_environment():
+    """Registers faulthandler on PTRUN_STACK_SIGNAL, appending to PTRUN_STACK_FILE; returns the
+    file's descriptor (open until the process ends), or None."""
+    path = os.environ.pop(STACK_FILE_ENV, None)
+    signal_text = os.environ.pop(STACK_SIGNAL_ENV, None)
+    if not path and not signal_text:
+        return None
+    if not path:
+        _ignored(f"{STACK_SIGNAL_ENV}={signal_text!r}", f"{STACK_FILE_ENV} is not set")
+        return None
+    if not signal_text:
+        _ignored(f"{STACK_FILE_ENV}={path!r}", f"{STACK_SIGNAL_ENV} is not set")
+        return None
+    try:
+        signum = int(signal_text)
+    except ValueError:
+        _ignored(f"{STACK_SIGNAL_ENV}={signal_text!r}", "not a signal number")
+        return None
+    try:
+        # A bare descriptor, never a file object that a finalizing interpreter would close (and
+        # warn about under -X dev). os.open's descriptors are close-on-exec: exec'd children
+        # never inherit it.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as e:
+        _ignored(f"{STACK_FILE_ENV}={path!r}", e.strerror or e)
+        return None
+    import faulthandler
+    try:
+        faulthandler.register(signum, file=fd, all_threads=True, chain=False)
+    except (ValueError, RuntimeError, OSError) as e:  # out of range, SIGSEGV & co, SIGKILL
+        os.close(fd)
+        _ignored(f"{STACK_SIGNAL_ENV}={signal_text!r}", getattr(e, "strerror", None) or e)
+        return None
+    return fd
+
+
+class _OptimizerFinder:
+    """First on sys.meta_path while PTRUN_HEARTBEAT_FILE is set: lets the other finders find
+    torch.optim.optimizer and makes its loader count optimizer steps once the module has run.
+    Any other import costs one string comparison."""
+
+    def __init__(self, heartbeat_py):
+        self.heartbeat_py = heartbeat_py
+
+    def find_spec(self, name, path=None, target=None):
+        if name != OPTIMIZER_MODULE:
+            return None
+        return self._spec_counting_steps(name, path, target)
+
+    def _spec_counting_steps(self, name, path, target):
+        meta_path = sys.meta_path
+        later = meta_path[meta_path.index(self) + 1:] if self in meta_path else meta_path
+        for finder in later:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(name, path, target) if find_spec else None
+            if spec is not None:
+                break
+        else:
+            return None  # not found: the import fails as it would without the runner
+        # Leaving sys.meta_path now is safe: importlib stops iterating at a found spec.
+        if self in meta_path:
+            meta_path.remove(self)
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+        heartbeat_py = self.heartbeat_py
+
+        def exec_then_count_steps(module):
+            del loader.exec_module  # the loader is itself again
+            exec_module(module)
+            if module.__name__ == name:
+                try:
+                    _count_steps(module, heartbeat_py)
+                except Exception as e:  # a torch unlike any known: the program goes on
+                    _ignored(HEARTBEAT_ENV, f"cannot count optimizer steps: {e!r}")
+
+        try:
+            # On this spec's loader object only: module.__loader__ stays the real loader.
+            loader.exec_module = exec_then_count_steps
+        except AttributeError:
+            pass
+        return spec
+
+
+def _load_beat(heartbeat_py):
+    """heartbeat.py's beat() on the record in PTRUN_HEARTBEAT_FILE (mapped now), or None after one
+    line on stderr when the record cannot be used."""
+    what = f"{HEARTBEAT_ENV}={os.environ.get(HEARTBEAT_ENV)!r}"
+    try:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(HEARTBEAT_MODULE, heartbeat_py)
+        heartbeat = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(heartbeat)
+    except Exception as e:  # HeartbeatError (it names the variable), or heartbeat.py unreadable
+        why = str(e)
+        if why.startswith(what + ": "):
+            why = why[len(what) + 2:]
+        _ignored(what, why)
+        return None
+    return heartbeat.beat if heartbeat.enabled else None
+
+
+def _count_steps(optimizer_module, heartbeat_py):
+    """Makes every step of every torch optimizer one beat."""
+    beat = _load_beat(heartbeat_py)
+    if beat is None:
+        return
+    register = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
+    if register is not None:  # torch >= 2.0: one global hook
+        register(lambda optimizer, args, kwargs: beat())
+        return
+    # torch 1.x: wrap each optimizer class's step, once, when an instance is made (or unpickled);
+    # torch itself wraps the step for its profiler there.
+    optimizer_class = optimizer_module.Optimizer
+    for method in ("__init__", "__setstate__"):
+        original = getattr(optimizer_class, method, None)
+        if original is not None:
+            setattr(optimizer_class, method, _then_wrap_step(original, beat))
+
+
+def _then_wrap_step(method, beat):
+    import functools
+
+    @functools.wraps(method)
+    def method_then_wrap_step(self, *args, **kwargs):
+        out = method(self, *args, **kwargs)
+        cls = type(self)
+        step = getattr(cls, "step", None)
+        if step is not None and not getattr(step, STEP_MARK, False):
+            cls.step = _step_with_beat(step, beat)
+        return out
+
+    return method_then_wrap_step
+
+
+def _step_with_beat(step, beat):
+    import functools
+
+    @functools.wraps(step)
+    def step_then_beat(*args, **kwargs):
+        out = step(*args, **kwargs)
+        beat()
+        return out
+
+    setattr(step_then_beat, STEP_MARK, True)
+    return step_then_beat
+
+
+def _command_line():
+    """(module?, script or module name, its arguments) from the runner's own sys.argv."""
+    argv = sys.argv
+    if len(argv) < 3 or argv[1] not in ("--", "-m"):
+        sys.stderr.write(USAGE)
+        raise SystemExit(2)
+    return argv[1] == "-m", argv[2], argv[3:]
+
+
+def _fresh_main():
+    """A new __main__ module as the interpreter makes one before running anything (pylifecycle's
+    add_main_module); the runner's own __main__ keeps the runner's globals."""
+    import _frozen_importlib
+    main = type(sys)("__main__")
+    if "__annotations__" in globals():  # the interpreter gave the runner's __main__ one
+        main.__annotations__ = {}
+    main.__builtins__ = __builtins__  # in __main__, the builtins module (not its dict)
+    main.__loader__ = _frozen_importlib.BuiltinImporter
+    sys.modules["__main__"] = main
+    return main
+
+
+def _set_argv(argv, python_argv):
+    """sys.argv, and sys.orig_argv without the runner (python_argv replaces the runner's path
+    and everything after it)."""
+    orig = getattr(sys, "orig_argv", None)
+    if orig is not None:
+        interpreter_part = len(orig) - len(sys.argv)  # python and its options
+        sys.orig_argv = orig[:interpreter_part] + python_argv
+    sys.argv = argv
+
+
+def _replace_path0(path0):
+    """Puts path0 where python put the runner's directory, at sys.path[0] (python inserts it after
+    site has run); None: removes that entry. Nothing to do under -P or -I: python then inserts
+    no such entry, for the runner or for the program."""
+    flags = sys.flags
+    if getattr(flags, "safe_path", False) or flags.isolated:
+        return
+    if path0 is None:
+        del sys.path[0]
+    else:
+        sys.path[0] = path0
+
+
+def _forget_own_importer():
+    # python asked sys.path_hooks about the runner file (is it a directory or zip?) and cached the
+    # answer under its absolute path, which is the runner's __file__.
+    if sys.path_importer_cache.get(__file__, 0) is None:
+        del sys.path_importer_cache[__file__]
+
+
+def _prepare_module(module, args):
+    """python -m MODULE: sys.path[0] is the working directory; runpy does the rest."""
+    try:
+        path0 = os.getcwd()
+    except OSError:
+        path0 = None  # python adds no entry when the working directory is gone
+    _replace_path0(path0)
+    _set_argv(["-m", *args], ["-m", module, *args])
+    import runpy
+    return runpy._run_module_as_main, (module, True)
+
+
+def _absolute(path):
+    """The script's path as python >= 3.9 makes it absolute (fileutils.c's _Py_abspath): the
+    working directory for "" and ".", else the working directory, '/', the path as given (not
+    normalised)."""
+    if path.startswith("/") or sys.version_info < (3, 9):
+        return path
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return path  # python keeps the relative path
+    return cwd if path in ("", ".") else cwd + "/" + path
+
+
+def _main_importer(filename):
+    """What python asks of the script's path (pymain_get_importer): an importer when it is a
+    directory or a zip file, else None; cached in sys.path_importer_cache as python caches it."""
+    cache = sys.path_importer_cache
+    if filename in cache:
+        return cache[filename]
+    cache[filename] = None
+    for hook in sys.path_hooks:
+        try:
+            importer = hook(filename)
+        except ImportError:
+            continue
+        cache[filename] = importer
+        return importer
+    return None
+
+
+def _prepare_script(main, script, args):
+    """python SCRIPT: the function and arguments that run it in `main`, after setting sys.path,
+    sys.argv and main's __file__/__cached__/__loader__ as python does."""
+    _set_argv([script, *args], [script, *args])
+    if script == "-":  # the program on stdin: sys.path[0] is "", __file__ "<stdin>"
+        _replace_path0("")
+        main.__file__ = "<stdin>"
+        main.__cached__ = None
+        return exec, (compile(sys.stdin.buffer.read(), "<stdin>", "exec", dont_inherit=True),
+                      main.__dict__)
+    filename = _absolute(script)
+    if _main_importer(filename) is not None:  # a directory or zip file: its __main__ module
+        _replace_path0(None)
+        sys.path.insert(0, filename)
+        import runpy
+        return runpy._run_module_as_main, ("__main__", False)
+    _replace_path0(os.path.dirname(os.path.realpath(script)))
+    main.__file__ = filename
+    main.__cached__ = None
+    return exec, (_script_code(main, filename), main.__dict__)
+
+
+def _script_code(main, filename):
+    """The script's code object, compiled as python compiles it (bytes: the coding cookie or BOM
+    decide), or a .pyc's code; exits as python does when the file cannot be opened."""
+    import _frozen_importlib_external as bootstrap
+    try:
+        with open(filename, "rb") as f:
+            data = f.read()
+    except IsADirectoryError:
+        sys.stderr.write(f"{_program()}: {filename!r} is a directory, cannot continue\n")
+        raise SystemExit(1) from None
+    except OSError as e:
+        sys.stderr.write(f"{_program()}: can't open file {filename!r}: "
+                         f"[Errno {e.errno}] {e.strerror}\n")
+        raise SystemExit(2) from None
+    magic = bootstrap.MAGIC_NUMBER
+    if filename.endswith(".pyc") or data[:2] == magic[:2]:  # pythonrun.c's maybe_pyc_file
+        main.__loader__ = bootstrap.SourcelessFileLoader("__main__", filename)
+        import marshal
+        if data[:4] != magic:
+            raise RuntimeError("Bad magic number in .pyc file")
+        try:
+            code = marshal.loads(data[16:])
+        except (EOFError, ValueError, TypeError):
+            code = None
+        if type(code) is not type(_script_code.__code__):
+            raise RuntimeError("Bad code object in .pyc file")
+        return code
+    main.__loader__ = bootstrap.SourceFileLoader("__main__", filename)
+    try:
+        return compile(data, filename, "exec", dont_inherit=True)
+    except Exception:
+        # python's file tokenizer and compile()'s differ on broken sources (NUL bytes, undecodable
+        # text): let python itself say it. Nothing of the program has run yet.
+        _exec_plain_python()
+        raise
+
+
+def _exec_plain_python():
+    """Replaces this process (same pid, same environment less the consumed variables) by the
+    command line without the runner; returns only when that fails."""
+    orig = getattr(sys, "orig_argv", None)
+    if orig and sys.executable:
+        try:
+            os.execv(sys.executable, orig)
+        except OSError:
+            pass
+
+
+def _program():
+    """How python names itself in its messages: its argv[0]."""
+    orig = getattr(sys, "orig_argv", None)
+    return orig[0] if orig else sys.executable
+
+
+def _without_runner(tb):
+    """The traceback from its first entry that is not the runner's."""
+    own = _without_runner.__code__.co_filename
+    while tb is not None and tb.tb_frame.f_code.co_filename == own:
+        tb = tb.tb_next
+    return tb
+
+
+def _summary_line(error):
+    """`ExceptionType: message` on one line, as traceback.format_exception_only names it."""
+    cls = type(error)
+    name = cls.__qualname__
+    if cls.__module__ not in ("builtins", "__main__"):
+        name = f"{cls.__module__}.{name}"
+    try:
+        message = str(error)
+    except Exception:
+        message = "<exception str() failed>"
+    message = " ".join(message.splitlines())
+    return f"{name}: {message}" if message else name
+
+
+def _write_error_summary(path, error):
+    try:
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(_summary_line(error) + "\n")
+    except OSError as e:
+        _ignored(f"{ERROR_SUMMARY_ENV}={path!r}", e.strerror or e)
+
+
+def _forget_file(main):
+    # python removes __file__ and __cached__ from __main__ once a script file has run (normally, or
+    # with an exception after printing it; not on SystemExit, which exits from inside). Not after
+    # runpy ran a directory's or zip's __main__ (it set __spec__).
+    names = main.__dict__
+    if names.get("__spec__") is None:
+        names.pop("__file__", None)
+        names.pop("__cached__", None)
+
+
+def _forget_file_after_excepthook(main):
+    """_forget_file(main) once sys.excepthook has reported the exception being raised (it may
+    read __main__.__file__, as under python): wraps the hook for that one call."""
+    hook = getattr(sys, "excepthook", None)
+    if hook is None:
+        _forget_file(main)
+        return
+
+    def excepthook_then_forget_file(*exc_info):
+        sys.excepthook = hook  # the hook sees itself installed
+        try:
+            hook(*exc_info)
+        except BaseException as e:  # python reports a failing hook: without this frame
+            e.__traceback__ = _without_runner(e.__traceback__)
+            raise
+        finally:
+            _forget_file(main)
+
+    sys.excepthook = excepthook_then_forget_file
+
+
+if __name__ == "__main__":
+    _stack_dump_fd = _stack_dumps_from_environment()
+    _error_summary = os.environ.pop(ERROR_SUMMARY_ENV, None)
+    if os.environ.get(HEARTBEAT_ENV):
+        _here = os.path.dirname(os.path.abspath(__file__))
+        sys.meta_path.insert(0, _OptimizerFinder(os.path.join(_here, "heartbeat.py")))
+    _is_module, _target, _args = _command_line()
+    _forget_own_importer()
+    _main = _fresh_main()
+    # The user's code runs from this module level, the outermost frame: an exception leaves it
+    # with the runner's entries cut from its traceback, by a bare `raise` (which adds none), so the
+    # interpreter itself reports it, sets the exit status and re-kills on KeyboardInterrupt.
+    try:
+        if _is_module:
+            _run, _run_args = _prepare_module(_target, _args)
+        else:
+            _run, _run_args = _prepare_script(_main, _target, _args)
+        _run(*_run_args)
+    except BaseException as _error:
+        _error.__traceback__ = _without_runner(_error.__traceback__)
+        if _error_summary and isinstance(_error, ImportError):
+            _write_error_summary(_error_summary, _error)
+        if not _is_module and not isinstance(_error, SystemExit):
+            _forget_file_after_excepthook(_main)
+        raise
+    if not _is_module:
+        _forget_file(_main)

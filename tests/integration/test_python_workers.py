@@ -1,0 +1,68 @@
+"""Python workers through ptrun's runner (issue 24), with real PyTorch (PTRUN_TORCH_FLAVOUR:
+Debian 12's 1.13, or 2.6 in the Debian 13 root): an unchanged DDP script beats on every optimizer
+step, so --hang-timeout finds a rank stuck in a function, the report names that rank as the odd
+one out with its Python frame, and the other ranks' Python frames; --no-runner leaves the script
+opaque. Every wait is bounded; no process is left behind."""
+import os
+import re
+import subprocess
+import time
+import unittest
+
+from harness import PTRUN, TorchTestCase, _env, wait_gone, wait_output
+from torch_flavour import FLAVOUR
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "torch_stuck_ddp.py")
+DEADLINE = 240
+HUNG = 124
+
+
+class PythonWorkers(TorchTestCase):
+    def setUp(self):
+        super().setUp()
+        self.env = {"PYTHON_EXEC": FLAVOUR.python, "GLOO_SOCKET_IFNAME": "lo", **FLAVOUR.env()}
+
+    def start(self, args):
+        argv = FLAVOUR.command([PTRUN, *args], binds=[self.dir])
+        proc = subprocess.Popen(argv, env=_env(self.env), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        return proc
+
+    def test_an_unchanged_ddp_script_with_a_stuck_rank_is_named_by_its_python_frame(self):
+        logs = os.path.join(self.dir, "logs")
+        proc = self.start(["--standalone", "--nproc-per-node", "3", "--hang-timeout", "3",
+                           "--log-dir", logs, SCRIPT, "1"])
+        wait_output(proc.stdout, "rank 1 stuck", DEADLINE)
+        stuck_at = time.monotonic()
+        seen = wait_output(proc.stderr, "is hung", DEADLINE)
+        # Its last optimizer step was the last progress; declared within the timeout + 2 s.
+        self.assertLess(time.monotonic() - stuck_at, 3 + 2, seen)
+        out, err = proc.communicate(timeout=DEADLINE)
+        err = seen + err
+        self.assertEqual(proc.returncode, HUNG, err)
+        self.assertRegex(err, r"odd one out  : rank 1 \(local rank 1, pid \d+\): .*the only rank "
+                              r"whose stack differs from the others'")
+        where = re.search(r"where +: (.*)", err).group(1)
+        self.assertRegex(where, r"^rank 1 in `stuck_in_loader` \(torch_stuck_ddp\.py:\d+\); "
+                                r"ranks 0,2 in `\w+` <- `train` \(torch_stuck_ddp\.py:\d+\)$")
+        self.assertNotIn("Current thread", out + err)  # nothing dumped on the terminal
+        with open(os.path.join(logs, "latest", "attempt_0", "stacks_rank_0.txt")) as f:
+            self.assertIn("in train", f.read())
+        pids = [int(p) for p in re.findall(r"pid (\d+)", err)]
+        self.assertEqual(wait_gone(pids, 10), [])
+
+    def test_without_the_runner_the_script_never_beats(self):
+        # --no-runner: the bare interpreter counts no optimizer step; ptrun says once what starts
+        # a worker's clock. The script finishes (no rank stuck), never judged.
+        proc = self.start(["--standalone", "--nproc-per-node", "2", "--hang-timeout", "1",
+                           "--no-runner", SCRIPT, "-1", "40"])
+        out, err = proc.communicate(timeout=DEADLINE)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn("have made no progress yet", err)
+        self.assertIn("optimizer steps are not counted", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
