@@ -141,6 +141,9 @@ class FileTimerUnderPtrun(TorchTestCase):
         self.assertLess(float(late.group(1)), 1.0, "signalled long after the scope expired")
         self.assertIn("cause       : ended by its torch file timer: scope 'save' expired",
                       proc.stderr)
+        # Through the runner, where it was: its Python stack, read before the signal was sent.
+        self.assertRegex(proc.stderr, r"python stack: where it was when ptrun ended it\n"
+                                      r"(    .*\n)*    +File \".*hang_worker\.py\", line \d+ in main\n")
         self.assertLess(took, 20, "expires(after=1) ended the worker long after a second")
         pids = [int(p) for p in re.findall(r"pid (\d+)", proc.stderr)]
         self.assertEqual(wait_gone(pids, 10), [])

@@ -40,5 +40,18 @@ class Interpreter(PtrunTestCase):
                       res.stderr)
 
 
+    def test_a_missing_module_gets_the_hint_without_captured_stderr(self):
+        # No --redirects/--tee: the traceback went to the terminal, and the runner summed up the
+        # ImportError for the report (issue 24). Without the runner, no hint can be given.
+        res = run_ptrun(["--nproc-per-node", "2", self.script], env=self.env)
+        self.assertEqual(res.returncode, 1, res.stderr)
+        self.assertIn("exception   : ModuleNotFoundError: No module named 'ptrun_no_such_module_xyz'",
+                      res.stderr)
+        self.assertIn(f"hint        : {self.python} cannot import 'ptrun_no_such_module_xyz': set PYTHON_EXEC",
+                      res.stderr)
+        res = run_ptrun(["--nproc-per-node", "2", "--no-runner", self.script], env=self.env)
+        self.assertEqual(res.returncode, 1, res.stderr)
+        self.assertNotIn("hint        :", res.stderr)
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,13 +1,16 @@
 """Python workers through ptrun's runner (issue 24), with real PyTorch (PTRUN_TORCH_FLAVOUR:
 Debian 12's 1.13, or 2.6 in the Debian 13 root): an unchanged DDP script beats on every optimizer
 step, so --hang-timeout finds a rank stuck in a function, the report names that rank as the odd
-one out with its Python frame, and the other ranks' Python frames; --no-runner leaves the script
-opaque. Every wait is bounded; no process is left behind."""
+one out with its Python frame, and the other ranks' Python frames; GET /stacks returns every
+rank's Python stack while the job goes on; --no-runner leaves the script opaque. Every wait is bounded; no process is left behind."""
+import json
 import os
 import re
+import signal
 import subprocess
 import time
 import unittest
+import urllib.request
 
 from harness import PTRUN, TorchTestCase, _env, wait_gone, wait_output
 from torch_flavour import FLAVOUR
@@ -52,6 +55,28 @@ class PythonWorkers(TorchTestCase):
             self.assertIn("in train", f.read())
         pids = [int(p) for p in re.findall(r"pid (\d+)", err)]
         self.assertEqual(wait_gone(pids, 10), [])
+
+    def test_get_stacks_returns_every_ranks_python_stack_while_the_job_goes_on(self):
+        proc = self.start(["--standalone", "--nproc-per-node", "3", "--health-port", "0",
+                           SCRIPT, "1"])
+        seen = wait_output(proc.stderr, "/stacks", DEADLINE)
+        url = re.search(r"health endpoint: (http://\S+)/health", seen).group(1)
+        wait_output(proc.stdout, "rank 1 stuck", DEADLINE)
+        for _ in range(2):  # asked twice: the workers went on after the first
+            with urllib.request.urlopen(url + "/stacks", timeout=10) as r:
+                self.assertEqual(r.status, 200)
+                body = r.read().decode()
+            for rank in range(3):
+                self.assertRegex(body, rf"== rank {rank} \(local rank {rank}, pid \d+\)\n")
+            self.assertRegex(body, r'File ".*torch_stuck_ddp\.py", line \d+ in stuck_in_loader')
+            self.assertEqual(body.count(" in train\n"), 3, body)
+            self.assertNotIn("_runner.py", body)
+            with urllib.request.urlopen(url + "/status", timeout=10) as r:
+                workers = json.loads(r.read())["workers"]
+            self.assertEqual([w["state"] for w in workers], ["running"] * 3)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=DEADLINE)
+        self.assertEqual(wait_gone([w["pid"] for w in workers], 10), [])
 
     def test_without_the_runner_the_script_never_beats(self):
         # --no-runner: the bare interpreter counts no optimizer step; ptrun says once what starts

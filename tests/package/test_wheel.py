@@ -91,6 +91,28 @@ class WheelTest(unittest.TestCase):
                    "/bin/sh", "-c", 'echo "rank $RANK of $WORLD_SIZE"'], env=env)
         self.assertEqual(sorted(res.stdout.splitlines()), ["rank 0 of 2", "rank 1 of 2"])
 
+    def test_python_workers_run_with_the_venvs_interpreter_through_the_runner(self):
+        # The first python3 on PATH is another one (here the system's, the venv is not on PATH):
+        # a ptrun installed from the wheel still runs Python workers with its own venv's python3,
+        # through the runner the wheel installed beside it; PYTHON_EXEC still wins.
+        venv = self.dir / "interp-venv"
+        run([PYTHON, "-m", "venv", venv])
+        run([venv / "bin/pip", "install", "--no-index", "--no-deps", "-q", self.wheel])
+        runner = venv / "lib/ptrun/python/ptrun/_runner.py"
+        self.assertTrue(runner.exists(), "the runner is installed beside ptrun")
+        script = self.dir / "which.py"
+        script.write_text("import sys\nprint(sys.executable, sys.argv[1:])\n")
+        env = {**self.env, "PATH": "/usr/bin:/bin"}
+        explain = run([venv / "bin/ptrun", "--explain", script], env=env).stdout
+        self.assertRegex(explain, rf"interpreter +{re.escape(str(venv))}/bin/python3 +\(the environment "
+                                  r"ptrun's wheel is installed in\)")
+        self.assertIn(f"python3 -u {runner} -- {script}", explain)
+        res = run([venv / "bin/ptrun", "--nproc-per-node", "1", script, "x"], env=env)
+        self.assertEqual(res.stdout, f"{venv}/bin/python3 ['x']\n")
+        res = run([venv / "bin/ptrun", "--nproc-per-node", "1", script, "y"],
+                  env={**env, "PYTHON_EXEC": PYTHON})
+        self.assertEqual(res.stdout, f"{PYTHON} ['y']\n")
+
     def test_venv_in_debian13_root_runs_a_torch2_ddp_job(self):
         torch2 = RootTorch()
         if torch2.skip_reason():

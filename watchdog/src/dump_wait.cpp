@@ -21,8 +21,7 @@ off_t size_of(const std::string& path) {
 
 class InotifyDumpWait final : public DumpWait {
   public:
-    InotifyDumpWait(asio::io_context& io, std::vector<std::string> paths, Timing timing,
-                    Done done)
+    InotifyDumpWait(asio::io_context& io, std::vector<std::string> paths, Timing timing, Done done)
         : io_(io),
           paths_(std::move(paths)),
           sizes_(paths_.size(), 0),
@@ -54,16 +53,15 @@ class InotifyDumpWait final : public DumpWait {
   private:
     void listen() {
         auto self = std::static_pointer_cast<InotifyDumpWait>(shared_from_this());
-        events_.async_wait(asio::posix::stream_descriptor::wait_read,
-                           [self](boost::system::error_code ec) {
-                               if (ec || !self->done_) return;
-                               std::array<char, 4096> buffer{};
-                               while (::read(self->events_.native_handle(), buffer.data(),
-                                             buffer.size()) > 0) {
-                               }
-                               self->check();
-                               self->listen();
-                           });
+        events_.async_wait(
+            asio::posix::stream_descriptor::wait_read, [self](boost::system::error_code ec) {
+                if (ec || !self->done_) return;
+                std::array<char, 4096> buffer{};
+                while (::read(self->events_.native_handle(), buffer.data(), buffer.size()) > 0) {
+                }
+                self->check();
+                self->listen();
+            });
     }
 
     /// After any write: re-arms the settle timer when every file has something and one grew.

@@ -18,13 +18,14 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 }  // namespace
 
 struct HealthServer::State : std::enable_shared_from_this<HealthServer::State> {
-    State(asio::io_context& io, HealthServerOptions o, SnapshotFn s, ErrorFn e)
+    State(asio::io_context& io, HealthServerOptions o, SnapshotFn s, ErrorFn e, StacksFn st)
         : context(io),
           acceptor(io),
           backoff(io),
           options(std::move(o)),
           snapshot(std::move(s)),
-          on_error(std::move(e)) {}
+          on_error(std::move(e)),
+          stacks(std::move(st)) {}
 
     void accept();
     /// At the connection limit: closes the connection accepted first among those still waiting
@@ -44,6 +45,7 @@ struct HealthServer::State : std::enable_shared_from_this<HealthServer::State> {
     HealthServerOptions options;
     SnapshotFn snapshot;
     ErrorFn on_error;
+    StacksFn stacks;
     std::list<std::weak_ptr<HealthServer::Connection>> connections;
     bool stopped = false;
 };
@@ -103,6 +105,10 @@ class HealthServer::Connection : public std::enable_shared_from_this<HealthServe
         const ParsedRequest parsed =
             parse_request_head(std::string_view(received_).substr(0, *end));
         if (!parsed.request) return respond(parsed.error);
+        if (parsed.request->path == "/stacks" && server_->stacks &&
+            (parsed.request->method == "GET" || parsed.request->method == "HEAD")) {
+            return ask_for_stacks(parsed.request->method == "HEAD");
+        }
         HttpResponse response;
         try {
             response = answer(*parsed.request, server_->snapshot());
@@ -112,6 +118,23 @@ class HealthServer::Connection : public std::enable_shared_from_this<HealthServe
             response = text_response(500, "internal error");
         }
         respond(response);
+    }
+
+    /// Answers once the agent has the stacks (or the deadline closes the connection first).
+    void ask_for_stacks(bool head) {
+        answering_ = true;
+        try {
+            // The reply holds the connection: until then nothing else does (its deadline timer
+            // still closes it at io_timeout).
+            server_->stacks([self = shared_from_this(), head](int status, std::string text) {
+                if (!self->socket_.is_open() || self->server_->stopped) return;
+                auto response = text_response(status, std::move(text));
+                response.head_only = head;
+                self->respond(response);
+            });
+        } catch (const std::exception& e) {
+            respond(text_response(500, std::string("internal error: ") + e.what()));
+        }
     }
 
     void respond(const HttpResponse& response) {
@@ -174,9 +197,9 @@ void HealthServer::State::accept() {
 }
 
 HealthServer::HealthServer(asio::io_context& io, HealthServerOptions options, SnapshotFn snapshot,
-                           ErrorFn on_error)
+                           ErrorFn on_error, StacksFn stacks)
     : state_(std::make_shared<State>(io, std::move(options), std::move(snapshot),
-                                     std::move(on_error))) {
+                                     std::move(on_error), std::move(stacks))) {
     const auto& o = state_->options;
     const std::string where = o.address + " port " + std::to_string(o.port);
     boost::system::error_code ec;

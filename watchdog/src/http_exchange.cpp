@@ -103,7 +103,7 @@ ParsedRequest parse_request_head(std::string_view head) {
 HttpResponse answer(const HttpRequest& request, const StatusSnapshot& snapshot) {
     const bool head = request.method == "HEAD";
     if (request.path != "/health" && request.path != "/status") {
-        auto r = text_response(404, "not found: try /health or /status");
+        auto r = text_response(404, "not found: try /health, /status or /stacks");
         r.head_only = head;
         return r;
     }

@@ -193,6 +193,15 @@ class Agent::Impl {
     /// On a hang, once the Python stacks are in: the native stacks of the live workers, then
     /// hang_captured().
     void capture_native();
+    /// GET /stacks: asks every live Python worker (through the runner) for its stacks and
+    /// replies with all of them once written (at most 1 s); the workers go on.
+    void request_stacks(watchdog::HealthServer::StacksReply reply);
+    /// Sends the stack signal to each live worker that catches it, its file emptied first;
+    /// returns the files to wait for.
+    std::vector<std::string> signal_python_stacks();
+    /// A torch file timer of local rank `lr` expired asking for `signo`: through the runner, its
+    /// Python stack is read first (at most 1 s, kept for the failure report), then `signo` sent.
+    void honour_timer_with_stack(std::size_t lr, int signo);
     /// What was captured of local rank `lr` for the hang: native stacks and the Python ones
     /// (the runner's stack file, else, without the runner, its stderr log); nullopt when it had
     /// exited before the hang. Sets `python_terminal` when its tracebacks went to the terminal.

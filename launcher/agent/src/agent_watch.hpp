@@ -73,7 +73,12 @@ struct Watch {
     std::optional<Hang> hang;
     std::shared_ptr<watchdog::StackCapture> capture;
     std::shared_ptr<watchdog::DumpWait> dump_wait;  ///< Python stack dumps being written
-    std::uint64_t hang_serial = 0;                  ///< which hang `capture` is for
+    /// GET /stacks: the dumps asked for on request, and the replies waiting for them.
+    std::shared_ptr<watchdog::DumpWait> stacks_wait;
+    std::vector<watchdog::HealthServer::StacksReply> stacks_replies;
+    /// torch file-timer expiries waiting for the worker's Python stack before its signal.
+    std::vector<std::shared_ptr<watchdog::DumpWait>> timer_dumps;
+    std::uint64_t hang_serial = 0;  ///< which hang `capture` is for
     std::unique_ptr<watchdog::HealthServer> health;
     std::unique_ptr<watchdog::TimerFifo> fifo;
     /// What a worker or a client can make ptrun warn about, at most one line per 5 s each: bad

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -141,12 +142,15 @@ bool Agent::Impl::open_watch() {
                 io, options, [this] { return status_snapshot(); },
                 [this](const std::string& e) {
                     watch->health_warnings->warn("health endpoint: " + e);
+                },
+                [this](watchdog::HealthServer::StacksReply reply) {
+                    request_stacks(std::move(reply));
                 });
         } catch (const watchdog::HealthServerError& e) {
             log->error("--health-port: {}", e.what());
             return false;
         }
-        log->info("health endpoint: {}/health and /status",
+        log->info("health endpoint: {}/health, /status and /stacks",
                   endpoint_text(config.health_addr, watch->health->port()));
     }
     if (file_timer) {
@@ -210,7 +214,7 @@ void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
             }
             env[std::string(progress::kHeartbeatEnv)] = path;
         }
-        if (config.hang_timeout && !command.runner.empty()) {
+        if ((config.hang_timeout || config.health_port || watch->fifo) && !command.runner.empty()) {
             // The runner dumps every thread's Python stack into this file on the signal.
             const auto path = fmt::format("{}/py-stacks-{}-{}-{}", watch->dir, placement.round,
                                           state.restart_count, lr);
@@ -218,7 +222,8 @@ void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
             watch->stack_files.push_back(path);
             env[std::string(kStackFileEnv)] = path;
             env[std::string(kStackSignalEnv)] = std::to_string(python_stack_signal());
-        } else if (config.hang_timeout && !command.interpreter.empty()) {
+        }
+        if (config.hang_timeout && !command.interpreter.empty() && command.runner.empty()) {
             // Without the runner, a Python worker ended for a hang prints every thread on
             // SIGABRT into its stderr (stacks.hpp).
             if (!env.count("PYTHONFAULTHANDLER")) env["PYTHONFAULTHANDLER"] = "1";
@@ -363,6 +368,24 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
     // First, while they run, the runner's faulthandler writes each one's Python stacks; only to a
     // worker that catches the signal (one that exec'd another program would die of it). Then
     // the native capture, which pauses them.
+    if (watch->stacks_wait) watch->stacks_wait->cancel();  // a GET /stacks: answered below
+    watch->stacks_wait.reset();
+    for (auto& reply : std::exchange(watch->stacks_replies, {})) {
+        reply(503, "a hang is being handled: its report and stack files will have every stack");
+    }
+    auto dumps = signal_python_stacks();
+    if (dumps.empty()) {
+        capture_native();
+        return;
+    }
+    const auto serial = watch->hang_serial;
+    watch->dump_wait = watchdog::DumpWait::start(io, std::move(dumps), {}, [this, serial] {
+        watch->dump_wait.reset();
+        if (!finished && watch->hang && watch->hang_serial == serial) capture_native();
+    });
+}
+
+std::vector<std::string> Agent::Impl::signal_python_stacks() {
     std::vector<std::string> dumps;
     for (std::size_t lr = 0; lr < watch->stack_files.size() && lr < workers.size(); ++lr) {
         const auto& worker = workers[lr];
@@ -373,15 +396,46 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
             dumps.push_back(watch->stack_files[lr]);
         }
     }
-    if (dumps.empty()) {
-        capture_native();
+    return dumps;
+}
+
+void Agent::Impl::request_stacks(watchdog::HealthServer::StacksReply reply) {
+    if (watch->hang) {
+        reply(503, "a hang is being handled: its report and stack files will have every stack");
         return;
     }
-    const auto serial = watch->hang_serial;
-    watch->dump_wait = watchdog::DumpWait::start(io, std::move(dumps), {}, [this, serial] {
-        watch->dump_wait.reset();
-        if (!finished && watch->hang && watch->hang_serial == serial) capture_native();
-    });
+    watch->stacks_replies.push_back(std::move(reply));
+    if (watch->stacks_wait) return;  // the dumps under way answer this request too
+    auto answer = [this] {
+        watch->stacks_wait.reset();
+        std::string text;
+        for (std::size_t lr = 0; lr < workers.size(); ++lr) {
+            const auto& w = workers[lr];
+            text += fmt::format("== rank {} (local rank {}, pid {})\n", w.end.rank, lr, w.end.pid);
+            std::string dump;
+            if (lr < watch->stack_files.size() && w.alive) {
+                dump = without_runner_frames(tail_of_file(watch->stack_files[lr], 4000),
+                                             command.runner);
+            }
+            if (!dump.empty()) {
+                text += dump + (dump.back() == '\n' ? "" : "\n");
+            } else if (!w.alive) {
+                text += "(not running)\n";
+            } else if (command.runner.empty()) {
+                text += "(no Python stack: not a Python worker started through ptrun's runner)\n";
+            } else {
+                text += "(no Python stack: it did not answer " +
+                        signal_name(python_stack_signal()) + " within 1 s)\n";
+            }
+        }
+        for (auto& r : std::exchange(watch->stacks_replies, {})) r(200, text);
+    };
+    auto dumps = signal_python_stacks();
+    if (dumps.empty()) {
+        answer();
+        return;
+    }
+    watch->stacks_wait = watchdog::DumpWait::start(io, std::move(dumps), {}, answer);
 }
 
 void Agent::Impl::capture_native() {
@@ -491,6 +545,12 @@ void Agent::Impl::end_watch_attempt() {
     if (watch->capture) watch->capture->cancel();
     if (watch->dump_wait) watch->dump_wait->cancel();
     watch->dump_wait.reset();
+    if (watch->stacks_wait) watch->stacks_wait->cancel();
+    watch->stacks_wait.reset();
+    for (auto& reply : std::exchange(watch->stacks_replies, {})) {
+        reply(503, "the workers ended before their stacks were written");
+    }
+    for (auto& wait : std::exchange(watch->timer_dumps, {})) wait->cancel();
     for (const auto& w : workers) {
         if (w.end.pid > 0) watch->timers.forget_pid(w.end.pid);
     }
@@ -671,12 +731,38 @@ void Agent::Impl::expire_timers() {
         }
         log->warn("{}: its torch file timer '{}' expired {} s ago: sending {}", who(*w),
                   expiry.scope, late, signal_name(expiry.signal));
-        if (w->end.pid == expiry.pid) {
-            w->end.cause = "ended by its torch file timer: scope '" + expiry.scope + "' expired";
+        if (w->end.pid != expiry.pid) {  // a process of its group: as asked, at once
+            ::kill(expiry.pid, expiry.signal);
+            continue;
         }
-        ::kill(expiry.pid, expiry.signal);
+        w->end.cause = "ended by its torch file timer: scope '" + expiry.scope + "' expired";
+        honour_timer_with_stack(static_cast<std::size_t>(w - workers.data()), expiry.signal);
     }
     arm_timer_expiry();
+}
+
+void Agent::Impl::honour_timer_with_stack(std::size_t lr, int signo) {
+    auto& w = workers[lr];
+    const pid_t pid = w.end.pid;
+    const bool python = lr < watch->stack_files.size() && w.alive &&
+                        sys::signal_caught(pid, python_stack_signal()) &&
+                        ::truncate(watch->stack_files[lr].c_str(), 0) == 0 &&
+                        ::kill(pid, python_stack_signal()) == 0;
+    if (!python) {
+        ::kill(pid, signo);
+        return;
+    }
+    // Where it was, first (at most 1 s): then the signal the timer asked for.
+    const auto serial = watch->hang_serial;
+    watch->timer_dumps.push_back(
+        watchdog::DumpWait::start(io, {watch->stack_files[lr]}, {}, [this, lr, pid, signo, serial] {
+            if (finished || watch->hang_serial != serial) return;
+            auto& worker = workers[lr];
+            if (worker.end.pid != pid || !worker.alive) return;
+            worker.end.python_stack =
+                without_runner_frames(tail_of_file(watch->stack_files[lr], 4000), command.runner);
+            ::kill(pid, signo);
+        }));
 }
 
 }  // namespace ptrun::launcher

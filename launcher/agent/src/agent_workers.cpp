@@ -86,6 +86,12 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
         requests.push_back(
             SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
         auto& request = requests.back();
+        // The runner sums up an uncaught ImportError there, for the report's interpreter hint.
+        w.end.import_error_file.clear();
+        if (!command.runner.empty()) {
+            w.end.import_error_file = logs.error_dir(lr) + "/import_error.txt";
+            request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.import_error_file;
+        }
         apply_to_env(local, lr, request.env);
         const auto& slot = local.workers[static_cast<std::size_t>(lr)];
         if (slot.binding) request.binding = &slot.prepared;

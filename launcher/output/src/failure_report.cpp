@@ -113,6 +113,10 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
     } else {
         field(out, "error file", "<none written>");
     }
+    if (!root.python_stack.empty()) {
+        out += "  python stack: where it was when ptrun ended it\n" +
+               indent(root.python_stack, "    ");
+    }
     if (!root.stderr_log.empty()) {
         auto tail = tail_of_file(root.stderr_log, tail_lines);
         out += "  stderr      : last lines of " + printable(root.stderr_log) +
@@ -123,6 +127,13 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
         out +=
             "  stderr      : went to the terminal above (use --redirects 2 or --tee 2 to keep "
             "it)\n";
+    }
+    if (!root.import_error_file.empty()) {
+        if (auto summary = tail_of_file(root.import_error_file, 1); !summary.empty()) {
+            summary = summary.substr(0, summary.find('\n'));
+            field(out, "exception", summary.substr(0, 200));
+            seen += "\n" + summary;
+        }
     }
     if (auto module = missing_module(seen); !module.empty() && !context.interpreter.empty()) {
         field(out, "hint",

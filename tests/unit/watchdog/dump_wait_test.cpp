@@ -18,8 +18,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Dir {
-    std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                 ("ptrun-dump-wait-" + std::to_string(::getpid()));
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("ptrun-dump-wait-" + std::to_string(::getpid()));
     Dir() {
         std::filesystem::remove_all(path);
         std::filesystem::create_directories(path);
@@ -44,11 +44,14 @@ TEST_CASE("dump wait: ends once every file has its dump and it stopped growing",
     boost::asio::io_context io;
     bool done = false;
     const auto start = Clock::now();
-    auto wait = DumpWait::start(io, {a, b}, {.settle = 50ms, .limit = 5000ms}, [&] { done = true; });
+    auto wait =
+        DumpWait::start(io, {a, b}, {.settle = 50ms, .limit = 5000ms}, [&] { done = true; });
     append(a, "Current thread 0x1 (most recent call first):\n");
-    CHECK_FALSE(ptrun::test::run_until(io, [&] { return done; }, 300ms));  // b has nothing yet
+    CHECK_FALSE(ptrun::test::run_until(
+        io, [&] { return done; }, 300ms));  // b has nothing yet
     append(b, "Current thread 0x2 (most recent call first):\n");
-    REQUIRE(ptrun::test::run_until(io, [&] { return done; }, 2000ms));
+    REQUIRE(ptrun::test::run_until(
+        io, [&] { return done; }, 2000ms));
     CHECK(Clock::now() - start < 2000ms);  // long before the limit
 }
 
@@ -60,12 +63,16 @@ TEST_CASE("dump wait: a worker that never writes costs the limit, once, and canc
     int calls = 0;
     const auto start = Clock::now();
     auto wait = DumpWait::start(io, {a}, {.settle = 50ms, .limit = 300ms}, [&] { ++calls; });
-    REQUIRE(ptrun::test::run_until(io, [&] { return calls == 1; }, 3000ms));
+    REQUIRE(ptrun::test::run_until(
+        io, [&] { return calls == 1; }, 3000ms));
     CHECK(Clock::now() - start >= 300ms);
-    CHECK_FALSE(ptrun::test::run_until(io, [&] { return calls > 1; }, 200ms));
+    CHECK_FALSE(ptrun::test::run_until(
+        io, [&] { return calls > 1; }, 200ms));
 
     bool called = false;
-    auto cancelled = DumpWait::start(io, {a}, {.settle = 50ms, .limit = 100ms}, [&] { called = true; });
+    auto cancelled =
+        DumpWait::start(io, {a}, {.settle = 50ms, .limit = 100ms}, [&] { called = true; });
     cancelled->cancel();
-    CHECK_FALSE(ptrun::test::run_until(io, [&] { return called; }, 300ms));
+    CHECK_FALSE(ptrun::test::run_until(
+        io, [&] { return called; }, 300ms));
 }

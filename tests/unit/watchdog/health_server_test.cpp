@@ -9,6 +9,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
 #include <future>
 #include <mutex>
@@ -33,14 +34,17 @@ struct Served {
     std::unique_ptr<HealthServer> server;
     std::thread thread;
 
-    explicit Served(HealthServerOptions options = {}) {
+    explicit Served(HealthServerOptions options = {}, HealthServer::StacksFn stacks = {}) {
         snapshot.run_id = "job7";
         snapshot.workers = {WorkerStatus{0, 0, 4242, WorkerState::Running, 12, 0.25, {}, ""}};
-        server = std::make_unique<HealthServer>(io, options, [this] {
-            std::lock_guard lock(mutex);
-            if (throw_in_snapshot) throw std::runtime_error("snapshot broke");
-            return snapshot;
-        });
+        server = std::make_unique<HealthServer>(
+            io, options,
+            [this] {
+                std::lock_guard lock(mutex);
+                if (throw_in_snapshot) throw std::runtime_error("snapshot broke");
+                return snapshot;
+            },
+            nullptr, std::move(stacks));
         thread = std::thread([this] { io.run(); });
     }
     ~Served() {
@@ -129,6 +133,35 @@ TEST_CASE("Python's urllib reads /health and /status", "[watchdog][health]") {
     CHECK(urllib_get(s.url("/health")) ==
           "503 rank 0 (local rank 0, pid 4242) hung: no progress for 61 s (12 beats)\n");
     CHECK(urllib_get(s.url("/nope")).rfind("404 ", 0) == 0);
+}
+
+TEST_CASE("/stacks is answered when the agent has the stacks, or closed at the deadline",
+          "[watchdog][health]") {
+    {
+        Served plain;  // no stacks function: not served
+        CHECK(urllib_get(plain.url("/stacks")).rfind("404 ", 0) == 0);
+    }
+    // The agent replies later (its dumps take a while): the connection waits for it.
+    boost::asio::io_context* io = nullptr;
+    std::shared_ptr<boost::asio::steady_timer> later;
+    Served s({}, [&](HealthServer::StacksReply reply) {
+        later = std::make_shared<boost::asio::steady_timer>(*io, 100ms);
+        later->async_wait([reply](boost::system::error_code) {
+            reply(200, "== rank 0\nFile \"train.py\", line 3 in main");
+        });
+    });
+    io = &s.io;
+    CHECK(urllib_get(s.url("/stacks")) == "200 == rank 0\nFile \"train.py\", line 3 in main\n");
+    CHECK(urllib_get(s.url("/health")) == "200 ok\n");  // the rest is unchanged
+
+    // An agent that never replies: closed at io_timeout, nothing sent, the server serves on.
+    HealthServerOptions quick;
+    quick.io_timeout = 300ms;
+    Served silent(quick, [](HealthServer::StacksReply) {});
+    RawClient c(silent.port());
+    c.send("GET /stacks HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(c.read_all().empty());
+    CHECK(urllib_get(silent.url("/health")) == "200 ok\n");
 }
 
 TEST_CASE("curl reads /health", "[watchdog][health]") {

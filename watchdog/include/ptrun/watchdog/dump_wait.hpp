@@ -5,14 +5,13 @@
 /// when every file's dump is written or at `limit`, whichever comes first. Driven by inotify
 /// (IN_MODIFY) and two timers: nothing polls.
 
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
-#include <boost/asio/io_context.hpp>
 
 namespace ptrun::watchdog {
 

@@ -1,13 +1,14 @@
 #pragma once
 /// HealthServer: `GET /health` and `GET /status` over HTTP/1.1 on the agent's io_context
-/// (http_exchange.hpp says what is answered). Everything from the network is hostile: a request
-/// head is at most max_request_bytes (431 beyond), a connection lives at most io_timeout from
-/// accept to its last byte sent (then it is closed), at most max_connections are open (at the
-/// limit a new client makes the server close the oldest connection still waiting for its request,
-/// so idle clients cannot starve a liveness probe; when every slot is answering, the new client is
-/// closed at once), every handler catches everything, and nothing blocks: a client that sends
-/// or reads slowly costs one socket and one timer until its deadline. One request per
-/// connection (Connection: close).
+/// (http_exchange.hpp says what is answered), and `GET /stacks` when the agent gives a StacksFn
+/// (answered when the agent has the workers' stacks, within io_timeout). Everything from the
+/// network is hostile: a request head is at most max_request_bytes (431 beyond), a connection lives
+/// at most io_timeout from accept to its last byte sent (then it is closed), at most
+/// max_connections are open (at the limit a new client makes the server close the oldest connection
+/// still waiting for its request, so idle clients cannot starve a liveness probe; when every slot
+/// is answering, the new client is closed at once), every handler catches everything, and nothing
+/// blocks: a client that sends or reads slowly costs one socket and one timer until its deadline.
+/// One request per connection (Connection: close).
 ///
 /// Use (launcher/agent/src/agent_watchdog.cpp): `--health-port PORT` (address: `--health-addr`,
 /// loopback by default) makes the agent construct one HealthServer before the first attempt, with a
@@ -43,12 +44,16 @@ class HealthServer {
   public:
     using SnapshotFn = std::function<StatusSnapshot()>;
     using ErrorFn = std::function<void(const std::string&)>;
+    /// Collects the workers' stacks and calls `reply` with them (HTTP status and text) once,
+    /// later, on the io_context's thread.
+    using StacksReply = std::function<void(int status, std::string text)>;
+    using StacksFn = std::function<void(StacksReply reply)>;
 
     /// Listens on options.address:port now and serves on `io` (its thread runs `snapshot` per
     /// request; a throwing snapshot answers 500). `on_error` hears of accept failures (it may be
     /// empty). Throws HealthServerError.
     HealthServer(boost::asio::io_context& io, HealthServerOptions options, SnapshotFn snapshot,
-                 ErrorFn on_error = {});
+                 ErrorFn on_error = {}, StacksFn stacks = {});
     /// Stops listening and closes every open connection (no handler runs afterwards).
     ~HealthServer();
     HealthServer(const HealthServer&) = delete;

@@ -19,8 +19,13 @@ struct WorkerEnd {
     pid_t pid = 0;
     WorkerExit exit;
     std::chrono::system_clock::time_point time;
-    std::string error_file;         ///< path given to the worker; read if it exists
-    std::string stderr_log;         ///< path of its stderr log, "" when stderr went to the terminal
+    std::string error_file;  ///< path given to the worker; read if it exists
+    std::string stderr_log;  ///< path of its stderr log, "" when stderr went to the terminal
+    /// The Python runner's PTRUN_ERROR_SUMMARY_FILE: "ExceptionType: message" of an uncaught
+    /// ImportError, whether or not stderr was captured; "" without the runner.
+    std::string import_error_file;
+    /// Its Python stack (faulthandler's dump) when ptrun read one before ending it, else "".
+    std::string python_stack;
     bool stopped_by_ptrun = false;  ///< ended by ptrun's SIGTERM/SIGKILL after another failure
     /// Why ptrun ended it, when the watchdog did: "hung: no progress for 31 s (42 beats)", "its
     /// torch file timer 'save' expired"; "" otherwise.
