@@ -110,11 +110,16 @@ class Hangs(PtrunTestCase):
                            WORKER, "stuck"])
         out, err = self.finish(proc)
         self.assertEqual(proc.returncode, HUNG, err)
-        self.assertNotIn("Current thread", out + err)
+        # Only the report's own copy of rank 1's dump reaches the terminal: no worker printed one.
+        self.assertEqual((out + err).count("Current thread"), 1, err)
         self.assertNotIn("Fatal Python error", out + err)
         self.assertRegex(err, r"where +: rank 1 in `stuck_in_data_loader` \(hang_worker\.py:\d+\); "
                               r"ranks 0,2-3 in ")
         self.assertNotIn("went to the terminal", err)
+        # The rank named first: its dump printed whole in the report, the others' in their files.
+        self.assertRegex(err, r"  rank 1's Python stack:\n    Current thread 0x[0-9a-f]+ \(most recent "
+                              r"call first\):\n      File \".*hang_worker\.py\", line \d+ in "
+                              r"stuck_in_data_loader\n")
         for rank in range(4):
             with open(os.path.join(logs, "latest", "attempt_0", f"stacks_rank_{rank}.txt")) as f:
                 text = f.read()

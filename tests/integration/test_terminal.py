@@ -173,6 +173,19 @@ class Terminal(PtrunTestCase):
         sh.expect(r"after the breakpoint, rank 0")
         sh.expect(r"rc=0\n")
 
+    def test_a_pdb_session_longer_than_the_hang_timeout_is_not_a_hang(self):
+        # Rank 1 exits 0 at once, so rank 0 must finish within --hang-timeout; while it holds the
+        # terminal (a person in pdb, here for 2.5 s of its own sleep) the clock is paused.
+        sh = self.shell
+        sh.run("ptrun --nproc-per-node 2 --hang-timeout 1 debug.py")
+        sh.expect(r"\(Pdb\) ")
+        sh.send("!import time; time.sleep(2.5); print('slept')\n")
+        sh.expect(r"slept\n(.*\n)?\(Pdb\) ")
+        sh.send("c\n")
+        sh.expect(r"after the breakpoint, rank 0")
+        sh.expect(r"rc=0\n")
+        self.assertNotIn("is hung", sh.text)
+
     def test_ctrl_c_at_the_worker_reading_stops_the_job_at_once(self):
         sh = self.shell
         sh.run("OTHERS_HANG=1 ptrun --nproc-per-node 2 --shutdown-timeout 60 ask.py")

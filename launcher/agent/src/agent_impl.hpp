@@ -256,6 +256,8 @@ class Agent::Impl {
     void lend_terminal();
     /// Worker `w` exited: takes the terminal back if it held it. Returns whether it did.
     bool reclaim_terminal(const Worker& w);
+    /// A worker gave the terminal back: the hang clock, paused meanwhile, restarts now.
+    void terminal_returned();
     /// "worker rank R (local rank L, pid P)".
     static std::string who(const Worker& w);
 

@@ -15,6 +15,7 @@ void Agent::Impl::on_stopped(Worker& w, int signo) {
         // Ctrl-Z while a worker holds the terminal: ptrun takes it back (Ctrl-C reaches ptrun
         // again) and the worker goes on in the background; the next worker waiting gets it.
         terminal.reclaim(w.end.pid);
+        terminal_returned();
         w.stopped = false;
         launcher->signal_group(w.end.pid, SIGCONT);
         log->info("Ctrl-Z: ptrun took the terminal back from {}, which goes on in the background",
@@ -63,6 +64,16 @@ void Agent::Impl::lend_terminal() {
     }
 }
 
-bool Agent::Impl::reclaim_terminal(const Worker& w) { return terminal.reclaim(w.end.pid); }
+bool Agent::Impl::reclaim_terminal(const Worker& w) {
+    const bool reclaimed = terminal.reclaim(w.end.pid);
+    if (reclaimed) terminal_returned();
+    return reclaimed;
+}
+
+void Agent::Impl::terminal_returned() {
+    // The hang clock paused while a worker held the terminal (a pdb session, input()): every
+    // worker's silence counts from now, not from before the session.
+    if (watch && config.hang_timeout) watch->watching_since = std::chrono::steady_clock::now();
+}
 
 }  // namespace ptrun::launcher

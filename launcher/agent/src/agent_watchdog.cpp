@@ -298,6 +298,12 @@ void Agent::Impl::check_hangs() {
     watch->watching_since = judging_since(now);
     watch->check_armed = false;
     if (state.stopping || state.alive == 0 || watch->hang) return;  // ending anyway
+    if (terminal.holder() != 0) {
+        // A worker holds the terminal (pdb, input()): a person is at work; nobody is judged
+        // until it gives the terminal back (terminal_returned() restarts the clock).
+        arm_hang_check(now + *config.hang_timeout);
+        return;
+    }
     auto ranks = sample_progress();
     report_damaged_records(ranks);
     explain_hang_clock(ranks);
@@ -586,7 +592,12 @@ void Agent::Impl::end_watch_attempt() {
             row.what = watchdog::describe_hang(h, progress, hang->at);
         }
         report.ranks.push_back(row);
-        if (auto rs = captured_stacks(*hang, lr, python_terminal)) stacks.push_back(std::move(*rs));
+        if (auto rs = captured_stacks(*hang, lr, python_terminal)) {
+            if (rs->local_rank == report.first && !watch->stack_files.empty()) {
+                report.first_python_stack = rs->python_text;  // the runner's dump alone
+            }
+            stacks.push_back(std::move(*rs));
+        }
     }
     report.where = watchdog::summarise_stacks(stacks);
     if (report.first_why.empty() && stacks.size() > 1 && hang->verdict.hung.size() > 1) {

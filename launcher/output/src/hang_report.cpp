@@ -37,6 +37,21 @@ std::string format_hang_report(const HangReport& report) {
                            r.local_rank, r.pid, printable(r.what));
     }
     if (!report.where.empty()) out += "  where        : " + printable(report.where) + "\n";
+    if (!report.first_python_stack.empty()) {
+        for (const auto& r : report.ranks) {
+            if (r.local_rank == report.first) {
+                out += fmt::format("  rank {}'s Python stack:\n", r.rank);
+            }
+        }
+        std::size_t at = 0;
+        const std::string text = printable_lines(report.first_python_stack);
+        while (at < text.size()) {
+            auto end = text.find('\n', at);
+            if (end == std::string::npos) end = text.size();
+            if (end > at) out += "    " + text.substr(at, end - at) + "\n";
+            at = end + 1;
+        }
+    }
     out += "  progress     :\n";
     for (const auto& r : report.ranks) {
         out += fmt::format("    rank {} (pid {}): {}\n", r.rank, r.pid, progress_of(r));

@@ -31,7 +31,9 @@ struct HangReport {
     /// Why the stacks single `first` out (watchdog::odd_one_out); "" when they do not, and
     /// `first` is the rank that stopped making progress first.
     std::string first_why;
-    std::string where;               ///< summarise_stacks(), "" when nothing was captured
+    std::string where;  ///< summarise_stacks(), "" when nothing was captured
+    /// The Python stack dump of the rank named first, printed whole; "" when there is none.
+    std::string first_python_stack;
     std::string stacks_dir;          ///< where stacks_rank_*.txt went, "" when not written
     std::vector<std::string> notes;  ///< what could not be captured, and why
     std::string outcome;             ///< "restarting (restart 1 of 3)", "exit code 124 (hung)"
