@@ -105,6 +105,10 @@ void Agent::Impl::remove_stack_files() {
 }
 
 Watch::~Watch() {
+    for (auto* wait : {&dump_wait, &stacks_wait}) {
+        if (*wait) (*wait)->cancel();
+    }
+    for (auto& wait : timer_dumps) wait->cancel();
     records.clear();
     fifo.reset();
     if (!dir.empty()) {
