@@ -117,7 +117,7 @@ class Hangs(PtrunTestCase):
                               r"ranks 0,2-3 in ")
         self.assertNotIn("went to the terminal", err)
         # The rank named first: its dump printed whole in the report, the others' in their files.
-        self.assertRegex(err, r"  rank 1's Python stack:\n    Current thread 0x[0-9a-f]+ \(most recent "
+        self.assertRegex(err, r"  rank 1's Python stack:\n(    .*\n)*?    Current thread 0x[0-9a-f]+ \(most recent "
                               r"call first\):\n      File \".*hang_worker\.py\", line \d+ in "
                               r"stuck_in_data_loader\n")
         for rank in range(4):
