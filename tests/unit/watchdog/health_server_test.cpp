@@ -143,10 +143,10 @@ TEST_CASE("/stacks is answered when the agent has the stacks, or closed at the d
     }
     // The agent replies later (its dumps take a while): the connection waits for it.
     boost::asio::io_context* io = nullptr;
-    std::shared_ptr<boost::asio::steady_timer> later;
     Served s({}, [&](HealthServer::StacksReply reply) {
-        later = std::make_shared<boost::asio::steady_timer>(*io, 100ms);
-        later->async_wait([reply](boost::system::error_code) {
+        // The timer lives in its own handler: it goes on the io thread, before the io_context.
+        auto later = std::make_shared<boost::asio::steady_timer>(*io, 100ms);
+        later->async_wait([later, reply](boost::system::error_code) {
             reply(200, "== rank 0\nFile \"train.py\", line 3 in main");
         });
     });
