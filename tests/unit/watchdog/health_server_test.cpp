@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -142,15 +143,15 @@ TEST_CASE("/stacks is answered when the agent has the stacks, or closed at the d
         CHECK(urllib_get(plain.url("/stacks")).rfind("404 ", 0) == 0);
     }
     // The agent replies later (its dumps take a while): the connection waits for it.
-    boost::asio::io_context* io = nullptr;
+    std::atomic<boost::asio::io_context*> io{nullptr};  // set once the server runs
     Served s({}, [&](HealthServer::StacksReply reply) {
         // The timer lives in its own handler: it goes on the io thread, before the io_context.
-        auto later = std::make_shared<boost::asio::steady_timer>(*io, 100ms);
+        auto later = std::make_shared<boost::asio::steady_timer>(*io.load(), 100ms);
         later->async_wait([later, reply](boost::system::error_code) {
             reply(200, "== rank 0\nFile \"train.py\", line 3 in main");
         });
     });
-    io = &s.io;
+    io.store(&s.io);
     CHECK(urllib_get(s.url("/stacks")) == "200 == rank 0\nFile \"train.py\", line 3 in main\n");
     CHECK(urllib_get(s.url("/health")) == "200 ok\n");  // the rest is unchanged
 
