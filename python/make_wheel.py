@@ -99,7 +99,7 @@ def stage(build, version, tmp):
     # with BIN/python3, the interpreter of the environment it was installed into.
     runner_dir = os.path.join(root, f"{NAME}-{version}.data", "data", "lib", NAME, "python", NAME)
     os.makedirs(runner_dir)
-    for name in ("_runner.py", "heartbeat.py"):
+    for name in ("_runner.py", "_zygote.py", "heartbeat.py"):
         shutil.copy(os.path.join(HERE, NAME, name), runner_dir)
     with open(os.path.join(runner_dir, "WHEEL-INSTALL"), "w") as f:
         f.write("ptrun was installed from its wheel: Python workers run with BIN/python3\n")

@@ -1,8 +1,14 @@
 """ptrun's Python runner: the bootstrap through which ptrun starts Python workers. Standard
-library only, one file (heartbeat.py beside it is loaded on demand).
+library only, one file (heartbeat.py and _zygote.py beside it are loaded on demand).
 
     PYTHON -u _runner.py -- SCRIPT ARGS...     runs as   PYTHON -u SCRIPT ARGS...
     PYTHON -u _runner.py -m MODULE ARGS...     runs as   PYTHON -u -m MODULE ARGS...
+    PYTHON -u _runner.py --zygote MODULES -- SCRIPT ARGS...   (or -m MODULE ARGS...)
+
+The --zygote form (ptrun --preload MODULES, its fd 3 ptrun's control socket) imports the
+comma-separated MODULES once and forks workers from itself on ptrun's request (_zygote.py beside
+it, loaded on demand, says how); each forked worker then goes on here exactly as an exec'd
+`_runner.py -- SCRIPT ARGS...` (or -m) would, with the worker's own arguments.
 
 The user's program sees what the plain command gives it: a fresh `__main__` module filled as
 CPython fills it (`__file__` absolute and unnormalised, `__loader__` a SourceFileLoader, `__spec__`,
@@ -22,9 +28,9 @@ Environment variables (ptrun sets them; the runner removes those it consumes, so
 environment is what it would be without the runner):
 - PTRUN_STACK_FILE, PTRUN_STACK_SIGNAL (consumed): when both are set, that signal makes
   faulthandler append every thread's Python stack to that file, and the worker goes on.
-- PTRUN_HEARTBEAT_FILE (left for ptrun.heartbeat): when torch.optim.optimizer is imported, every
-  optimizer step becomes one beat on that record (a global step post-hook on torch 2, a wrapped
-  step on older torch). Torch is never imported by the runner itself.
+- PTRUN_HEARTBEAT_FILE (left for ptrun.heartbeat): when torch.optim.optimizer is imported (or
+  already is: preloaded), every optimizer step becomes one beat on that record (a global step
+  post-hook on torch 2, a wrapped step on older torch). Torch is never imported by the runner.
 - PTRUN_ERROR_SUMMARY_FILE (consumed): an uncaught ImportError (ModuleNotFoundError included) is
   summed up there in one line, `ExceptionType: message`, for ptrun's failure report.
 A value that cannot be used costs one `ptrun runner: <what> ignored: <why>` line on stderr; the
@@ -39,8 +45,10 @@ ERROR_SUMMARY_ENV = "PTRUN_ERROR_SUMMARY_FILE"
 USAGE = "usage: python3 -u _runner.py -- SCRIPT [ARGS...] | -m MODULE [ARGS...]\n"
 OPTIMIZER_MODULE = "torch.optim.optimizer"
 STEP_MARK = "_ptrun_counts_steps"  # on a step wrapped for the heartbeat: never wrap it twice
-# heartbeat.py loads under this name, never in sys.modules: an installed `ptrun` is not touched.
+# heartbeat.py and _zygote.py load under these names, never in sys.modules: an installed `ptrun`
+# is not touched.
 HEARTBEAT_MODULE = "_ptrun_runner_heartbeat"
+ZYGOTE_MODULE = "_ptrun_runner_zygote"
 
 
 def _ignored(what, why):
@@ -119,10 +127,7 @@ class _OptimizerFinder:
             del loader.exec_module  # the loader is itself again
             exec_module(module)
             if module.__name__ == name:
-                try:
-                    _count_steps(module, heartbeat_py)
-                except Exception as e:  # a torch unlike any known: the program goes on
-                    _ignored(HEARTBEAT_ENV, f"cannot count optimizer steps: {e!r}")
+                _try_counting_steps(module, heartbeat_py)
 
         try:
             # On this spec's loader object only: module.__loader__ stays the real loader.
@@ -130,6 +135,27 @@ class _OptimizerFinder:
         except AttributeError:
             pass
         return spec
+
+
+def _heartbeat_from_environment():
+    """With PTRUN_HEARTBEAT_FILE set, optimizer steps beat it: from now when torch.optim.optimizer
+    is already imported (preloaded in the zygote), else once it is."""
+    if not os.environ.get(HEARTBEAT_ENV):
+        return
+    heartbeat_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "heartbeat.py")
+    optimizer_module = sys.modules.get(OPTIMIZER_MODULE)
+    if optimizer_module is None:
+        sys.meta_path.insert(0, _OptimizerFinder(heartbeat_py))
+    else:
+        _try_counting_steps(optimizer_module, heartbeat_py)
+
+
+def _try_counting_steps(optimizer_module, heartbeat_py):
+    """_count_steps, or one line on stderr when this torch's optimizers cannot be hooked."""
+    try:
+        _count_steps(optimizer_module, heartbeat_py)
+    except Exception as e:  # a torch unlike any known: the program goes on
+        _ignored(HEARTBEAT_ENV, f"cannot count optimizer steps: {e!r}")
 
 
 def _load_beat(heartbeat_py):
@@ -194,6 +220,17 @@ def _step_with_beat(step, beat):
 
     setattr(step_then_beat, STEP_MARK, True)
     return step_then_beat
+
+
+def _serve_as_zygote():
+    """--zygote: _zygote.py preloads the modules and forks workers on ptrun's request; returns
+    only in such a worker, its sys.argv then as for `_runner.py -- SCRIPT ...` (or -m)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_zygote.py")
+    spec = importlib.util.spec_from_file_location(ZYGOTE_MODULE, path)
+    zygote = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(zygote)
+    zygote.main()
 
 
 def _command_line():
@@ -428,11 +465,11 @@ def _forget_file_after_excepthook(main):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--zygote"]:
+        _serve_as_zygote()  # returns only in a forked worker, set up as an exec'd one
     _stack_dump_fd = _stack_dumps_from_environment()
     _error_summary = os.environ.pop(ERROR_SUMMARY_ENV, None)
-    if os.environ.get(HEARTBEAT_ENV):
-        _here = os.path.dirname(os.path.abspath(__file__))
-        sys.meta_path.insert(0, _OptimizerFinder(os.path.join(_here, "heartbeat.py")))
+    _heartbeat_from_environment()
     _is_module, _target, _args = _command_line()
     _forget_own_importer()
     _main = _fresh_main()

@@ -173,6 +173,17 @@ class Terminal(PtrunTestCase):
         sh.expect(r"after the breakpoint, rank 0")
         sh.expect(r"rc=0\n")
 
+    def test_pdb_in_a_worker_forked_from_the_preload_zygote(self):
+        sh = self.shell
+        sh.run("ptrun --nproc-per-node 2 --preload json debug.py")
+        sh.expect(r"\(Pdb\) ")
+        sh.send("p x * 7\n")
+        sh.expect(r"\n42\n")
+        sh.send("c\n")
+        sh.expect(r"after the breakpoint, rank 0")
+        sh.expect(r"rc=0\n")
+        self.assertIn("workers are forked from it", sh.text)
+
     def test_a_pdb_session_longer_than_the_hang_timeout_is_not_a_hang(self):
         # Rank 1 exits 0 at once, so rank 0 must finish within --hang-timeout; while it holds the
         # terminal (a person in pdb, here for 2.5 s of its own sleep) the clock is paused.

@@ -43,7 +43,7 @@ class PackageTest(unittest.TestCase):
         for path in ["bin/ptrun", "include/ptrun/ddp/process_group.hpp", "include/ptrun/ddp/data_parallel.hpp",
                      "include/ptrun/rendezvous/store.hpp", "include/ptrun/env/env_map.hpp",
                      "share/man/man1/ptrun.1", "lib/ptrun/python/ptrun/_runner.py",
-                     "lib/ptrun/python/ptrun/heartbeat.py"]:
+                     "lib/ptrun/python/ptrun/heartbeat.py", "lib/ptrun/python/ptrun/_zygote.py"]:
             self.assertTrue((self.prefix / path).exists(), path)
         if (BUILD_DIR / "rendezvous" / "server_main" / "ptrun-store").exists():
             self.assertTrue((self.prefix / "bin/ptrun-store").exists())

@@ -100,6 +100,7 @@ class WheelTest(unittest.TestCase):
         run([venv / "bin/pip", "install", "--no-index", "--no-deps", "-q", self.wheel])
         runner = venv / "lib/ptrun/python/ptrun/_runner.py"
         self.assertTrue(runner.exists(), "the runner is installed beside ptrun")
+        self.assertTrue((runner.parent / "_zygote.py").exists(), "and --preload's zygote")
         script = self.dir / "which.py"
         script.write_text("import sys\nprint(sys.executable, sys.argv[1:])\n")
         env = {**self.env, "PATH": "/usr/bin:/bin"}

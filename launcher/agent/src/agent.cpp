@@ -24,6 +24,7 @@ int Agent::Impl::run() {
             "set it yourself to tune performance");
     }
     launcher->open(io, [this](const ChildChange& change) { on_child(change); });
+    start_preload();  // imports while the rendezvous runs
     if (!open_watch()) {
         finish(1);
         return exit_code;

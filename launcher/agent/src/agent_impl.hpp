@@ -31,6 +31,7 @@
 #include "ptrun/launcher/process/spawn.hpp"
 #include "ptrun/launcher/process/terminal.hpp"
 #include "ptrun/launcher/process/worker_launcher.hpp"
+#include "ptrun/launcher/process/zygote.hpp"
 #include "ptrun/watchdog/stack_summary.hpp"
 
 namespace ptrun::launcher {
@@ -141,6 +142,10 @@ class Agent::Impl {
     /// The watchdog (agent_watchdog.cpp); null unless --hang-timeout, --health-port or torch's
     /// file timer asks for it.
     std::unique_ptr<Watch> watch;
+    /// --preload: the node's zygote (agent_preload.cpp); kept once unusable (it forks nothing).
+    std::unique_ptr<Zygote> zygote;
+    bool preload_loading = false;  ///< the zygote imports: the first attempt waits for it
+    bool start_waits = false;      ///< an attempt is due once the zygote is ready or unusable
     bool finished = false;
     bool announced_logs = false;
     int exit_code = 0;
@@ -263,6 +268,15 @@ class Agent::Impl {
 
     /// Multi-node: a round closed with this node in it: its placement, then the workers.
     void start_round(const NodePlacement& a);
+
+    // preload (agent_preload.cpp)
+    /// --preload: starts the node's zygote, which imports the modules while the rendezvous runs;
+    /// says why when it is not used (SLURM per-rank mode, or it cannot start).
+    void start_preload();
+    /// The zygote is ready or unusable: the attempt that waited for it starts.
+    void preload_settled();
+    /// The modules of --preload, comma-separated.
+    std::string preload_list() const;
 
     // workers (agent_workers.cpp)
     /// Spawns this node's workers for the current attempt and placement; when their files or

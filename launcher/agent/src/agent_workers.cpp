@@ -32,6 +32,10 @@ int open_log(const std::string& path, const LaunchConfig& c) {
 }  // namespace
 
 void Agent::Impl::start_attempt() {
+    if (preload_loading) {  // started once the zygote is ready (or unusable)
+        start_waits = true;
+        return;
+    }
     workers.assign(static_cast<std::size_t>(config.nproc_per_node), Worker{});
     for (auto& shared : filtered_logs) shared.reset();  // each attempt's own filtered_*.log
     launcher->begin_attempt();
@@ -116,6 +120,7 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     for (const auto* stream : {&out, &err}) {
         if (stream->direct) w.direct_logs.push_back(stream->log_path);
     }
+    if (zygote && zygote->ready()) req.fork_server = zygote.get();
     state.alive += 1;
     try {
         w.end.pid = launcher->launch(req);  // tags it PTRUN_JOB_TAG, into the job's cgroup

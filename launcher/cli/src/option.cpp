@@ -52,6 +52,9 @@ constexpr std::array<Row, kOptionCount> kRows{{
     {Option::NoRunner, "no-runner", "", "", F,
      "Run Python workers as plain python3 -u, without ptrun's runner (progress from optimizer "
      "steps, Python stacks on a hang; see man ptrun, PYTHON WORKERS)"},
+    {Option::Preload, "preload", "", "", V,
+     "Python modules to import once per node, comma-separated (e.g. torch,numpy); every worker "
+     "of every attempt is then forked from that interpreter (man ptrun, WARM START)"},
     {Option::RunPath, "run-path", "", "", F,
      "Accepted for compatibility; the script runs as python3 -u SCRIPT"},
     {Option::LogsSpecs, "logs-specs", "", "", V,

@@ -140,6 +140,31 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
     return layout(out);
 }
 
+namespace {
+
+/// --preload: what the node's zygote imports and runs, or why it is not used.
+ExplainRow explain_preload(const LaunchConfig& c, const LaunchOptions& o,
+                           const WorkerCommand& cmd) {
+    std::string modules;
+    for (const auto& m : c.preload) modules += (modules.empty() ? "" : ",") + m;
+    if (c.slurm_mode == SlurmMode::PerRank) {
+        return {"preload",
+                modules +
+                    ": not used (SLURM one-task-per-rank mode: each ptrun starts "
+                    "its one worker once, no import to share)",
+                source_of(o, Option::Preload)};
+    }
+    std::string argv;
+    for (const auto& word : cmd.zygote_argv(c.preload))
+        argv += (argv.empty() ? "" : " ") + shell_quoted(word);
+    return {"preload",
+            printable(modules) + ": a zygote per node imports them once (" + printable(argv) +
+                "); every worker is forked from it",
+            source_of(o, Option::Preload)};
+}
+
+}  // namespace
+
 std::vector<ExplainRow> explain_worker_command(const LaunchConfig& c, const LaunchOptions& o,
                                                const env::EnvMap& env,
                                                const Installation& installation) {
@@ -159,6 +184,7 @@ std::vector<ExplainRow> explain_worker_command(const LaunchConfig& c, const Laun
         std::string argv;
         for (const auto& word : cmd.argv) argv += (argv.empty() ? "" : " ") + shell_quoted(word);
         rows.push_back({"worker argv", printable(argv), "what each worker execs"});
+        if (!c.preload.empty()) rows.push_back(explain_preload(c, o, cmd));
     } catch (const UsageError& e) {
         rows.push_back(
             {"worker argv", "cannot start: " + printable(e.what()), "what each worker execs"});

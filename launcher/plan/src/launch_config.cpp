@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <limits>
@@ -107,6 +108,42 @@ void resolve_placement(LaunchConfig& c, const LaunchOptions& o, const HostFacts&
             return parse_output_filters(option_name(key), v);
         });
     }
+}
+
+/// True for a Python module name: dotted identifiers (ASCII letters, digits, underscores).
+bool module_name(std::string_view name) {
+    bool start = true;
+    for (char ch : name) {
+        const bool letter = std::isalpha(static_cast<unsigned char>(ch)) || ch == '_';
+        if (ch == '.') {
+            if (start) return false;
+            start = true;
+        } else if (letter || (!start && std::isdigit(static_cast<unsigned char>(ch)))) {
+            start = false;
+        } else {
+            return false;
+        }
+    }
+    return !start;
+}
+
+std::vector<std::string> preload_modules(const RawValue& raw) {
+    std::vector<std::string> out;
+    if (raw.value.empty()) return out;
+    std::string_view rest = raw.value;
+    while (true) {
+        auto comma = rest.find(',');
+        std::string name(rest.substr(0, comma));
+        if (!module_name(name)) {
+            throw UsageError(as_given(Option::Preload, raw) + ": '" + name +
+                             "' is not a Python module name (expected comma-separated module "
+                             "names, e.g. torch,numpy)");
+        }
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+    }
+    return out;
 }
 
 std::vector<int> signal_list(const LaunchOptions& o) {
@@ -263,6 +300,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.module = o.flag(Option::Module);
     c.no_python = o.flag(Option::NoPython);
     c.no_runner = o.flag(Option::NoRunner);
+    c.preload = preload_modules(o.at(Option::Preload));
     (void)o.flag(Option::RunPath);
     if (const auto& specs = o.at(Option::LogsSpecs); !specs.value.empty()) {
         throw UsageError(as_given(Option::LogsSpecs, specs) +

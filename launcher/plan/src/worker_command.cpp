@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <utility>
+#include <algorithm>
 #include <filesystem>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
@@ -80,6 +81,22 @@ std::pair<std::string, const char*> chosen_python(const env::EnvMap& env,
     return {"python3", "the first python3 on PATH"};
 }
 
+/// --preload forks workers from the runner: refuses a command that does not run through it.
+void require_runner_for_preload(const LaunchConfig& c, const WorkerCommand& cmd) {
+    if (!cmd.runner.empty()) return;
+    const std::string what =
+        "--preload: workers are forked from a Python interpreter that ptrun's "
+        "runner keeps, but ";
+    if (!runs_python(c)) {
+        throw UsageError(what + "program '" + c.program +
+                         "' is not run through Python (expected a .py script or -m MODULE, "
+                         "without --no-python)");
+    }
+    if (c.no_runner) throw UsageError(what + "--no-runner turns the runner off");
+    throw UsageError(what + "this ptrun has no runner installed (expected " +
+                     "lib/ptrun/python/ptrun/_runner.py beside its bin/)");
+}
+
 }  // namespace
 
 std::optional<Interpreter> find_interpreter(const LaunchConfig& c, const env::EnvMap& env,
@@ -116,7 +133,18 @@ WorkerCommand make_worker_command(const LaunchConfig& c, const env::EnvMap& env,
         cmd.argv.push_back(c.program);
     }
     cmd.argv.insert(cmd.argv.end(), c.program_args.begin(), c.program_args.end());
+    if (!c.preload.empty()) require_runner_for_preload(c, cmd);
     return cmd;
+}
+
+std::vector<std::string> WorkerCommand::zygote_argv(const std::vector<std::string>& modules) const {
+    std::vector<std::string> out = argv;
+    auto at = std::find(out.begin(), out.end(), runner);
+    if (runner.empty() || at == out.end()) return {};
+    std::string list;
+    for (const auto& m : modules) list += (list.empty() ? "" : ",") + m;
+    out.insert(at + 1, {"--zygote", list});
+    return out;
 }
 
 }  // namespace ptrun::launcher

@@ -196,6 +196,22 @@ void JobCgroup::kill_attempt() {
 
 bool JobCgroup::prepare_attempt(std::string* error) {
     if (!target_.killed) return true;
+    return move_target(error);
+}
+
+int JobCgroup::helper_dir_fd(std::string* error) {
+    if (helpers_.dir_fd >= 0) return helpers_.dir_fd;
+    const std::string path = path_ + "/helpers";
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+        *error = "cannot create cgroup " + path + ": " + std::strerror(errno);
+        return -1;
+    }
+    if (!open_target(path, helpers_, error)) return -1;
+    if (target_.path == path_ && !move_target(error)) return -1;
+    return helpers_.dir_fd;
+}
+
+bool JobCgroup::move_target(std::string* error) {
     const std::string path = path_ + "/attempt-" + std::to_string(attempts_ + 1);
     if (::mkdir(path.c_str(), 0755) != 0) {
         *error = "cannot create cgroup " + path + ": " + std::strerror(errno);
@@ -224,6 +240,8 @@ bool JobCgroup::kill_all(std::chrono::milliseconds within) {
 bool JobCgroup::remove() {
     if (removed_) return true;
     for (int a = 1; a <= attempts_; ++a) ::rmdir((path_ + "/attempt-" + std::to_string(a)).c_str());
+    close_target(helpers_);
+    ::rmdir((path_ + "/helpers").c_str());
     removed_ = ::rmdir(path_.c_str()) == 0 || errno == ENOENT;
     return removed_;
 }

@@ -136,6 +136,20 @@ void Containment::cgroup_join_failed(int err) {
     cgroup_whole_ = false;  // kept: the workers already in it are still ended through it
 }
 
+int Containment::helper_cgroup_dir_fd() {
+    if (!cgroup_ || !cgroup_whole_) return -1;
+    std::string error;
+    const int fd = cgroup_->helper_dir_fd(&error);
+    if (fd < 0) log_->warn("{}; a helper runs outside the job's cgroup (subreaper only)", error);
+    return fd;
+}
+
+void Containment::keep_across_attempts(pid_t pid, bool keep) {
+    auto at = std::find(helpers_.begin(), helpers_.end(), pid);
+    if (keep && at == helpers_.end()) helpers_.push_back(pid);
+    if (!keep && at != helpers_.end()) helpers_.erase(at);
+}
+
 void Containment::note_temp_dir(const std::string& path) {
     if (record_ && !path.empty()) record_->add_temp_dir(path);
 }
@@ -155,7 +169,10 @@ void Containment::attempt_ended() {
     attempt_running_ = false;
     if (cgroup_) cgroup_->kill_attempt();  // every descendant of the attempt, in one step
     if (cgroup_ && cgroup_whole_) return;
-    for (pid_t child : own_children()) ::kill(child, SIGKILL);
+    for (pid_t child : own_children()) {
+        if (std::find(helpers_.begin(), helpers_.end(), child) == helpers_.end())
+            ::kill(child, SIGKILL);
+    }
 }
 
 void Containment::children_reaped(const std::vector<pid_t>& workers) {
@@ -163,6 +180,7 @@ void Containment::children_reaped(const std::vector<pid_t>& workers) {
         return;  // attempt_ended's cgroup.kill ends everything of an attempt
     for (pid_t child : own_children()) {
         if (std::find(workers.begin(), workers.end(), child) != workers.end()) continue;
+        if (std::find(helpers_.begin(), helpers_.end(), child) != helpers_.end()) continue;
         if (attempt_running_) {
             const auto born = start_ticks(child);
             if (born == 0 || born >= attempt_start_ticks_) continue;  // gone, or of this attempt

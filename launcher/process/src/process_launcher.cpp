@@ -8,6 +8,7 @@
 #include <csignal>
 #include <vector>
 
+#include "ptrun/launcher/process/fork_server.hpp"
 #include "ptrun/launcher/process/process_sweep.hpp"
 
 namespace ptrun::launcher {
@@ -59,6 +60,14 @@ void ProcessLauncher::reap() {
     // WUNTRACED: a worker stopped (on the terminal, by SIGSTOP) is said at once, never waited on;
     // WCONTINUED: one continued by someone else (kill -CONT) is no longer stopped.
     while (open_ && (pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+        if (auto helper = helpers_.find(pid); helper != helpers_.end()) {
+            if (WIFSTOPPED(status) || WIFCONTINUED(status)) continue;
+            auto exited = std::move(helper->second);
+            helpers_.erase(helper);
+            containment_->keep_across_attempts(pid, false);
+            if (exited) exited(from_wait_status(status));
+            continue;
+        }
         if (!alive_.count(pid)) continue;  // an orphan ptrun inherited, or an earlier attempt's
         ChildChange change;
         change.pid = pid;
@@ -90,11 +99,25 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
     request.cgroup_dir_fd = containment_->cgroup_dir_fd();
     request.cgroup_procs_fd = containment_->cgroup_procs_fd();
     request.cgroup_errno = &cgroup_errno;
-    const pid_t pid = spawn_worker(request);
+    pid_t pid = -1;
+    if (request.fork_server) {
+        pid = request.fork_server->fork_worker(request, request.cgroup_procs_fd, &cgroup_errno);
+    }
+    if (pid < 0) pid = spawn_worker(request);
     request.cgroup_errno = nullptr;
     attempt_.insert(pid);
     alive_.insert(pid);
     if (cgroup_errno != 0) containment_->cgroup_join_failed(cgroup_errno);
+    return pid;
+}
+
+pid_t ProcessLauncher::launch_helper(SpawnRequest& request,
+                                     std::function<void(const WorkerExit&)> exited) {
+    request.env[kJobTagVariable] = containment_->worker_tag(inherited_tag_);
+    request.cgroup_dir_fd = containment_->helper_cgroup_dir_fd();
+    const pid_t pid = spawn_worker(request);
+    containment_->keep_across_attempts(pid);
+    helpers_[pid] = std::move(exited);
     return pid;
 }
 

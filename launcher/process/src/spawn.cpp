@@ -59,6 +59,11 @@ int exec_child(void* raw) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (r.control_fd == 3) {
+        ::fcntl(3, F_SETFD, 0);  // keep it across exec
+    } else if (r.control_fd >= 0) {
+        ::dup2(r.control_fd, 3);
+    }
     if (r.stdout_fd >= 0) ::dup2(r.stdout_fd, STDOUT_FILENO);
     if (r.stderr_fd >= 0) ::dup2(r.stderr_fd, STDERR_FILENO);
     ::execve(r.exec_path.c_str(), a->argv, a->envp);

@@ -209,3 +209,16 @@ TEST_CASE("resolve: the watchdog's options are off unless given", "[launcher][co
         config_for({"--health-port", "1", "--health-addr", "localhost"}),
         Catch::Contains("--health-addr 'localhost'") && Catch::Contains("numeric IPv4 or IPv6"));
 }
+
+TEST_CASE("resolve: --preload takes comma-separated module names", "[launcher][config]") {
+    CHECK(config_for({"--preload", "torch,numpy.linalg,torch"}).preload ==
+          std::vector<std::string>{"torch", "numpy.linalg"});
+    CHECK(config_for({}, {}, {{"PET_PRELOAD", "torch"}}).preload ==
+          std::vector<std::string>{"torch"});
+    CHECK(config_for({}).preload.empty());
+    for (std::string bad : {"tor ch", "torch,", ".torch", "torch..nn", "1torch", "a-b"}) {
+        CHECK_THROWS_WITH(config_for({"--preload", bad}),
+                          Catch::Contains("is not a Python module name (expected comma-separated "
+                                          "module names, e.g. torch,numpy)"));
+    }
+}

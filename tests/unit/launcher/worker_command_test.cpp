@@ -73,6 +73,28 @@ TEST_CASE("worker command: Python workers start through the runner unless --no-r
     CHECK(cmd.argv == std::vector<std::string>{"true"});
 }
 
+TEST_CASE("worker command: --preload forks from the runner, or is refused naming why",
+          "[launcher]") {
+    const ptrun::env::EnvMap env{{"PATH", "/usr/bin:/bin"}, {"PYTHON_EXEC", "/usr/bin/python3"}};
+    Installation installed;
+    installed.runner = "/opt/ptrun/lib/ptrun/python/ptrun/_runner.py";
+    auto script = with_program(PTRUN_TEST_SOURCE_DIR "/python/ptrun/heartbeat.py", {"a"});
+    script.preload = {"torch", "numpy"};
+    auto cmd = make_worker_command(script, env, installed);
+    CHECK(cmd.zygote_argv(script.preload) ==
+          std::vector<std::string>{"/usr/bin/python3", "-u", installed.runner, "--zygote",
+                                   "torch,numpy", "--", script.program, "a"});
+    CHECK_THROWS_WITH(make_worker_command(script, env, {}),
+                      Catch::Contains("this ptrun has no runner installed"));
+    script.no_runner = true;
+    CHECK_THROWS_WITH(make_worker_command(script, env, installed),
+                      Catch::Contains("--no-runner turns the runner off"));
+    auto binary = with_program("true");
+    binary.preload = {"torch"};
+    CHECK_THROWS_WITH(make_worker_command(binary, env, installed),
+                      Catch::Contains("program 'true' is not run through Python"));
+}
+
 TEST_CASE("installation: the runner beside ptrun, and a wheel's own interpreter", "[launcher]") {
     namespace fs = std::filesystem;
     const fs::path root =

@@ -32,6 +32,7 @@ enum class Option : std::uint8_t {
     Module,
     NoPython,
     NoRunner,
+    Preload,
     RunPath,
     LogsSpecs,
     EventLogHandler,

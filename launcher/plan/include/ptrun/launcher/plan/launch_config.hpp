@@ -81,6 +81,8 @@ struct LaunchConfig {
     bool module = false;
     bool no_python = false;
     bool no_runner = false;  ///< --no-runner: Python workers run as plain python3 -u
+    /// --preload: modules a per-node zygote imports once; workers are forked from it. Empty: off.
+    std::vector<std::string> preload;
     std::string hostname;
     std::string program;
     std::vector<std::string> program_args;

@@ -18,6 +18,10 @@ struct WorkerCommand {
     std::string interpreter;         ///< Python workers: the interpreter's absolute path, else ""
     std::string interpreter_origin;  ///< "PYTHON_EXEC" or "the first python3 on PATH"
     std::string runner;              ///< the Python runner in argv, "" when workers run without it
+
+    /// The zygote's argv for --preload: this argv with `--zygote MODULES` after the runner
+    /// (the runner then imports MODULES and forks workers on request); empty without a runner.
+    std::vector<std::string> zygote_argv(const std::vector<std::string>& modules) const;
 };
 
 /// The interpreter a Python PROGRAM runs with and where that choice came from ($PYTHON_EXEC, else
@@ -34,7 +38,8 @@ std::optional<Interpreter> find_interpreter(const LaunchConfig& config, const en
 /// `PROGRAM.py` -> python3 -u RUNNER -- PROGRAM.py; `-m mod` -> python3 -u RUNNER -m mod, or
 /// without the runner (--no-runner, or none installed) python3 -u PROGRAM.py / python3 -u -m mod;
 /// anything else, or with --no-python, is exec'd directly. The interpreter is find_interpreter's.
-/// Throws UsageError when the program or interpreter is missing or not executable.
+/// Throws UsageError when the program or interpreter is missing or not executable, or when
+/// --preload is given for a command that does not run through the runner.
 WorkerCommand make_worker_command(const LaunchConfig& config, const env::EnvMap& env,
                                   const Installation& installation = {});
 

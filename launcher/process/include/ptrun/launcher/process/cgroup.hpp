@@ -44,6 +44,10 @@ class JobCgroup {
     /// Before an attempt's workers start: after kill_attempt(), moves the target to a fresh child
     /// cgroup of J. False with `error` set when it cannot be made.
     bool prepare_attempt(std::string* error);
+    /// J/helpers, where helpers that live across attempts go (made on the first call; from
+    /// then on no attempt uses J itself, whose cgroup.kill would end them): its directory's fd,
+    /// or -1 with `error` set.
+    int helper_dir_fd(std::string* error);
     /// Kills everything in J and below, then waits until it is empty, at most `within`; true
     /// when empty.
     bool kill_all(std::chrono::milliseconds within);
@@ -62,11 +66,14 @@ class JobCgroup {
     explicit JobCgroup(std::string path) : path_(std::move(path)) {}
     static bool open_target(const std::string& path, Target& t, std::string* error);
     static void close_target(Target& t);
+    /// Moves the target to a fresh J/attempt-N.
+    bool move_target(std::string* error);
 
     std::string path_;
     int events_fd_ = -1;  ///< J's cgroup.events ("populated 0|1", recursive), kept open
     Target target_;
     int attempts_ = 0;  ///< attempt cgroups made below J
+    Target helpers_;    ///< J/helpers, once helper_dir_fd() made it
     bool removed_ = false;
 };
 

@@ -65,6 +65,12 @@ class Containment {
     /// a child to join, "0", where clone3 cannot); -1 for none.
     int cgroup_dir_fd() const;
     int cgroup_procs_fd() const;
+    /// Where helpers that live across attempts start (the --preload zygote): a cgroup below the
+    /// job's that no attempt's end kills (made on the first call; the attempts then go below
+    /// the job's cgroup too). -1 without a cgroup.
+    int helper_cgroup_dir_fd();
+    /// `pid` (a helper, ptrun's child) is not ended with an attempt; `keep` false: forget it.
+    void keep_across_attempts(pid_t pid, bool keep = true);
     /// A worker could not join the cgroup (errno `err`): warns once; later workers do not try.
     void cgroup_join_failed(int err);
     /// Records a temporary directory for the cleanup after a SIGKILL.
@@ -92,6 +98,7 @@ class Containment {
     bool subreaper_ = false;  ///< this process is a child subreaper (main made it one)
     bool attempt_running_ = false;
     std::uint64_t attempt_start_ticks_ = 0;
+    std::vector<pid_t> helpers_;  ///< keep_across_attempts
 };
 
 /// What containment a ptrun would use here, creating nothing (for --explain).

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -34,6 +36,10 @@ class ProcessLauncher final : public WorkerLauncher {
     void signal_group(pid_t pgid, int signo) override;
     void end_attempt() override;
     void note_temp_dir(const std::string& path) override;
+    /// Into the job's helper cgroup (Containment::helper_cgroup_dir_fd), never swept by an
+    /// attempt's end; reaped here like a worker.
+    pid_t launch_helper(SpawnRequest& request,
+                        std::function<void(const WorkerExit&)> exited) override;
 
   private:
     /// Waits for the next SIGCHLD.
@@ -51,6 +57,7 @@ class ProcessLauncher final : public WorkerLauncher {
     bool open_ = false;
     std::set<pid_t> attempt_;  ///< every worker launched in the current attempt
     std::set<pid_t> alive_;    ///< those not yet reaped
+    std::map<pid_t, std::function<void(const WorkerExit&)>> helpers_;  ///< running helpers
 };
 
 }  // namespace ptrun::launcher

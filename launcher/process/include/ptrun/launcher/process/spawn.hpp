@@ -13,6 +13,8 @@
 
 namespace ptrun::launcher {
 
+class ForkServer;
+
 /// exec() of a worker failed (the message carries the path and strerror).
 struct SpawnError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -36,6 +38,12 @@ struct SpawnRequest {
     const placement::PreparedBinding* binding = nullptr;
     /// Lets ptrun's stack tool attach where Yama restricts ptrace to ancestors (the watchdog).
     bool allow_stack_capture = false;
+    /// >= 0: becomes the child's fd 3 (the --preload zygote's control socket; a helper started
+    /// with inherited stdout / stderr only).
+    int control_fd = -1;
+    /// Non-null: ProcessLauncher asks this server to fork the worker (--preload), and spawns it
+    /// as above only when the server cannot.
+    ForkServer* fork_server = nullptr;
 };
 
 /// Starts the worker and returns its pid (also its process group id) once exec has succeeded.

@@ -51,6 +51,12 @@ class WorkerLauncher {
     virtual void end_attempt() = 0;
     /// Records a temporary directory the job made, for the cleanup after a kill -9 of ptrun.
     virtual void note_temp_dir(const std::string& path) = 0;
+    /// Starts a helper that lives across attempts (the --preload zygote): contained with the
+    /// job but never ended by end_attempt(); its exit reaches `exited` on the agent's loop.
+    /// Returns its pid. Throws SpawnError when it cannot start, or when this launcher starts no
+    /// helpers (the default).
+    virtual pid_t launch_helper(SpawnRequest& request,
+                                std::function<void(const WorkerExit&)> exited);
 };
 
 }  // namespace ptrun::launcher

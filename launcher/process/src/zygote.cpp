@@ -1,0 +1,287 @@
+#include "ptrun/launcher/process/zygote.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "ptrun/launcher/process/worker_launcher.hpp"
+#include "ptrun/sys/fd.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+using nlohmann::json;
+
+/// The longest message either side sends (a worker's environment, hex-encoded, is the largest).
+constexpr std::size_t kMaxMessage = 1 << 20;
+/// How long a fork request may take before the zygote counts as hung.
+constexpr int kForkReplyMs = 10'000;
+
+std::string hex(std::string_view bytes) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (char ch : bytes) {
+        const auto c = static_cast<unsigned char>(ch);
+        out.push_back(kDigits[c >> 4]);
+        out.push_back(kDigits[c & 15]);
+    }
+    return out;
+}
+
+/// One message, or nullopt at end of stream or when none is waiting (`wait_ms` 0) or came in
+/// time; `error` says which of those it was ("" for none waiting).
+std::optional<std::string> receive(int fd, int wait_ms, std::string* error) {
+    error->clear();
+    if (wait_ms > 0) {
+        pollfd p{fd, POLLIN, 0};
+        int n;
+        do n = ::poll(&p, 1, wait_ms);
+        while (n < 0 && errno == EINTR);
+        if (n == 0) {
+            *error = "did not answer within " + std::to_string(wait_ms / 1000) + " s";
+            return std::nullopt;
+        }
+    }
+    std::string buf(kMaxMessage, '\0');
+    ssize_t n;
+    do n = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT | MSG_TRUNC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::nullopt;
+    if (n < 0) {
+        *error = std::string("its channel failed: ") + std::strerror(errno);
+        return std::nullopt;
+    }
+    if (n == 0) {
+        *error = "it closed its channel";
+        return std::nullopt;
+    }
+    if (static_cast<std::size_t>(n) > buf.size()) {
+        *error = "it sent a message over " + std::to_string(kMaxMessage) + " bytes";
+        return std::nullopt;
+    }
+    buf.resize(static_cast<std::size_t>(n));
+    return buf;
+}
+
+json fork_request(const SpawnRequest& r, const std::string& runner) {
+    json argv = json::array();
+    auto at = std::find(r.argv.begin(), r.argv.end(), runner);
+    for (auto it = at == r.argv.end() ? at : at + 1; it != r.argv.end(); ++it)
+        argv.push_back(hex(*it));
+    json env = json::array();
+    for (const auto& [k, v] : r.env) env.push_back(hex(k + "=" + v));
+    std::string cwd(4096, '\0');
+    if (::getcwd(cwd.data(), cwd.size()) == nullptr) cwd.clear();
+    cwd.resize(std::strlen(cwd.c_str()));
+    json binding = nullptr;
+    if (r.binding) {
+        binding = {{"cpu_mask", r.binding->cpu_mask},
+                   {"node_mask", r.binding->node_mask},
+                   {"node_bits", r.binding->node_bits},
+                   {"many", r.binding->many_nodes}};
+    }
+    return {{"fork",
+             {{"argv_hex", argv},
+              {"env_hex", env},
+              {"cwd_hex", hex(cwd)},
+              {"parent", ::getpid()},
+              {"allow_ptrace", r.allow_stack_capture},
+              {"binding", binding}}}};
+}
+
+/// Sends `text` with the three descriptors attached.
+bool send_with_fds(int sock, const std::string& text, const int (&fds)[3]) {
+    iovec iov{const_cast<char*>(text.data()), text.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof fds);
+    std::memcpy(CMSG_DATA(c), fds, sizeof fds);
+    ssize_t n;
+    do n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n == static_cast<ssize_t>(text.size());
+}
+
+}  // namespace
+
+struct Zygote::State {
+    enum class Phase { Loading, Ready, Done };
+
+    State(boost::asio::io_context& io, std::string runner_path, Handlers on)
+        : channel(io), runner(std::move(runner_path)), handlers(std::move(on)) {}
+
+    /// Waits for the zygote's first message.
+    static void wait_first(const std::shared_ptr<State>& self) {
+        std::weak_ptr<State> weak = self;
+        self->channel.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                                 [weak](boost::system::error_code ec) {
+                                     auto s = weak.lock();
+                                     if (!s || ec || s->phase != Phase::Loading) return;
+                                     if (!s->read_first()) wait_first(s);
+                                 });
+    }
+
+    /// Reads and acts on the first message; false when none is waiting yet.
+    bool read_first() {
+        std::string error;
+        auto message = receive(fd(), 0, &error);
+        if (!message) {
+            if (error.empty()) return false;
+            return true;  // it is going: its exit says how (exited())
+        }
+        json m = json::parse(*message, nullptr, false);
+        if (m.is_object() && m.contains("ready") && m["ready"].is_object()) {
+            phase = Phase::Ready;
+            const auto& seconds = m["ready"].value("seconds", json(0.0));
+            if (handlers.ready) handlers.ready(seconds.is_number() ? seconds.get<double>() : 0.0);
+        } else if (m.is_object() && m.contains("failed") && m["failed"].is_object()) {
+            const auto& f = m["failed"];
+            ImportFailure failure;
+            failure.module = text_of(f, "module");
+            failure.error = text_of(f, "error");
+            failure.traceback = text_of(f, "traceback");
+            phase = Phase::Done;
+            if (handlers.import_failed) handlers.import_failed(failure);
+        } else {
+            give_up(unsafe_or_garbled(m));
+        }
+        return true;
+    }
+
+    static std::string text_of(const json& object, const char* key) {
+        auto it = object.find(key);
+        return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+    }
+
+    static std::string unsafe_or_garbled(const json& m) {
+        if (m.is_object() && m.contains("unsafe") && m["unsafe"].is_string()) {
+            return m["unsafe"].get<std::string>();
+        }
+        return "it said something ptrun does not understand";
+    }
+
+    /// The zygote forks nothing from now on: says why, once, and ends it.
+    void give_up(const std::string& why) {
+        if (phase == Phase::Done) return;
+        phase = Phase::Done;
+        if (pid > 0 && !exited_already) ::kill(pid, SIGKILL);
+        if (handlers.unusable) handlers.unusable(why);
+    }
+
+    /// Its process ended (ProcessLauncher reaped it).
+    void exited(const WorkerExit& how) {
+        exited_already = true;
+        if (phase == Phase::Loading) read_first();  // it may have said why before it went
+        if (phase == Phase::Done) return;
+        give_up("the zygote (pid " + std::to_string(pid) + ") " +
+                (phase == Phase::Loading ? "ended before it was ready: " : "died: ") +
+                describe(how));
+    }
+
+    int fd() { return channel.native_handle(); }
+
+    boost::asio::posix::stream_descriptor channel;
+    std::string runner;
+    Handlers handlers;
+    pid_t pid = -1;
+    Phase phase = Phase::Loading;
+    bool exited_already = false;
+};
+
+Zygote::Zygote(boost::asio::io_context& io, WorkerLauncher& launcher, SpawnRequest request,
+               std::string runner, Handlers handlers)
+    : state_(std::make_shared<State>(io, std::move(runner), std::move(handlers))) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+        throw SpawnError(std::string("cannot make the zygote's channel: ") + std::strerror(errno));
+    }
+    sys::Fd theirs(pair[1]);
+    state_->channel.assign(pair[0]);
+    const int buffer = static_cast<int>(kMaxMessage);
+    ::setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
+    ::setsockopt(pair[1], SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+    request.control_fd = theirs.get();
+    std::weak_ptr<State> weak = state_;
+    state_->pid = launcher.launch_helper(request, [weak](const WorkerExit& how) {
+        if (auto s = weak.lock()) s->exited(how);
+    });
+    State::wait_first(state_);
+}
+
+Zygote::~Zygote() {
+    boost::system::error_code ignored;
+    state_->channel.close(ignored);
+}
+
+pid_t Zygote::pid() const { return state_->pid; }
+
+bool Zygote::ready() const { return state_->phase == State::Phase::Ready; }
+
+pid_t Zygote::fork_worker(const SpawnRequest& request, int cgroup_procs_fd, int* cgroup_errno) {
+    auto& s = *state_;
+    if (s.phase != State::Phase::Ready) return -1;
+    int go[2];
+    if (::pipe2(go, O_CLOEXEC) != 0) return -1;  // the caller's own start says what is short
+    sys::Fd go_read(go[0]), go_write(go[1]);
+    const int out = request.stdout_fd >= 0 ? request.stdout_fd : STDOUT_FILENO;
+    const int err = request.stderr_fd >= 0 ? request.stderr_fd : STDERR_FILENO;
+    const int fds[3] = {out, err, go_read.get()};
+    if (!send_with_fds(s.fd(), fork_request(request, s.runner).dump(), fds)) {
+        s.give_up(std::string("cannot send it a fork request: ") + std::strerror(errno));
+        return -1;
+    }
+    go_read.reset();
+    std::string error;
+    auto reply = receive(s.fd(), kForkReplyMs, &error);
+    if (!reply) {
+        s.give_up("the zygote (pid " + std::to_string(s.pid) + ") " +
+                  (error.empty() ? "did not answer" : error) + " while forking a worker");
+        return -1;
+    }
+    json m = json::parse(*reply, nullptr, false);
+    if (!m.is_object() || !m.contains("forked") || !m["forked"].is_number_integer()) {
+        if (m.is_object() && m.contains("error") && m["error"].is_string()) {
+            s.give_up("it could not fork a worker: " + m["error"].get<std::string>());
+        } else {
+            s.give_up(State::unsafe_or_garbled(m));
+        }
+        return -1;
+    }
+    const auto pid = static_cast<pid_t>(m["forked"].get<long long>());
+    if (pid <= 1) {
+        s.give_up("it answered a fork request with pid " + std::to_string(pid));
+        return -1;
+    }
+    ::setpgid(pid, pid);  // the worker does it too: the group exists before ptrun signals it
+    if (cgroup_procs_fd >= 0) {
+        const std::string text = std::to_string(pid);
+        if (::write(cgroup_procs_fd, text.data(), text.size()) < 0 && cgroup_errno)
+            *cgroup_errno = errno;
+    }
+    if (::write(go_write.get(), "g", 1) != 1) {
+        ::kill(pid, SIGKILL);  // cannot happen while it waits on the pipe; never left waiting
+    }
+    return pid;
+}
+
+}  // namespace ptrun::launcher
