@@ -15,7 +15,7 @@ import signal
 import subprocess
 import unittest
 
-from harness import PTRUN, TorchTestCase, _env, wait_gone, wait_output
+from harness import PTRUN, TorchTestCase, _env, free_port, wait_gone, wait_output
 from torch_flavour import FLAVOUR
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -175,6 +175,26 @@ class Preload(TorchTestCase):
         os.kill(ptrun_pid, signal.SIGKILL)
         proc.wait(timeout=DEADLINE)
         self.assertEqual(wait_gone([zygote, *workers], 10), [])
+
+    def test_two_nodes_each_fork_from_their_own_zygote(self):
+        out = os.path.join(self.dir, "nodes")
+        os.mkdir(out)
+        args = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint",
+                f"127.0.0.1:{free_port()}", "--preload", "torch", PROBE, out]
+        nodes = [self.start(args) for _ in range(2)]
+        errs = []
+        for node in nodes:
+            _, err = node.communicate(timeout=DEADLINE)
+            self.assertEqual(node.returncode, 0, err)
+            errs.append(err)
+        agents = {int(re.search(r"\[ptrun [^:]+:(\d+)\]", e).group(1)) for e in errs}
+        zygotes = {int(re.search(r"zygote pid (\d+)", e).group(1)) for e in errs}
+        self.assertEqual((len(agents), len(zygotes)), (2, 2), "one zygote per node")
+        seen = self.probes(out)
+        self.assertEqual(sorted(seen), [(r, 0) for r in range(4)])
+        self.assertTrue(all(s["torch_at_start"] for s in seen.values()))
+        self.assertEqual(set(s["ppid"] for s in seen.values()), agents, "each node's own")
+        self.assertEqual([s["sum"] for s in seen.values()], [4.0] * 4)
 
     def test_a_preload_that_starts_a_thread_is_not_used_and_says_why(self):
         with open(os.path.join(self.dir, "starts_a_thread.py"), "w") as f:
