@@ -201,9 +201,15 @@ class Agent::Impl {
     /// GET /stacks: asks every live Python worker (through the runner) for its stacks and
     /// replies with all of them once written (at most 1 s); the workers go on.
     void request_stacks(watchdog::HealthServer::StacksReply reply);
-    /// Sends the stack signal to each live worker that catches it, its file emptied first;
+    /// Sends the stack signal to local rank `lr` if it is alive and catches it, its stack file
+    /// emptied first; true when sent.
+    bool signal_python_stack(std::size_t lr);
+    /// Sends the stack signal to each live worker that catches it (signal_python_stack);
     /// returns the files to wait for.
     std::vector<std::string> signal_python_stacks();
+    /// Local rank `lr`'s stack file as the runner wrote it, without the runner's own frames
+    /// (its last 4000 bytes); "" without one.
+    std::string runner_dump(std::size_t lr) const;
     /// A torch file timer of local rank `lr` expired asking for `signo`: through the runner, its
     /// Python stack is read first (at most 1 s, kept for the failure report), then `signo` sent.
     void honour_timer_with_stack(std::size_t lr, int signo);

@@ -41,11 +41,11 @@ void Agent::Impl::start_preload() {
     };
     on.import_failed = [this](const ImportFailure& f) {
         preload_loading = false;
-        std::string text = "--preload: cannot import '" + printable(f.module) +
-                           "': " + printable(f.error);
+        std::string text =
+            "--preload: cannot import '" + printable(f.module) + "': " + printable(f.error);
         if (f.error.rfind("ModuleNotFoundError", 0) == 0) {
-            text += " (the zygote runs " + command.interpreter + ", " +
-                    command.interpreter_origin + ": set PYTHON_EXEC to an interpreter that has it)";
+            text += " (the zygote runs " + command.interpreter + ", " + command.interpreter_origin +
+                    ": set PYTHON_EXEC to an interpreter that has it)";
         } else if (!f.traceback.empty()) {
             text += "\n" + printable_lines(f.traceback);
         }
@@ -59,9 +59,10 @@ void Agent::Impl::start_preload() {
                                           std::move(on));
         preload_loading = true;
     } catch (const SpawnError& e) {
-        log->warn("--preload {}: not used: cannot start the zygote: {}; workers start as "
-                  "interpreters",
-                  preload_list(), e.what());
+        log->warn(
+            "--preload {}: not used: cannot start the zygote: {}; workers start as "
+            "interpreters",
+            preload_list(), e.what());
     }
 }
 

@@ -395,16 +395,24 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
     });
 }
 
+bool Agent::Impl::signal_python_stack(std::size_t lr) {
+    if (lr >= watch->stack_files.size() || lr >= workers.size()) return false;
+    const auto& worker = workers[lr];
+    if (!worker.alive || !sys::signal_caught(worker.end.pid, python_stack_signal())) return false;
+    // Empty, so that what it holds after the signal is this dump (the runner appends).
+    return ::truncate(watch->stack_files[lr].c_str(), 0) == 0 &&
+           ::kill(worker.end.pid, python_stack_signal()) == 0;
+}
+
+std::string Agent::Impl::runner_dump(std::size_t lr) const {
+    if (lr >= watch->stack_files.size()) return "";
+    return without_runner_frames(tail_of_file(watch->stack_files[lr], 4000), command.runner);
+}
+
 std::vector<std::string> Agent::Impl::signal_python_stacks() {
     std::vector<std::string> dumps;
     for (std::size_t lr = 0; lr < watch->stack_files.size() && lr < workers.size(); ++lr) {
-        const auto& worker = workers[lr];
-        if (!worker.alive || !sys::signal_caught(worker.end.pid, python_stack_signal())) continue;
-        // Empty, so that what it holds after the signal is this dump (the runner appends).
-        if (::truncate(watch->stack_files[lr].c_str(), 0) != 0) continue;
-        if (::kill(worker.end.pid, python_stack_signal()) == 0) {
-            dumps.push_back(watch->stack_files[lr]);
-        }
+        if (signal_python_stack(lr)) dumps.push_back(watch->stack_files[lr]);
     }
     return dumps;
 }
@@ -423,10 +431,7 @@ void Agent::Impl::request_stacks(watchdog::HealthServer::StacksReply reply) {
             const auto& w = workers[lr];
             text += fmt::format("== rank {} (local rank {}, pid {})\n", w.end.rank, lr, w.end.pid);
             std::string dump;
-            if (lr < watch->stack_files.size() && w.alive) {
-                dump = without_runner_frames(tail_of_file(watch->stack_files[lr], 4000),
-                                             command.runner);
-            }
+            if (w.alive) dump = runner_dump(lr);
             if (!dump.empty()) {
                 text += dump + (dump.back() == '\n' ? "" : "\n");
             } else if (!w.alive) {
@@ -528,8 +533,7 @@ std::optional<watchdog::RankStacks> Agent::Impl::captured_stacks(const Watch::Ha
         rs.note = hang.native_note;
     }
     if (lr < watch->stack_files.size()) {
-        rs.python_text =
-            without_runner_frames(tail_of_file(watch->stack_files[lr], 4000), command.runner);
+        rs.python_text = runner_dump(lr);
         rs.python = watchdog::parse_python_faulthandler(rs.python_text);
         if (rs.python.empty()) {
             rs.python_text.clear();
@@ -757,13 +761,8 @@ void Agent::Impl::expire_timers() {
 }
 
 void Agent::Impl::honour_timer_with_stack(std::size_t lr, int signo) {
-    auto& w = workers[lr];
-    const pid_t pid = w.end.pid;
-    const bool python = lr < watch->stack_files.size() && w.alive &&
-                        sys::signal_caught(pid, python_stack_signal()) &&
-                        ::truncate(watch->stack_files[lr].c_str(), 0) == 0 &&
-                        ::kill(pid, python_stack_signal()) == 0;
-    if (!python) {
+    const pid_t pid = workers[lr].end.pid;
+    if (!signal_python_stack(lr)) {
         ::kill(pid, signo);
         return;
     }
@@ -774,8 +773,7 @@ void Agent::Impl::honour_timer_with_stack(std::size_t lr, int signo) {
             if (finished || watch->hang_serial != serial) return;
             auto& worker = workers[lr];
             if (worker.end.pid != pid || !worker.alive) return;
-            worker.end.python_stack =
-                without_runner_frames(tail_of_file(watch->stack_files[lr], 4000), command.runner);
+            worker.end.python_stack = runner_dump(lr);
             ::kill(pid, signo);
         }));
 }

@@ -42,9 +42,9 @@ class Zygote final : public ForkServer {
     /// What the zygote says, on the agent's loop; each is called at most once, and after
     /// `import_failed` or `unusable` nothing else is.
     struct Handlers {
-        std::function<void(double seconds)> ready;                 ///< forks from now on
+        std::function<void(double seconds)> ready;                ///< forks from now on
         std::function<void(const ImportFailure&)> import_failed;  ///< never ready
-        std::function<void(const std::string& why)> unusable;    ///< forks nothing (any more)
+        std::function<void(const std::string& why)> unusable;     ///< forks nothing (any more)
     };
 
     /// Starts the zygote through `launcher` as a helper (`request`: its exec path, argv and
@@ -61,8 +61,7 @@ class Zygote final : public ForkServer {
     pid_t pid() const;
     /// True once it said `ready` and until it became unusable.
     bool ready() const;
-    pid_t fork_worker(const SpawnRequest& request, int cgroup_procs_fd,
-                      int* cgroup_errno) override;
+    pid_t fork_worker(const SpawnRequest& request, int cgroup_procs_fd, int* cgroup_errno) override;
 
   private:
     struct State;
