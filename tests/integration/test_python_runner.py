@@ -12,7 +12,7 @@ import sys
 import unittest
 
 from harness import PtrunTestCase, wait_output
-from torch_flavour import FLAVOUR
+from torch_flavour import FLAVOUR, torch_missing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -101,17 +101,6 @@ released.set()
 print("released", flush=True)
 '''
 
-_torch_missing = {}
-
-
-def torch_missing():
-    """Why torch cannot be imported by PYTHON (the flavour's), or None."""
-    if "reason" not in _torch_missing:
-        res = subprocess.run(FLAVOUR.command([PYTHON, "-c", "import torch"]), capture_output=True,
-                             text=True, env={**os.environ, **FLAVOUR.env()}, timeout=TORCH_DEADLINE)
-        _torch_missing["reason"] = None if res.returncode == 0 else \
-            f"{PYTHON} cannot import torch: {res.stderr.strip().splitlines()[-1:]}"
-    return _torch_missing["reason"]
 
 
 class PythonRunner(PtrunTestCase):
@@ -122,8 +111,8 @@ class PythonRunner(PtrunTestCase):
         self.dir = os.path.realpath(self.dir)
 
     def need_torch(self):
-        if torch_missing():
-            self.skipTest(torch_missing())
+        if torch_missing(TORCH_DEADLINE):
+            self.skipTest(torch_missing(TORCH_DEADLINE))
 
     def write(self, name, text, mode="w"):
         path = os.path.join(self.dir, name)

@@ -163,9 +163,10 @@ class Terminal(PtrunTestCase):
         sh.run("echo shell-has-the-terminal-$((6*7))")
         sh.expect(r"shell-has-the-terminal-42")
 
-    def test_pdb_in_a_worker(self):
+    def debug_in_pdb(self, command):
+        """Runs `command` (debug.py under ptrun), evaluates in rank 0's pdb, continues."""
         sh = self.shell
-        sh.run("ptrun --nproc-per-node 2 debug.py")
+        sh.run(command)
         sh.expect(r"\(Pdb\) ")
         sh.send("p x * 7\n")
         sh.expect(r"\n42\n")
@@ -173,16 +174,12 @@ class Terminal(PtrunTestCase):
         sh.expect(r"after the breakpoint, rank 0")
         sh.expect(r"rc=0\n")
 
+    def test_pdb_in_a_worker(self):
+        self.debug_in_pdb("ptrun --nproc-per-node 2 debug.py")
+
     def test_pdb_in_a_worker_forked_from_the_preload_zygote(self):
-        sh = self.shell
-        sh.run("ptrun --nproc-per-node 2 --preload json debug.py")
-        sh.expect(r"\(Pdb\) ")
-        sh.send("p x * 7\n")
-        sh.expect(r"\n42\n")
-        sh.send("c\n")
-        sh.expect(r"after the breakpoint, rank 0")
-        sh.expect(r"rc=0\n")
-        self.assertIn("workers are forked from it", sh.text)
+        self.debug_in_pdb("ptrun --nproc-per-node 2 --preload json debug.py")
+        self.assertIn("workers are forked from it", self.shell.text)
 
     def test_a_pdb_session_longer_than_the_hang_timeout_is_not_a_hang(self):
         # Rank 1 exits 0 at once, so rank 0 must finish within --hang-timeout; while it holds the

@@ -18,7 +18,7 @@ import time
 import unittest
 
 from harness import PtrunTestCase
-from torch_flavour import FLAVOUR
+from torch_flavour import FLAVOUR, torch_missing
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -94,7 +94,6 @@ print(json.dumps({"cpus": sorted(os.sched_getaffinity(0)), "rc": rc, "mode": mod
                   "nodes": mask[0]}))
 '''
 
-_torch_missing = {}
 
 
 def set_subreaper(on):
@@ -113,14 +112,6 @@ def tearDownModule():
     set_subreaper(False)
 
 
-def torch_missing():
-    """Why torch cannot be imported by PYTHON (the flavour's), or None."""
-    if "reason" not in _torch_missing:
-        res = subprocess.run(FLAVOUR.command([PYTHON, "-c", "import torch"]), capture_output=True,
-                             text=True, env={**os.environ, **FLAVOUR.env()}, timeout=TORCH_DEADLINE)
-        _torch_missing["reason"] = None if res.returncode == 0 else \
-            f"{PYTHON} cannot import torch: {res.stderr.strip().splitlines()[-1:]}"
-    return _torch_missing["reason"]
 
 
 def wait_readable(fd, timeout, what):
@@ -202,8 +193,8 @@ class ZygoteTest(PtrunTestCase):
                 pass
 
     def need_torch(self):
-        if torch_missing():
-            self.skipTest(torch_missing())
+        if torch_missing(TORCH_DEADLINE):
+            self.skipTest(torch_missing(TORCH_DEADLINE))
 
     def write(self, name, text):
         path = os.path.join(self.dir, name)

@@ -101,6 +101,20 @@ def scratch_dir():
     return getattr(harness, "SCRATCH", None)
 
 
+_torch_missing = {}
+
+
+def torch_missing(timeout):
+    """Why torch cannot be imported by FLAVOUR's python, or None (asked once, within `timeout`)."""
+    if "reason" not in _torch_missing:
+        res = subprocess.run(FLAVOUR.command([FLAVOUR.python, "-c", "import torch"]),
+                             capture_output=True, text=True, env={**os.environ, **FLAVOUR.env()},
+                             timeout=timeout)
+        _torch_missing["reason"] = None if res.returncode == 0 else \
+            f"{FLAVOUR.python} cannot import torch: {res.stderr.strip().splitlines()[-1:]}"
+    return _torch_missing["reason"]
+
+
 def current():
     name = os.environ.get("PTRUN_TORCH_FLAVOUR", "1.13")
     if name == "1.13":
