@@ -2,7 +2,9 @@
 Debian 12's 1.13, or 2.6 in the Debian 13 root): an unchanged DDP script beats on every optimizer
 step, so --hang-timeout finds a rank stuck in a function, the report names that rank as the odd
 one out with its Python frame, and the other ranks' Python frames; GET /stacks returns every
-rank's Python stack while the job goes on; --no-runner leaves the script opaque. Every wait is bounded; no process is left behind."""
+rank's Python stack while the job goes on; --no-runner leaves the script opaque. The same holds
+for workers forked from the --preload zygote (issue 25). Every wait is bounded; no process is
+left behind."""
 import json
 import os
 import re
@@ -26,8 +28,10 @@ class PythonWorkers(TorchTestCase):
         super().setUp()
         self.env = {"PYTHON_EXEC": FLAVOUR.python, "GLOO_SOCKET_IFNAME": "lo", **FLAVOUR.env()}
 
+    EXTRA = []  # options every start adds (PreloadedPythonWorkers: --preload torch)
+
     def start(self, args):
-        argv = FLAVOUR.command([PTRUN, *args], binds=[self.dir])
+        argv = FLAVOUR.command([PTRUN, *self.EXTRA, *args], binds=[self.dir])
         proc = subprocess.Popen(argv, env=_env(self.env), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
@@ -91,6 +95,13 @@ class PythonWorkers(TorchTestCase):
         self.assertEqual(proc.returncode, 0, err)
         self.assertIn("have made no progress yet", err)
         self.assertIn("optimizer steps are not counted", err)
+
+
+class PreloadedPythonWorkers(PythonWorkers):
+    """The same with every worker forked from the --preload zygote (issue 25): steps counted
+    although torch.optim was imported before the script ran, stacks through the same signal."""
+    EXTRA = ["--preload", "torch"]
+    test_without_the_runner_the_script_never_beats = None  # --preload needs the runner
 
 
 if __name__ == "__main__":
