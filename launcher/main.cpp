@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 
 #include "ptrun/env/worker_env.hpp"
@@ -43,7 +44,9 @@ std::shared_ptr<spdlog::logger> make_logger(
     const ptrun::env::EnvMap& env) {
     using ptrun::launcher::ConsoleLogSink;
     std::shared_ptr<ptrun::launcher::ConsoleStream> err(console, &console->err);
-    auto sink = std::make_shared<ConsoleLogSink>(err, ptrun::env::lookup(env, "TERM").value_or(""));
+    std::shared_ptr<ptrun::launcher::RunLog> run_log(console, &console->run_log);
+    auto sink = std::make_shared<ConsoleLogSink>(err, ptrun::env::lookup(env, "TERM").value_or(""),
+                                                 std::move(run_log));
     auto logger = std::make_shared<spdlog::logger>("ptrun", std::move(sink));
     logger->set_pattern("[ptrun " + host + ":" + std::to_string(::getpid()) + "] %^%l%$: %v");
     logger->set_level(spdlog::level::info);
@@ -52,6 +55,32 @@ std::shared_ptr<spdlog::logger> make_logger(
 
 int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlacement local,
             ptrun::env::EnvMap env, const std::vector<std::string>& warnings);
+
+/// The exit code for the exception `error` ends ptrun with, and in `message` the line saying it.
+int error_exit(std::exception_ptr error, std::string* message) {
+    using ptrun::launcher::printable;
+    auto say = [message](const std::string& prefix, const char* what) {
+        *message = prefix + printable(what) + "\n";
+    };
+    try {
+        std::rethrow_exception(error);
+    } catch (const ptrun::launcher::UsageError& e) {
+        say("ptrun: error: ", e.what());
+        return kExitUsage;
+    } catch (const ptrun::launcher::RendezvousError& e) {
+        say("ptrun: error: ", e.what());
+        return e.exit_code;
+    } catch (const ptrun::launcher::EnvironmentError& e) {
+        say("ptrun: error: ", e.what());
+        return kExitEnvironment;
+    } catch (const ptrun::rdzv::StoreError& e) {
+        say("ptrun: error: cannot start the workers' store: ", e.what());
+        return kExitInternal;
+    } catch (const std::exception& e) {
+        say("ptrun: internal error: ", e.what());
+        return kExitInternal;
+    }
+}
 
 int launch(const std::vector<std::string>& args) {
     using namespace ptrun::launcher;
@@ -144,7 +173,16 @@ int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlace
     for (const auto& warning : warnings) logger->warn("{}", warning);
     for (const auto& warning : local.warnings) logger->warn("{}", warning);
     Job job{std::move(command), std::move(local), std::move(env), console, logger};
-    return std::visit([&job](const auto& mode) { return run_mode(mode, job); }, plan);
+    int code = 0;
+    try {
+        code = std::visit([&job](const auto& mode) { return run_mode(mode, job); }, plan);
+    } catch (...) {
+        std::string message;
+        code = error_exit(std::current_exception(), &message);
+        console->say(message);
+    }
+    console->run_log.write("ptrun exits with code " + std::to_string(code));
+    return code;
 }
 
 }  // namespace
@@ -164,22 +202,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         return launch(args);
-    } catch (const ptrun::launcher::UsageError& e) {
-        std::fprintf(stderr, "ptrun: error: %s\n", ptrun::launcher::printable(e.what()).c_str());
-        return kExitUsage;
-    } catch (const ptrun::launcher::RendezvousError& e) {
-        std::fprintf(stderr, "ptrun: error: %s\n", ptrun::launcher::printable(e.what()).c_str());
-        return e.exit_code;
-    } catch (const ptrun::launcher::EnvironmentError& e) {
-        std::fprintf(stderr, "ptrun: error: %s\n", ptrun::launcher::printable(e.what()).c_str());
-        return kExitEnvironment;
-    } catch (const ptrun::rdzv::StoreError& e) {
-        std::fprintf(stderr, "ptrun: error: cannot start the workers' store: %s\n",
-                     ptrun::launcher::printable(e.what()).c_str());
-        return kExitInternal;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "ptrun: internal error: %s\n",
-                     ptrun::launcher::printable(e.what()).c_str());
-        return kExitInternal;
+    } catch (...) {
+        std::string message;
+        const int code = error_exit(std::current_exception(), &message);
+        std::fputs(message.c_str(), stderr);
+        return code;
     }
 }

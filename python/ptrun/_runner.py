@@ -31,8 +31,8 @@ environment is what it would be without the runner):
 - PTRUN_HEARTBEAT_FILE (left for ptrun.heartbeat): when torch.optim.optimizer is imported (or
   already is: preloaded), every optimizer step becomes one beat on that record (a global step
   post-hook on torch 2, a wrapped step on older torch). Torch is never imported by the runner.
-- PTRUN_ERROR_SUMMARY_FILE (consumed): an uncaught ImportError (ModuleNotFoundError included) is
-  summed up there in one line, `ExceptionType: message`, for ptrun's failure report.
+- PTRUN_ERROR_SUMMARY_FILE (consumed): an uncaught exception other than SystemExit is summed up
+  there in one line, `ExceptionType: message`, for ptrun's failure report and restart line.
 A value that cannot be used costs one `ptrun runner: <what> ignored: <why>` line on stderr; the
 program runs anyway."""
 import os
@@ -484,7 +484,7 @@ if __name__ == "__main__":
         _run(*_run_args)
     except BaseException as _error:
         _error.__traceback__ = _without_runner(_error.__traceback__)
-        if _error_summary and isinstance(_error, ImportError):
+        if _error_summary and not isinstance(_error, SystemExit):
             _write_error_summary(_error_summary, _error)
         if not _is_module and not isinstance(_error, SystemExit):
             _forget_file_after_excepthook(_main)

@@ -16,7 +16,42 @@ def run_dir(logs, run_id):
     return found[0]
 
 
+STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
+FAILS = """import os
+raise ValueError(f"boom on rank {os.environ['RANK']} in attempt "
+                 f"{os.environ['TORCHELASTIC_RESTART_COUNT']}")
+"""
+
+
 class Logs(PtrunTestCase):
+    def test_the_run_log_keeps_what_ptrun_said_with_times_and_the_exit_code(self):
+        logs = os.path.join(self.dir, "logs")
+        script = os.path.join(self.dir, "fails.py")
+        with open(script, "w") as f:
+            f.write(FAILS)
+        res = run_ptrun(["--nproc-per-node", "1", "--max-restarts", "1", "--log-dir", logs,
+                         "--rdzv-id", "rl", script], env={"PYTHON_EXEC": "/usr/bin/python3"})
+        self.assertEqual(res.returncode, 1, res.stderr)
+        # The console's restart line carries the worker's own message (the runner's summary).
+        restart = "restarting the worker group (restart 1 of 1)"
+        self.assertRegex(res.stderr, r"failed: exit code 1 \(ValueError: boom on rank 0 in "
+                                     r"attempt 0\); " + re.escape(restart))
+        with open(os.path.join(run_dir(logs, "rl"), "ptrun.log")) as f:
+            text = f.read()
+        lines = text.splitlines()
+        self.assertTrue(all(re.match(STAMP, line) for line in lines), text)
+        said = [line[25:] for line in lines]  # without the time
+        self.assertIn("worker logs and error files:", said[0])
+        self.assertTrue(any("(ValueError: boom on rank 0 in attempt 0); " + restart in line
+                            for line in said), text)
+        self.assertIn("Root cause (first failure):", said)
+        self.assertIn("  exception   : ValueError: boom on rank 0 in attempt 1", said)
+        self.assertEqual(said[-1], "ptrun exits with code 1")
+        # Everything ptrun said on stderr is there, in order (workers' output is not).
+        own = [line for line in res.stderr.splitlines() if line.strip() and "Traceback" not in line
+               and not line.startswith(("  File", "    ", "ValueError"))]
+        self.assertEqual([line for line in said[:-1] if line.strip()], own)
+
     def test_redirects_write_per_worker_files(self):
         logs = os.path.join(self.dir, "logs")
         res = run_ptrun(["--nproc-per-node", "2", "--log-dir", logs, "--rdzv-id", "r1", "--redirects", "3",
@@ -109,6 +144,9 @@ class Logs(PtrunTestCase):
         self.assertIsNotNone(m, chatty.stderr)
         self.assertTrue(m.group(1).startswith(tmp + "/ptrun-"), m.group(1))
         self.assertTrue(os.path.isdir(m.group(1)))
+        # ptrun's own run log does not keep a directory, but goes with one that is kept.
+        with open(os.path.join(m.group(1), "ptrun.log")) as f:
+            self.assertIn("worker logs kept in", f.read())
 
     def test_the_report_names_no_file_that_is_gone_after_exit(self):
         # Without --log-dir error files live in a private temporary directory removed at exit:

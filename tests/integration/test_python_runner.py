@@ -454,7 +454,7 @@ class PythonRunner(PtrunTestCase):
                 self.assertEqual(res.stderr.decode(), line + "\n")
                 self.assertEqual(res.stdout, b"[]\n")
 
-    def test_error_summary_of_an_import_error(self):
+    def test_error_summary_of_an_uncaught_exception(self):
         script = self.write("imports.py", "import os\n"
                             "print('PTRUN_ERROR_SUMMARY_FILE' in os.environ)\n"
                             "import no_such_module_xyz\n")
@@ -467,12 +467,18 @@ class PythonRunner(PtrunTestCase):
         with open(summary) as f:
             self.assertEqual(f.read(),
                              "ModuleNotFoundError: No module named 'no_such_module_xyz'\n")
-        # Other exceptions leave it alone.
-        script = self.write("fails.py", "raise ValueError('not an import')\n")
+        # Any other exception too (its first line), but not SystemExit.
+        script = self.write("fails.py", "raise ValueError('not an import\\nsecond line')\n")
         other = os.path.join(self.dir, "other-summary")
         res = self.run_python([script], True, env={"PTRUN_ERROR_SUMMARY_FILE": other})
         self.assertEqual(res.returncode, 1)
-        self.assertFalse(os.path.exists(other))
+        with open(other) as f:
+            self.assertEqual(f.read(), "ValueError: not an import second line\n")
+        script = self.write("exits.py", "raise SystemExit(3)\n")
+        exits = os.path.join(self.dir, "exit-summary")
+        res = self.run_python([script], True, env={"PTRUN_ERROR_SUMMARY_FILE": exits})
+        self.assertEqual(res.returncode, 3)
+        self.assertFalse(os.path.exists(exits))
 
     # Optimizer steps as heartbeats.
 

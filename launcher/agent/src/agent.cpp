@@ -8,6 +8,7 @@
 #include "ptrun/launcher/output/console_stream.hpp"
 #include "ptrun/launcher/output/duration_text.hpp"
 #include "ptrun/launcher/output/failure_report.hpp"
+#include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/process/containment.hpp"
 #include "ptrun/launcher/process/process_launcher.hpp"
 #include "ptrun/launcher/process/process_sweep.hpp"
@@ -17,6 +18,7 @@ namespace asio = boost::asio;
 
 int Agent::Impl::run() {
     if (auto warning = logs.prepare(); !warning.empty()) log->warn("{}", warning);
+    open_run_log();
     if (!config.log_dir.empty()) log->info("worker logs and error files: {}", logs.run_log_dir());
     if (env::sets_omp_num_threads(parent_env, config.nproc_per_node)) {
         log->info(
@@ -39,6 +41,15 @@ int Agent::Impl::run() {
     }
     if (!finished) io.run();
     return exit_code;
+}
+
+void Agent::Impl::open_run_log() {
+    if (run_log_opened || logs.run_log_dir().empty()) return;  // no run directory (yet)
+    run_log_opened = true;
+    const std::string path = logs.run_log_dir() + "/" + kRunLogName;
+    if (auto why = console->run_log.open(path); !why.empty()) {
+        log->warn("cannot write the run log {}: {}", path, why);
+    }
 }
 
 void Agent::Impl::wait_signal() {
@@ -203,7 +214,8 @@ void Agent::Impl::announce_restart() {
                 std::to_string(root_cause->pid) + ") " +
                 (root_cause->cause.empty() ? "failed: " + describe(root_cause->exit)
                                            : root_cause->cause);
-        if (auto said = error_file_summary(*root_cause); !said.empty()) cause += " (" + said + ")";
+        if (auto said = worker_message(*root_cause); !said.empty())
+            cause += " (" + printable(said) + ")";
     }
     log->warn("{}; restarting the worker group (restart {} of {})", cause, state.restart_count,
               policy.max_restarts);
@@ -283,10 +295,10 @@ void Agent::Impl::finish(int code) {
         ReportContext context{state.restart_count, policy.max_restarts, logs.error_files_kept(),
                               command.interpreter, command.interpreter_origin};
         auto report = format_failure_report(*root_cause, others, context);
-        console->err.write_own(report);
+        console->say(report);
     } else if (rounds && !state.stop_signal) {
         // No local failure explains the code: the rendezvous ended the job.
-        if (auto line = rounds->end_report(code); !line.empty()) console->err.write_own(line);
+        if (auto line = rounds->end_report(code); !line.empty()) console->say(line);
     }
     // A failure report names the worker's log files: they stay.
     if (auto kept = logs.settle_temporary_logs(!root_cause); !kept.empty()) {

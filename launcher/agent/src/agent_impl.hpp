@@ -102,6 +102,9 @@ class Agent::Impl {
 
     /// Runs the agent to the end (signals, child exits and round events on `io`); the exit code.
     int run();
+    /// Starts RUN_DIR/ptrun.log (what ptrun said so far first) once the run directory exists
+    /// (with --log-dir from the start, else with the first log file); says so when it cannot.
+    void open_run_log();
 
   private:
     const LaunchConfig& config;
@@ -148,6 +151,7 @@ class Agent::Impl {
     bool start_waits = false;      ///< an attempt is due once the zygote is ready or unusable
     bool finished = false;
     bool announced_logs = false;
+    bool run_log_opened = false;
     int exit_code = 0;
 
     /// SIGUSR1/SIGUSR2 are forwarded to the workers; every other handled signal stops the job.

@@ -635,7 +635,7 @@ void Agent::Impl::end_watch_attempt() {
         report.outcome = "reported to the other nodes; the rendezvous decides whether to restart";
     }
     watch->outcome.clear();
-    console->err.write_own(format_hang_report(report));
+    console->say(format_hang_report(report));
     watch->records.clear();
 }
 

@@ -91,10 +91,10 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
             SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
         auto& request = requests.back();
         // The runner sums up an uncaught ImportError there, for the report's interpreter hint.
-        w.end.import_error_file.clear();
+        w.end.exception_file.clear();
         if (!command.runner.empty()) {
-            w.end.import_error_file = logs.error_dir(lr) + "/import_error.txt";
-            request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.import_error_file;
+            w.end.exception_file = logs.error_dir(lr) + "/exception.txt";
+            request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.exception_file;
         }
         apply_to_env(local, lr, request.env);
         const auto& slot = local.workers[static_cast<std::size_t>(lr)];
@@ -254,6 +254,7 @@ void Agent::Impl::announce_logs() {
     if (announced_logs) return;
     announced_logs = true;
     if (config.log_dir.empty()) log->info("worker logs: {}", logs.run_log_dir());
+    open_run_log();
 }
 
 }  // namespace ptrun::launcher

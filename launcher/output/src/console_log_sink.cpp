@@ -30,8 +30,9 @@ std::string_view level_color(spdlog::level::level_enum level) {
 
 }  // namespace
 
-ConsoleLogSink::ConsoleLogSink(std::shared_ptr<ConsoleStream> stream, std::string_view term)
-    : stream_(std::move(stream)) {
+ConsoleLogSink::ConsoleLogSink(std::shared_ptr<ConsoleStream> stream, std::string_view term,
+                               std::shared_ptr<RunLog> run_log)
+    : stream_(std::move(stream)), run_log_(std::move(run_log)) {
     colors_ = ::isatty(stream_->fd()) == 1 && !term.empty() && term != "dumb";
 }
 
@@ -58,6 +59,7 @@ void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& raw) {
     spdlog::memory_buf_t formatted;
     formatter_->format(msg, formatted);
     std::string_view text(formatted.data(), formatted.size());
+    if (run_log_) run_log_->write(text);
     if (status_.empty() && (!colors_ || msg.color_range_end <= msg.color_range_start)) {
         stream_->write_own(text);
         return;

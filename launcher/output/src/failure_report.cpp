@@ -80,6 +80,14 @@ std::string error_file_summary(const WorkerEnd& end) {
     return line;
 }
 
+std::string worker_message(const WorkerEnd& end) {
+    if (auto said = error_file_summary(end); !said.empty()) return said;
+    if (end.exception_file.empty()) return "";
+    auto summary = tail_of_file(end.exception_file, 1);
+    summary = summary.substr(0, summary.find('\n'));
+    return summary.size() > 200 ? summary.substr(0, 200) + "..." : summary;
+}
+
 std::string format_failure_report(const WorkerEnd& root, const std::vector<WorkerEnd>& others,
                                   const ReportContext& context, std::size_t tail_lines) {
     const std::string rule(72, '=');
@@ -128,8 +136,8 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
             "  stderr      : went to the terminal above (use --redirects 2 or --tee 2 to keep "
             "it)\n";
     }
-    if (!root.import_error_file.empty()) {
-        if (auto summary = tail_of_file(root.import_error_file, 1); !summary.empty()) {
+    if (!root.exception_file.empty()) {
+        if (auto summary = tail_of_file(root.exception_file, 1); !summary.empty()) {
             summary = summary.substr(0, summary.find('\n'));
             field(out, "exception", summary.substr(0, 200));
             seen += "\n" + summary;

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/output/run_log.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/sys/private_dir.hpp"
 
@@ -273,6 +274,8 @@ std::string LogLayout::settle_temporary_logs(bool may_remove) noexcept {
     for (auto it = std::filesystem::recursive_directory_iterator(logs_.path, ec);
          !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
         std::error_code size_ec;
+        if (it->path() == logs_.run + "/" + kRunLogName) continue;  // ptrun's own, not workers'
+
         if (it->is_regular_file(size_ec) && it->file_size(size_ec) > 0 && !size_ec) {
             wrote = true;
             break;

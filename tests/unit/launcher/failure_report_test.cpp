@@ -73,3 +73,18 @@ TEST_CASE("error_file_summary quotes the first line of the worker's message",
     CHECK(error_file_summary(end) == "RuntimeError: boom on rank 2");
     std::remove(end.error_file.c_str());
 }
+
+TEST_CASE("worker_message: the error file's message, else the runner's exception summary",
+          "[launcher][report]") {
+    const std::string base = "/tmp/ptrun_message_test_" + std::to_string(::getpid());
+    WorkerEnd end;
+    end.error_file = base + ".json";
+    end.exception_file = base + ".txt";
+    CHECK(worker_message(end).empty());  // neither written
+    std::ofstream(end.exception_file) << "ValueError: bad batch " << std::string(300, 'x') << "\n";
+    CHECK(worker_message(end) == "ValueError: bad batch " + std::string(178, 'x') + "...");
+    std::ofstream(end.error_file) << R"({"message": {"message": "RuntimeError: from record"}})";
+    CHECK(worker_message(end) == "RuntimeError: from record");
+    std::remove(end.error_file.c_str());
+    std::remove(end.exception_file.c_str());
+}

@@ -19,7 +19,9 @@ class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
   public:
     /// Colours when the stream's fd is a terminal and `term` (ptrun's TERM, "" when unset) is
     /// neither empty nor "dumb" (as spdlog's own sinks decide).
-    ConsoleLogSink(std::shared_ptr<ConsoleStream> stream, std::string_view term);
+    /// `run_log` (may be null) gets every line too, without colours or the status line.
+    ConsoleLogSink(std::shared_ptr<ConsoleStream> stream, std::string_view term,
+                   std::shared_ptr<RunLog> run_log = nullptr);
 
     /// True on a terminal that takes escapes: set_status draws there, elsewhere it does nothing.
     bool shows_status() const { return colors_; }
@@ -34,6 +36,7 @@ class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
 
   private:
     std::shared_ptr<ConsoleStream> stream_;
+    std::shared_ptr<RunLog> run_log_;
     bool colors_ = false;
     std::string status_;  ///< the status line, "" for none
 };

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <thread>
 
+#include "ptrun/launcher/output/run_log.hpp"
+
 namespace ptrun::launcher {
 
 class ConsoleStream {
@@ -97,6 +99,14 @@ struct Console {
     Console(int out_fd, int err_fd) : out(out_fd, "stdout"), err(err_fd, "stderr") {}
     ConsoleStream out;
     ConsoleStream err;
+    /// RUN_DIR/ptrun.log: what ptrun itself says on `err`, with times (run_log.hpp).
+    RunLog run_log;
+
+    /// A report or other text of ptrun's own: on stderr and in the run log.
+    void say(std::string_view text) {
+        err.write_own(text);
+        run_log.write(text);
+    }
 };
 
 }  // namespace ptrun::launcher

@@ -22,8 +22,8 @@ struct WorkerEnd {
     std::string error_file;  ///< path given to the worker; read if it exists
     std::string stderr_log;  ///< path of its stderr log, "" when stderr went to the terminal
     /// The Python runner's PTRUN_ERROR_SUMMARY_FILE: "ExceptionType: message" of an uncaught
-    /// ImportError, whether or not stderr was captured; "" without the runner.
-    std::string import_error_file;
+    /// exception, whether or not stderr was captured; "" without the runner.
+    std::string exception_file;
     /// Its Python stack (faulthandler's dump) when ptrun read one before ending it, else "".
     std::string python_stack;
     bool stopped_by_ptrun = false;  ///< ended by ptrun's SIGTERM/SIGKILL after another failure
@@ -51,6 +51,10 @@ bool record_would_help(const WorkerEnd& root, const ReportContext& context);
 /// The first line of the message in `end`'s error file (at most 200 characters), "" when it wrote
 /// none: what the one-line restart and failure notices quote.
 std::string error_file_summary(const WorkerEnd& end);
+
+/// What the worker itself said of its failure, in one line (at most 200 characters): its error
+/// file's message, else the runner's summary of its uncaught exception; "" when neither exists.
+std::string worker_message(const WorkerEnd& end);
 
 /// The multi-line report: the root cause in full (error file message and traceback, last
 /// `tail_lines` of stderr, the interpreter and a hint when a module was missing), then one line

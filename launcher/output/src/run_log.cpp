@@ -1,0 +1,117 @@
+#include "ptrun/launcher/output/run_log.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+namespace ptrun::launcher {
+
+std::string utc_now_text() {
+    const auto now = std::chrono::system_clock::now();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
+    const std::time_t seconds = static_cast<std::time_t>(ms.count() / 1000);
+    std::tm tm{};
+    ::gmtime_r(&seconds, &tm);
+    char text[96];
+    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(ms.count() % 1000));
+    return text;
+}
+
+std::string stamp_lines(std::string_view text, std::string_view stamp) {
+    std::string out;
+    out.reserve(text.size() + stamp.size() + 2);
+    bool line_start = true;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\033') {  // CSI: ESC [ parameters final-byte (colours, erase line)
+            if (i + 1 < text.size() && text[i + 1] == '[') {
+                i += 2;
+                while (i < text.size() && !(text[i] >= 0x40 && text[i] <= 0x7e)) ++i;
+            }
+            continue;
+        }
+        if (c == '\r') continue;
+        if (line_start) {
+            if (c == '\n') continue;  // an empty line: nothing to stamp
+            out.append(stamp);
+            out.push_back(' ');
+            line_start = false;
+        }
+        out.push_back(c);
+        if (c == '\n') line_start = true;
+    }
+    if (!line_start) out.push_back('\n');
+    return out;
+}
+
+RunLog::~RunLog() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::string RunLog::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return std::strerror(errno);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+    path_ = path;
+    std::string first;
+    if (dropped_ > 0) {
+        first = stamp_lines("(" + std::to_string(dropped_) +
+                                " earlier line(s) dropped: more than the run log keeps before "
+                                "its directory exists)",
+                            utc_now_text());
+    }
+    append_locked(first + backlog_);
+    backlog_.clear();
+    return "";
+}
+
+void RunLog::write(std::string_view text) {
+    const std::string stamped = stamp_lines(text, utc_now_text());
+    if (stamped.empty()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fd_ >= 0) {
+        append_locked(stamped);
+        return;
+    }
+    if (write_errno_ != 0) return;
+    backlog_ += stamped;
+    while (backlog_.size() > kMaxBacklog) {  // drop whole lines, oldest first
+        const auto end = backlog_.find('\n');
+        backlog_.erase(0, end == std::string::npos ? backlog_.size() : end + 1);
+        ++dropped_;
+    }
+}
+
+void RunLog::append_locked(const std::string& stamped) {
+    if (write_errno_ != 0 || fd_ < 0) return;
+    std::size_t done = 0;
+    while (done < stamped.size()) {
+        const ssize_t n = ::write(fd_, stamped.data() + done, stamped.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            write_errno_ = n < 0 ? errno : ENOSPC;
+            return;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+std::string RunLog::path() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return path_;
+}
+
+int RunLog::writes_failed() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return write_errno_;
+}
+
+}  // namespace ptrun::launcher
