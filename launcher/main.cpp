@@ -107,11 +107,7 @@ int launch(const std::vector<std::string>& args) {
         for (const auto& warning : local.warnings) std::cout << "warning: " << warning << "\n";
         return 0;
     }
-    try {
-        return run_job(plan, std::move(local), env, slurm.warnings);
-    } catch (...) {
-        rethrow_as_environment_error(open_files_needed(config));  // e.g. EMFILE: not ptrun's bug
-    }
+    return run_job(plan, std::move(local), env, slurm.warnings);  // says its own errors
 }
 
 /// What every mode's agent is given besides its store; run_job keeps the console and logger to
@@ -178,7 +174,12 @@ int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlace
         code = std::visit([&job](const auto& mode) { return run_mode(mode, job); }, plan);
     } catch (...) {
         std::string message;
-        code = error_exit(std::current_exception(), &message);
+        try {
+            rethrow_as_environment_error(
+                open_files_needed(config));  // e.g. EMFILE: not ptrun's bug
+        } catch (...) {
+            code = error_exit(std::current_exception(), &message);
+        }
         console->say(message);
     }
     console->run_log.write("ptrun exits with code " + std::to_string(code));

@@ -31,8 +31,8 @@ TEST_CASE("stamp_lines: every line stamped, terminal sequences gone", "[launcher
 }
 
 TEST_CASE("utc_now_text: ISO 8601 in UTC with milliseconds", "[launcher][run_log]") {
-    CHECK(std::regex_match(utc_now_text(),
-                           std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+    CHECK(
+        std::regex_match(utc_now_text(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
 }
 
 TEST_CASE("RunLog: lines before open() come first, then every write, stamped",
