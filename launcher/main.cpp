@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -14,6 +15,7 @@
 #include "ptrun/launcher/agent/multi_node.hpp"
 #include "ptrun/launcher/agent/placement_store.hpp"
 #include "ptrun/launcher/cli/cli.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
 #include "ptrun/launcher/cli/slurm_defaults.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/membership/placement_exit.hpp"
@@ -30,6 +32,7 @@
 #include "ptrun/launcher/process/containment.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/watchdog/status_client.hpp"
 
 extern char** environ;
 
@@ -38,6 +41,9 @@ namespace {
 constexpr int kExitUsage = 2;
 constexpr int kExitInternal = 1;
 constexpr int kExitEnvironment = 1;  // the machine refused something (no space, open files, ...)
+constexpr int kExitNoStatus = 3;     // ptrun status: nothing, or not ptrun, answered
+/// How long `ptrun status` waits for the whole answer.
+constexpr std::chrono::milliseconds kStatusDeadline{5'000};
 
 std::shared_ptr<spdlog::logger> make_logger(
     const std::string& host, const std::shared_ptr<ptrun::launcher::Console>& console,
@@ -82,8 +88,40 @@ int error_exit(std::exception_ptr error, std::string* message) {
     }
 }
 
+/// `ptrun status HOST:PORT`: a running ptrun's /status (its --health-port) as a table on stdout.
+/// 0 when healthy, 1 when not, 3 when nothing or something else than ptrun answers.
+int show_status(const std::vector<std::string>& args) {
+    using namespace ptrun::launcher;
+    if (args.size() != 2) {
+        throw UsageError("ptrun status: expected one HOST:PORT, a running ptrun's --health-port");
+    }
+    const auto at = split_endpoint(args[1], "ptrun status");
+    if (!at.port || *at.port == 0) {
+        throw UsageError("ptrun status '" + args[1] +
+                         "': expected HOST:PORT with PORT from 1 to 65535 (the --health-port)");
+    }
+    const std::string where = format_endpoint(at.host, *at.port);
+    const auto got = ptrun::watchdog::http_get(at.host, *at.port, "/status", kStatusDeadline);
+    if (got.status == 0) {
+        std::fprintf(stderr, "ptrun status: no ptrun answers at %s: %s\n", where.c_str(),
+                     printable(got.error).c_str());
+        return kExitNoStatus;
+    }
+    auto table = got.status == 200 ? ptrun::watchdog::status_table(got.body) : std::nullopt;
+    if (!table) {
+        std::fprintf(stderr,
+                     "ptrun status: %s answered HTTP %d, but not with a ptrun /status document "
+                     "(is it a ptrun --health-port?)\n",
+                     where.c_str(), got.status);
+        return kExitNoStatus;
+    }
+    std::fputs(table->text.c_str(), stdout);
+    return table->healthy ? 0 : 1;
+}
+
 int launch(const std::vector<std::string>& args) {
     using namespace ptrun::launcher;
+    if (!args.empty() && args[0] == "status") return show_status(args);
     auto env = ptrun::env::from_environ(environ);
     auto parsed = parse_command_line(args, env);
     if (auto* info = std::get_if<InfoRequest>(&parsed)) {

@@ -12,7 +12,8 @@ test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-b
            debootstrap  # the Debian 13 root with PyTorch 2.6 (scripts/torch2-root.sh)
            python3-wheel python3-venv binutils  # the wheel (python/make_wheel.py) and its test
            elfutils gdb  # eu-stack and gdb: the hang watchdog's native stacks (tests/unit/watchdog)
-           clang-format)  # scripts/check-format.sh
+           clang-format  # scripts/check-format.sh
+           python3-prometheus-client prometheus)  # /metrics parsed and scraped (test_status)
 extra_pkgs=("$@")
 
 missing=()
@@ -27,3 +28,8 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q >/dev/null
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+# Debian's prometheus starts a server for the machine where systemd runs; the tests start their
+# own on a free port, so that one is stopped and left off.
+if command -v systemctl >/dev/null && systemctl is-enabled prometheus >/dev/null 2>&1; then
+  $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi

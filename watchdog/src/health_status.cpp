@@ -54,9 +54,23 @@ std::string status_json(const StatusSnapshot& s) {
             {"detail", w.detail},
         });
     }
+    auto text_or_null = [](const std::string& text) {
+        return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+    };
     const nlohmann::json doc = {
-        {"run_id", s.run_id}, {"round", s.round}, {"restart_count", s.restart_count},
-        {"phase", s.phase},   {"healthy", h.ok},  {"reason", h.reason},
+        {"run_id", s.run_id},
+        {"host", s.host},
+        {"round", s.round},
+        {"restart_count", s.restart_count},
+        {"phase", s.phase},
+        {"healthy", h.ok},
+        {"reason", h.reason},
+        {"uptime_seconds", s.uptime_seconds},
+        {"world_size", s.world_size},
+        {"nodes", s.nodes},
+        {"log_dir", text_or_null(s.log_dir)},
+        {"last_failure", text_or_null(s.last_failure)},
+        {"hangs", s.hangs},
         {"workers", workers},
     };
     return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

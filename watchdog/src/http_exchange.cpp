@@ -102,8 +102,8 @@ ParsedRequest parse_request_head(std::string_view head) {
 
 HttpResponse answer(const HttpRequest& request, const StatusSnapshot& snapshot) {
     const bool head = request.method == "HEAD";
-    if (request.path != "/health" && request.path != "/status") {
-        auto r = text_response(404, "not found: try /health, /status or /stacks");
+    if (request.path != "/health" && request.path != "/status" && request.path != "/metrics") {
+        auto r = text_response(404, "not found: try /health, /status, /metrics or /stacks");
         r.head_only = head;
         return r;
     }
@@ -114,6 +114,9 @@ HttpResponse answer(const HttpRequest& request, const StatusSnapshot& snapshot) 
     if (request.path == "/health") {
         const Health h = health_of(snapshot);
         r = text_response(h.ok ? 200 : 503, h.reason);
+    } else if (request.path == "/metrics") {
+        r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        r.body = metrics_text(snapshot);
     } else {
         r.content_type = "application/json";
         r.body = status_json(snapshot) + "\n";

@@ -131,6 +131,7 @@ void Agent::Impl::apply(const Event& ev) {
     Decision d = decide(state, policy, ev);
     if (d.first_failure) {
         root_cause = workers[static_cast<std::size_t>(d.first_failure->local_rank)].end;
+        last_failure = failure_line(*root_cause) + " at " + utc_text(root_cause->time);
         if (rounds) rounds->report_failure(*root_cause);
     }
     state = d.next;
@@ -206,17 +207,17 @@ void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
     }
 }
 
+std::string Agent::Impl::failure_line(const WorkerEnd& end) {
+    std::string line = "worker rank " + std::to_string(end.rank) + " (local rank " +
+                       std::to_string(end.local_rank) + ", pid " + std::to_string(end.pid) + ") " +
+                       (end.cause.empty() ? "failed: " + describe(end.exit) : end.cause);
+    if (auto said = worker_message(end); !said.empty()) line += " (" + printable(said) + ")";
+    return line;
+}
+
 void Agent::Impl::announce_restart() {
     std::string cause = "a worker failed";  // decide() always names the failure; never stay silent
-    if (root_cause) {
-        cause = "worker rank " + std::to_string(root_cause->rank) + " (local rank " +
-                std::to_string(root_cause->local_rank) + ", pid " +
-                std::to_string(root_cause->pid) + ") " +
-                (root_cause->cause.empty() ? "failed: " + describe(root_cause->exit)
-                                           : root_cause->cause);
-        if (auto said = worker_message(*root_cause); !said.empty())
-            cause += " (" + printable(said) + ")";
-    }
+    if (root_cause) cause = failure_line(*root_cause);
     log->warn("{}; restarting the worker group (restart {} of {})", cause, state.restart_count,
               policy.max_restarts);
     if (watch) {

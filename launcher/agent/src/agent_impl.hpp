@@ -139,6 +139,10 @@ class Agent::Impl {
     TerminalLender terminal;         ///< lent to a worker that reads it (agent_terminal.cpp)
     std::deque<int> terminal_queue;  ///< local ranks stopped on terminal I/O, waiting for it
     std::optional<WorkerEnd> root_cause;
+    /// The run's last failure, for /status: failure_line() of its root cause and its UTC time.
+    std::string last_failure;
+    /// When this agent started (/status uptime).
+    const std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
     /// When the last Ctrl-C (SIGINT) was counted: copies arriving within kSameInterrupt of it
     /// are the same Ctrl-C (a terminal and a relaying wrapper such as `timeout` both send it).
     std::optional<std::chrono::steady_clock::time_point> last_interrupt;
@@ -177,6 +181,9 @@ class Agent::Impl {
     void signal_alive(int signo, bool by_ptrun);
     /// Logs the failure that triggers a restart.
     void announce_restart();
+    /// "worker rank R (local rank L, pid P) failed: exit code 1 (what it said)", or its cause
+    /// when ptrun ended it (hung, a timer), in one line.
+    static std::string failure_line(const WorkerEnd& end);
     /// A worker exited 0 while others run: arms the notice of who is still running (after
     /// PTRUN_STRAGGLER_NOTICE seconds, default 300, then after twice as long each time).
     void watch_stragglers();

@@ -79,6 +79,7 @@ struct Watch {
     /// torch file-timer expiries waiting for the worker's Python stack before its signal.
     std::vector<std::shared_ptr<watchdog::DumpWait>> timer_dumps;
     std::uint64_t hang_serial = 0;  ///< which hang `capture` is for
+    std::uint64_t hangs = 0;        ///< hangs declared in this run (/status, /metrics)
     std::unique_ptr<watchdog::HealthServer> health;
     std::unique_ptr<watchdog::TimerFifo> fifo;
     /// What a worker or a client can make ptrun warn about, at most one line per 5 s each: bad

@@ -375,6 +375,7 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
     log->warn("{} is hung: {} (--hang-timeout {}); capturing the stacks of {} local worker(s)",
               who(w), what, seconds_text(*config.hang_timeout), pids.size());
     watch->hang = Watch::Hang{now, std::move(verdict), std::move(ranks), {}, pids, "", 0, ""};
+    watch->hangs += 1;
     // First, while they run, the runner's faulthandler writes each one's Python stacks; only to a
     // worker that catches the signal (one that exec'd another program would die of it). Then
     // the native capture, which pauses them.
@@ -642,8 +643,15 @@ void Agent::Impl::end_watch_attempt() {
 watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     watchdog::StatusSnapshot s;
     s.run_id = config.run_id;
+    s.host = config.hostname;
     s.round = static_cast<std::uint64_t>(placement.round);
     s.restart_count = state.restart_count;
+    s.uptime_seconds = seconds_between(started_at, Clock::now());
+    s.world_size = placement.world_size;
+    s.nodes = placement.nodes;
+    s.log_dir = logs.run_log_dir();
+    s.last_failure = last_failure;
+    s.hangs = watch->hangs;
     s.phase = finished          ? "finished"
               : state.stopping  ? "stopping"
               : state.alive > 0 ? "running"
@@ -673,7 +681,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
         } else if (w.stopped) {
             ws.state = watchdog::WorkerState::Stopped;
             ws.detail = "stopped by " + signal_name(w.stop_signal);
-        } else if (!r.last_progress && config.hang_timeout) {
+        } else if (!r.last_progress) {  // no beat yet (it may never beat: not judged then)
             ws.state = watchdog::WorkerState::Starting;
         } else {
             ws.state = watchdog::WorkerState::Running;

@@ -29,7 +29,8 @@ std::string help_text(const OptionSpec& spec) {
 class UsageFormatter : public CLI::Formatter {
   public:
     std::string make_usage(const CLI::App*, std::string name) const override {
-        return "Usage: " + name + " [OPTIONS] PROGRAM [ARGS...]\n";
+        return "Usage: " + name + " [OPTIONS] PROGRAM [ARGS...]\n       " + name +
+               " status HOST:PORT   (a running ptrun's --health-port, as a table)\n";
     }
 };
 

@@ -10,9 +10,10 @@
 
 namespace ptrun::launcher {
 
-std::string utc_now_text() {
-    const auto now = std::chrono::system_clock::now();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
+std::string utc_now_text() { return utc_text(std::chrono::system_clock::now()); }
+
+std::string utc_text(std::chrono::system_clock::time_point time) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch());
     const std::time_t seconds = static_cast<std::time_t>(ms.count() / 1000);
     std::tm tm{};
     ::gmtime_r(&seconds, &tm);

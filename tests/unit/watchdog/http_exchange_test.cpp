@@ -1,6 +1,7 @@
 #include "ptrun/watchdog/http_exchange.hpp"
 
 #include <catch2/catch.hpp>
+#include <sstream>
 
 using namespace ptrun::watchdog;
 
@@ -73,12 +74,68 @@ TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
     CHECK(r.status == 200);
     CHECK(r.content_type == "application/json");
     CHECK(r.body ==
-          "{\"healthy\":true,\"phase\":\"running\",\"reason\":\"ok\",\"restart_count\":1,"
-          "\"round\":2,\"run_id\":\"job\\\"7\xef\xbf\xbd\",\"workers\":[{\"detail\":\"\","
+          "{\"hangs\":0,\"healthy\":true,\"host\":\"\",\"last_failure\":null,\"log_dir\":null,"
+          "\"nodes\":1,\"phase\":\"running\",\"reason\":\"ok\",\"restart_count\":1,"
+          "\"round\":2,\"run_id\":\"job\\\"7\xef\xbf\xbd\",\"uptime_seconds\":0.0,"
+          "\"workers\":[{\"detail\":\"\","
           "\"local_rank\":0,\"pid\":100,\"progress_count\":42,\"rank\":4,"
           "\"seconds_since_progress\":0.5,\"section\":null,\"state\":\"running\"},"
           "{\"detail\":\"\",\"local_rank\":1,\"pid\":101,\"progress_count\":0,\"rank\":5,"
-          "\"seconds_since_progress\":null,\"section\":\"checkpoint\",\"state\":\"starting\"}]}\n");
+          "\"seconds_since_progress\":null,\"section\":\"checkpoint\",\"state\":\"starting\"}],"
+          "\"world_size\":0}\n");
+    s.host = "node1";
+    s.log_dir = "/logs/run";
+    s.last_failure =
+        "worker rank 4 (local rank 0, pid 99) failed: exit code 1 at 2026-11-27T13:05:01.123Z";
+    s.hangs = 2;
+    s.world_size = 8;
+    s.nodes = 2;
+    s.uptime_seconds = 12.5;
+    const auto full = answer({"GET", "/status"}, s).body;
+    CHECK_THAT(full,
+               Catch::Contains("\"host\":\"node1\"") &&
+                   Catch::Contains("\"log_dir\":\"/logs/run\"") &&
+                   Catch::Contains("\"last_failure\":\"worker rank 4 (local rank 0, pid 99)") &&
+                   Catch::Contains("\"hangs\":2") && Catch::Contains("\"world_size\":8") &&
+                   Catch::Contains("\"nodes\":2") && Catch::Contains("\"uptime_seconds\":12.5"));
+}
+
+TEST_CASE("/metrics is the snapshot in Prometheus's text format", "[watchdog][health]") {
+    StatusSnapshot s = healthy();
+    s.host = "node\"1\n";  // escaped in a label value
+    s.world_size = 8;
+    s.nodes = 2;
+    s.hangs = 1;
+    s.uptime_seconds = 3.25;
+    const auto r = answer({"GET", "/metrics"}, s);
+    CHECK(r.status == 200);
+    CHECK(r.content_type == "text/plain; version=0.0.4; charset=utf-8");
+    const std::string& m = r.body;
+    CHECK_THAT(
+        m, Catch::Contains(
+               "# TYPE ptrun_info gauge\nptrun_info{run_id=\"job7\",host=\"node\\\"1\\n\"} 1\n"));
+    CHECK_THAT(m, Catch::Contains("ptrun_uptime_seconds 3.25\n"));
+    CHECK_THAT(m, Catch::Contains("ptrun_workers{state=\"running\"} 1\n") &&
+                      Catch::Contains("ptrun_workers{state=\"starting\"} 1\n") &&
+                      Catch::Contains("ptrun_workers{state=\"failed\"} 0\n"));
+    CHECK_THAT(m, Catch::Contains("ptrun_world_size 8\n") && Catch::Contains("ptrun_nodes 2\n") &&
+                      Catch::Contains("ptrun_round 2\n"));
+    CHECK_THAT(m, Catch::Contains("# TYPE ptrun_restarts_total counter\nptrun_restarts_total 1\n"));
+    CHECK_THAT(m, Catch::Contains("ptrun_hangs_total 1\n") && Catch::Contains("ptrun_healthy 1\n"));
+    CHECK_THAT(m,
+               Catch::Contains("ptrun_worker_progress_total{rank=\"4\",local_rank=\"0\"} 42\n") &&
+                   Catch::Contains("ptrun_worker_progress_total{rank=\"5\",local_rank=\"1\"} 0\n"));
+    CHECK_THAT(m, Catch::Contains(
+                      "ptrun_worker_seconds_since_progress{rank=\"4\",local_rank=\"0\"} 0.5\n"));
+    CHECK_THAT(m, !Catch::Contains("seconds_since_progress{rank=\"5\""));  // never beaten
+    // Every sample line belongs to a family declared by HELP and TYPE lines before it.
+    std::string family;
+    std::istringstream lines(m);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("# TYPE ", 0) == 0) family = line.substr(7, line.find(' ', 7) - 7);
+        if (line.empty() || line[0] == '#') continue;
+        CHECK(line.rfind(family, 0) == 0);
+    }
 }
 
 TEST_CASE("other paths and methods get 404 and 405, HEAD has no body", "[watchdog][health]") {

@@ -38,9 +38,17 @@ struct WorkerStatus {
 /// The agent's view at one moment.
 struct StatusSnapshot {
     std::string run_id;
+    std::string host;         ///< this node's host name
     std::uint64_t round = 0;  ///< rendezvous round (0 on a single node)
     int restart_count = 0;
     std::string phase = "running";  ///< "rendezvous", "running", "restarting", "stopping", ...
+    double uptime_seconds = 0;      ///< since ptrun started
+    int world_size = 0;             ///< workers in the job (every node)
+    int nodes = 1;                  ///< nodes in the job's current round
+    std::string log_dir;            ///< the run's directory, "" while it has none
+    /// The last worker failure of the run in words, with its UTC time; "" when none.
+    std::string last_failure;
+    std::uint64_t hangs = 0;  ///< hangs declared in this run
     std::vector<WorkerStatus> workers;
 };
 
@@ -53,9 +61,16 @@ struct Health {
 /// a rendezvous, is healthy); otherwise the first stopped, hung or failed worker by local rank.
 Health health_of(const StatusSnapshot& snapshot);
 
-/// {"run_id", "round", "restart_count", "phase", "healthy", "reason", "workers": [{"local_rank",
-/// "rank", "pid", "state", "progress_count", "seconds_since_progress" (null: never),
-/// "section" (null: none), "detail"}]}; one line, valid UTF-8 (invalid bytes replaced).
+/// {"run_id", "host", "round", "restart_count", "phase", "healthy", "reason", "uptime_seconds",
+/// "world_size", "nodes", "log_dir" (null: none), "last_failure" (null: none), "hangs",
+/// "workers": [{"local_rank", "rank", "pid", "state", "progress_count", "seconds_since_progress"
+/// (null: never), "section" (null: none), "detail"}]}; one line, valid UTF-8 (invalid bytes
+/// replaced).
 std::string status_json(const StatusSnapshot& snapshot);
+
+/// The snapshot in Prometheus's text exposition format (version 0.0.4): ptrun_info, uptime,
+/// workers by state, world size, nodes, round, restarts, hangs, health, and per rank its
+/// progress count and seconds since its last progress.
+std::string metrics_text(const StatusSnapshot& snapshot);
 
 }  // namespace ptrun::watchdog

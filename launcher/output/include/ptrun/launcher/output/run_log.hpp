@@ -4,6 +4,7 @@
 /// code). Lines written before the run directory exists are kept (bounded) and written first.
 /// Any thread may write.
 
+#include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -53,5 +54,7 @@ std::string stamp_lines(std::string_view text, std::string_view stamp);
 
 /// The current UTC time as "2026-11-27T13:05:01.123Z".
 std::string utc_now_text();
+/// `time` as "2026-11-27T13:05:01.123Z".
+std::string utc_text(std::chrono::system_clock::time_point time);
 
 }  // namespace ptrun::launcher

@@ -1,0 +1,209 @@
+"""What a running job says of itself (issue 26): GET /status's run fields (uptime, world size, log
+dir, last failure, `starting` before a worker's first progress), GET /metrics in Prometheus's text
+format (checked by Prometheus's own parser, and scraped by a real Prometheus server), and `ptrun
+status HOST:PORT`, the table a person reads, which exits 0 while the job is healthy, 1 when it is
+not, and 3, within seconds, when nothing or something else answers. Every wait is bounded; no
+process is left behind."""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+from harness import PTRUN, PtrunTestCase, _env, free_port, wait_output
+
+DEADLINE = 60
+PYTHON = "/usr/bin/python3"
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+# Rank 1 fails in attempt 0; in attempt 1 every rank says it is ready and waits to be ended.
+WORKER = """import os, sys, time
+rank, attempt = os.environ["RANK"], os.environ["TORCHELASTIC_RESTART_COUNT"]
+if rank == "1" and attempt == "0":
+    raise ValueError("bad batch")
+sys.stdout.write(f"ready {rank} {attempt}\\n")
+time.sleep(120)
+"""
+
+
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+class Status(PtrunTestCase):
+    def setUp(self):
+        super().setUp()
+        self.script = os.path.join(self.dir, "worker.py")
+        with open(self.script, "w") as f:
+            f.write(WORKER)
+
+    def start_job(self):
+        """A 2-worker job past its one restart, both workers of attempt 1 running; its URL."""
+        logs = os.path.join(self.dir, "logs")
+        proc = subprocess.Popen([PTRUN, "--nproc-per-node", "2", "--max-restarts", "1",
+                                 "--health-port", "0", "--log-dir", logs, self.script],
+                                env=_env({"PYTHON_EXEC": PYTHON}), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        self.leftover.append(proc.pid)
+        self.addCleanup(self.end_job, proc)
+        said = wait_output(proc.stderr, "/status", DEADLINE)
+        url = re.search(r"health endpoint: (http://\S+)/health", said).group(1)
+        out = ""
+        while out.count(" 1\n") < 2:
+            out += wait_output(proc.stdout, " 1\n", DEADLINE)
+        return proc, url
+
+    def end_job(self, proc):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=DEADLINE)
+        proc.stdout.close()
+        proc.stderr.close()
+
+    def ptrun_status(self, *args):
+        start = time.monotonic()
+        res = subprocess.run([PTRUN, "status", *args], capture_output=True, text=True,
+                             timeout=DEADLINE)
+        return res, time.monotonic() - start
+
+    def test_status_and_the_table_name_the_run_and_its_last_failure(self):
+        proc, url = self.start_job()
+        code, body = get(url + "/status")
+        self.assertEqual(code, 200, body)
+        doc = json.loads(body)
+        self.assertEqual((doc["world_size"], doc["nodes"], doc["restart_count"]), (2, 1, 1))
+        self.assertGreater(doc["uptime_seconds"], 0)
+        self.assertTrue(doc["log_dir"].startswith(os.path.join(self.dir, "logs")), doc)
+        self.assertRegex(doc["last_failure"], r"^worker rank 1 \(local rank 1, pid \d+\) failed: "
+                                              r"exit code 1 \(ValueError: bad batch\) at \d{4}-")
+        # No progress yet (nothing beats): starting, as the man page says, and healthy.
+        self.assertEqual([w["state"] for w in doc["workers"]], ["starting", "starting"])
+        host_port = url[len("http://"):]
+        res, _ = self.ptrun_status(host_port)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertRegex(res.stdout, r"job +: \S+ on \S+ \(phase running, round 0, restarts 1, up ")
+        self.assertIn("health       : ok\n", res.stdout)
+        self.assertIn("workers      : 2 here, 2 in the job on 1 node(s)\n", res.stdout)
+        self.assertIn("last failure : worker rank 1 (local rank 1", res.stdout)
+        self.assertRegex(res.stdout, r"\n0 +0 +\d+ +starting +0 +- +\n1 +1 +\d+ +starting ")
+        # A stopped worker makes the job unhealthy: the table says so and the exit code is 1.
+        pid = doc["workers"][1]["pid"]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            end = time.monotonic() + DEADLINE
+            while json.loads(get(url + "/status")[1])["workers"][1]["state"] != "stopped":
+                self.assertLess(time.monotonic(), end, "rank 1 never shown stopped")
+                time.sleep(0.05)
+            res, _ = self.ptrun_status(host_port)
+            self.assertEqual(res.returncode, 1, res.stdout + res.stderr)
+            self.assertRegex(res.stdout, r"health +: UNHEALTHY: rank 1 \(local rank 1, pid \d+\) "
+                                         r"stopped")
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+    def test_metrics_parse_as_prometheus_parses_them(self):
+        from prometheus_client.parser import text_string_to_metric_families
+        proc, url = self.start_job()
+        code, body = get(url + "/metrics")
+        self.assertEqual(code, 200)
+        samples = {}
+        for family in text_string_to_metric_families(body):
+            self.assertTrue(family.name.startswith("ptrun_"), family.name)
+            for s in family.samples:
+                samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+        self.assertEqual(samples[("ptrun_world_size", ())], 2)
+        self.assertEqual(samples[("ptrun_workers", (("state", "starting"),))], 2)
+        self.assertEqual(samples[("ptrun_workers", (("state", "failed"),))], 0)
+        self.assertEqual(samples[("ptrun_restarts_total", ())], 1)
+        self.assertEqual(samples[("ptrun_healthy", ())], 1)
+        self.assertEqual(samples[("ptrun_worker_progress_total",
+                                  (("local_rank", "1"), ("rank", "1")))], 0)
+
+    def test_a_prometheus_server_scrapes_the_job(self):
+        if not os.path.exists(PROMETHEUS):
+            self.fail(f"{PROMETHEUS} missing: scripts/install-deps.sh installs Debian's prometheus")
+        proc, url = self.start_job()
+        port = free_port()
+        data = tempfile.mkdtemp(dir=self.dir)
+        config = os.path.join(self.dir, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: ptrun\n"
+                    f"    static_configs:\n      - targets: ['{url[len('http://'):]}']\n")
+        server = subprocess.Popen([PROMETHEUS, f"--config.file={config}",
+                                   f"--storage.tsdb.path={data}",
+                                   f"--web.listen-address=127.0.0.1:{port}"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.leftover.append(server.pid)
+        try:
+            query = urllib.parse.urlencode({"query": "ptrun_world_size"})
+            end = time.monotonic() + DEADLINE
+            result = []
+            while not result:
+                self.assertLess(time.monotonic(), end, "Prometheus never scraped the job")
+                self.assertIsNone(server.poll(), server.stderr.read() if server.poll() else "")
+                try:
+                    code, body = get(f"http://127.0.0.1:{port}/api/v1/query?{query}")
+                    result = json.loads(body)["data"]["result"] if code == 200 else []
+                except (OSError, ValueError, KeyError):
+                    result = []
+                if not result:
+                    time.sleep(0.2)
+            self.assertEqual(result[0]["value"][1], "2")
+            self.assertEqual(result[0]["metric"]["job"], "ptrun")
+        finally:
+            server.terminate()
+            server.communicate(timeout=DEADLINE)
+
+    def test_ptrun_status_says_when_nothing_or_something_else_answers(self):
+        res, took = self.ptrun_status(f"127.0.0.1:{free_port()}")
+        self.assertEqual(res.returncode, 3)
+        self.assertRegex(res.stderr, r"ptrun status: no ptrun answers at 127\.0\.0\.1:\d+: "
+                                     r"Connection refused")
+        self.assertNotIn("Traceback", res.stderr)
+
+        class Hello(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"hello")
+
+            def log_message(self, *args):
+                pass
+
+        other = HTTPServer(("127.0.0.1", 0), Hello)
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        try:
+            res, _ = self.ptrun_status(f"127.0.0.1:{other.server_port}")
+        finally:
+            other.shutdown()
+            other.server_close()
+        self.assertEqual(res.returncode, 3)
+        self.assertIn("answered HTTP 200, but not with a ptrun /status document", res.stderr)
+        # A listener that never answers: given up within the deadline (5 s), not hung on.
+        with socket.socket() as silent:
+            silent.bind(("127.0.0.1", 0))
+            silent.listen()
+            res, took = self.ptrun_status(f"127.0.0.1:{silent.getsockname()[1]}")
+        self.assertEqual(res.returncode, 3)
+        self.assertIn("no whole answer within 5 s", res.stderr)
+        self.assertLess(took, 8)
+        for args in ((), ("localhost",), ("a:1", "b:2")):
+            res, _ = self.ptrun_status(*args)
+            self.assertEqual(res.returncode, 2, args)
+            self.assertIn("ptrun status", res.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,83 @@
+#include <fmt/format.h>
+
+#include <array>
+
+#include "ptrun/watchdog/health_status.hpp"
+
+namespace ptrun::watchdog {
+namespace {
+
+/// A label value as the exposition format quotes it: \\, \" and \n escaped; bytes outside
+/// printable ASCII (the format wants UTF-8; names here are ASCII in practice) become '?'.
+std::string label_value(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        if (c == '\\' || c == '"') {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c < 0x20 || c == 0x7f || static_cast<unsigned char>(c) >= 0x80) {
+            out += '?';
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+/// One metric family's HELP and TYPE lines.
+void family(std::string& out, std::string_view name, std::string_view type,
+            std::string_view help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+constexpr std::array kStates{WorkerState::Starting, WorkerState::Running,   WorkerState::Stopped,
+                             WorkerState::Hung,     WorkerState::Succeeded, WorkerState::Failed};
+
+}  // namespace
+
+std::string metrics_text(const StatusSnapshot& s) {
+    std::string out;
+    family(out, "ptrun_info", "gauge", "This ptrun: its run id and host (value 1).");
+    out += fmt::format("ptrun_info{{run_id=\"{}\",host=\"{}\"}} 1\n", label_value(s.run_id),
+                       label_value(s.host));
+    family(out, "ptrun_uptime_seconds", "gauge", "Seconds since ptrun started.");
+    out += fmt::format("ptrun_uptime_seconds {}\n", s.uptime_seconds);
+    family(out, "ptrun_workers", "gauge", "This node's workers by state.");
+    for (auto state : kStates) {
+        int n = 0;
+        for (const auto& w : s.workers) n += w.state == state ? 1 : 0;
+        out += fmt::format("ptrun_workers{{state=\"{}\"}} {}\n", state_name(state), n);
+    }
+    family(out, "ptrun_world_size", "gauge", "Workers in the whole job.");
+    out += fmt::format("ptrun_world_size {}\n", s.world_size);
+    family(out, "ptrun_nodes", "gauge", "Nodes in the job's current round.");
+    out += fmt::format("ptrun_nodes {}\n", s.nodes);
+    family(out, "ptrun_round", "gauge", "The rendezvous round of the current attempt.");
+    out += fmt::format("ptrun_round {}\n", s.round);
+    family(out, "ptrun_restarts_total", "counter", "Restarts of the worker group in this run.");
+    out += fmt::format("ptrun_restarts_total {}\n", s.restart_count);
+    family(out, "ptrun_hangs_total", "counter", "Hangs declared in this run.");
+    out += fmt::format("ptrun_hangs_total {}\n", s.hangs);
+    family(out, "ptrun_healthy", "gauge", "1 while /health answers 200, else 0.");
+    out += fmt::format("ptrun_healthy {}\n", health_of(s).ok ? 1 : 0);
+    family(out, "ptrun_worker_progress_total", "counter",
+           "Progress beats of each worker in the current attempt.");
+    for (const auto& w : s.workers) {
+        out += fmt::format("ptrun_worker_progress_total{{rank=\"{}\",local_rank=\"{}\"}} {}\n",
+                           w.rank, w.local_rank, w.progress_count);
+    }
+    family(out, "ptrun_worker_seconds_since_progress", "gauge",
+           "Seconds since each worker's last progress (absent before its first).");
+    for (const auto& w : s.workers) {
+        if (!w.seconds_since_progress) continue;
+        out += fmt::format(
+            "ptrun_worker_seconds_since_progress{{rank=\"{}\",local_rank=\"{}\"}} {}\n", w.rank,
+            w.local_rank, *w.seconds_since_progress);
+    }
+    return out;
+}
+
+}  // namespace ptrun::watchdog
