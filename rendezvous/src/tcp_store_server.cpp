@@ -72,7 +72,8 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
     }
     TcpStoreStats stats() {
         return on_server([this] {
-            return TcpStoreStats{connections_.size(), budget_.used(), state_.stored_bytes()};
+            return TcpStoreStats{connections_.size(), budget_.used(), state_.stored_bytes(),
+                                 state_.num_keys()};
         });
     }
     void stop();

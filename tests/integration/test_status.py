@@ -130,6 +130,9 @@ class Status(PtrunTestCase):
         self.assertEqual(samples[("ptrun_healthy", ())], 1)
         self.assertEqual(samples[("ptrun_worker_progress_total",
                                   (("local_rank", "1"), ("rank", "1")))], 0)
+        # This node hosts the workers' store (nobody uses it here): its numbers are there too.
+        self.assertEqual(samples[("ptrun_store_connections", ())], 0)
+        self.assertEqual(samples[("ptrun_store_keys", ())], 0)
 
     def test_a_prometheus_server_scrapes_the_job(self):
         if not os.path.exists(PROMETHEUS):

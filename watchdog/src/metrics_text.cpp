@@ -28,8 +28,7 @@ std::string label_value(std::string_view text) {
 }
 
 /// One metric family's HELP and TYPE lines.
-void family(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
@@ -73,9 +72,19 @@ std::string metrics_text(const StatusSnapshot& s) {
            "Seconds since each worker's last progress (absent before its first).");
     for (const auto& w : s.workers) {
         if (!w.seconds_since_progress) continue;
-        out += fmt::format(
-            "ptrun_worker_seconds_since_progress{{rank=\"{}\",local_rank=\"{}\"}} {}\n", w.rank,
-            w.local_rank, *w.seconds_since_progress);
+        out +=
+            fmt::format("ptrun_worker_seconds_since_progress{{rank=\"{}\",local_rank=\"{}\"}} {}\n",
+                        w.rank, w.local_rank, *w.seconds_since_progress);
+    }
+    if (s.store) {
+        family(out, "ptrun_store_connections", "gauge",
+               "Connections to the store this node hosts.");
+        out += fmt::format("ptrun_store_connections {}\n", s.store->connections);
+        family(out, "ptrun_store_keys", "gauge", "Keys in the store this node hosts.");
+        out += fmt::format("ptrun_store_keys {}\n", s.store->keys);
+        family(out, "ptrun_store_bytes", "gauge",
+               "Memory the keys, values and queues of the store this node hosts take.");
+        out += fmt::format("ptrun_store_bytes {}\n", s.store->stored_bytes);
     }
     return out;
 }

@@ -48,8 +48,8 @@ std::optional<StatusTable> status_table(const std::string& text) {
                           shown(get("run_id")), shown(get("host")), shown(get("phase")),
                           shown(get("round")), shown(get("restart_count")),
                           seconds(get("uptime_seconds")));
-    t.text += fmt::format("health       : {}\n",
-                          t.healthy ? "ok" : "UNHEALTHY: " + shown(get("reason")));
+    t.text +=
+        fmt::format("health       : {}\n", t.healthy ? "ok" : "UNHEALTHY: " + shown(get("reason")));
     t.text += fmt::format("workers      : {} here, {} in the job on {} node(s)\n",
                           doc["workers"].size(), shown(get("world_size")), shown(get("nodes")));
     if (!get("log_dir").is_null()) t.text += "log dir      : " + shown(get("log_dir")) + "\n";
@@ -64,10 +64,10 @@ std::optional<StatusTable> status_table(const std::string& text) {
         if (!at("section").is_null()) {
             detail = "in " + shown(at("section")) + (detail.empty() ? "" : "; " + detail);
         }
-        t.text += fmt::format("{:<6} {:<6} {:<8} {:<10} {:>9} {:>10}  {}\n", shown(at("rank")),
-                              shown(at("local_rank")), shown(at("pid")), shown(at("state")),
-                              shown(at("progress_count")),
-                              seconds(at("seconds_since_progress")), detail);
+        t.text +=
+            fmt::format("{:<6} {:<6} {:<8} {:<10} {:>9} {:>10}  {}\n", shown(at("rank")),
+                        shown(at("local_rank")), shown(at("pid")), shown(at("state")),
+                        shown(at("progress_count")), seconds(at("seconds_since_progress")), detail);
     }
     return t;
 }

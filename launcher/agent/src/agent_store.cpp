@@ -17,6 +17,11 @@ std::string store_bind_address(const std::string& master_addr, bool standalone) 
     return "0.0.0.0";
 }
 
+watchdog::StoreNumbers store_numbers(rdzv::TcpStoreServer& server) {
+    const auto stats = server.stats();
+    return {stats.connections, stats.keys, stats.stored_bytes};
+}
+
 AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger) {
     rdzv::TcpStoreServerOptions options;
     options.host = store_bind_address(config.master_addr, config.standalone);
@@ -30,7 +35,8 @@ AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog:
     store.server = std::make_unique<rdzv::TcpStoreServer>(std::move(options));
     auto* server = store.server.get();
     store.endpoint =
-        StoreEndpoint{config.master_addr, server->port(), true, [server] { server->clear(); }};
+        StoreEndpoint{config.master_addr, server->port(), true, [server] { server->clear(); },
+                      [server] { return store_numbers(*server); }};
     return store;
 }
 

@@ -652,6 +652,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     s.log_dir = logs.run_log_dir();
     s.last_failure = last_failure;
     s.hangs = watch->hangs;
+    if (store.stats) s.store = store.stats();
     s.phase = finished          ? "finished"
               : state.stopping  ? "stopping"
               : state.alive > 0 ? "running"

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ptrun/launcher/agent/agent_store.hpp"
 #include "ptrun/launcher/membership/coordinator.hpp"
 #include "ptrun/launcher/membership/rdzv_keys.hpp"
 #include "ptrun/launcher/membership/rdzv_session.hpp"
@@ -135,7 +136,10 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
                               format_endpoint(store.host, store.port) +
                               " within join_timeout: " + e.what());
     }
-    mn.workers_store = StoreEndpoint{store.host, store.port, true, {}};
+    mn.workers_store = StoreEndpoint{store.host, store.port, true, {}, {}};
+    if (auto* server = mn.server.get()) {
+        mn.workers_store.stats = [server] { return store_numbers(*server); };
+    }
     return mn;
 }
 

@@ -10,7 +10,8 @@ AgentStore open_workers_store(const LaunchConfig& config, const FixedPlacement& 
         return start_agent_store(config, std::move(logger));
     }
     AgentStore remote;
-    remote.endpoint = StoreEndpoint{config.master_addr, config.master_port.value_or(0), true, {}};
+    remote.endpoint =
+        StoreEndpoint{config.master_addr, config.master_port.value_or(0), true, {}, {}};
     return remote;
 }
 

@@ -128,6 +128,13 @@ TEST_CASE("/metrics is the snapshot in Prometheus's text format", "[watchdog][he
     CHECK_THAT(m, Catch::Contains(
                       "ptrun_worker_seconds_since_progress{rank=\"4\",local_rank=\"0\"} 0.5\n"));
     CHECK_THAT(m, !Catch::Contains("seconds_since_progress{rank=\"5\""));  // never beaten
+    CHECK_THAT(m, !Catch::Contains("ptrun_store_"));  // not the node hosting the store
+    s.store = StoreNumbers{3, 10, 2048};
+    const auto with_store = answer({"GET", "/metrics"}, s).body;
+    CHECK_THAT(with_store, Catch::Contains("# TYPE ptrun_store_connections gauge\n"
+                                           "ptrun_store_connections 3\n") &&
+                               Catch::Contains("ptrun_store_keys 10\n") &&
+                               Catch::Contains("ptrun_store_bytes 2048\n"));
     // Every sample line belongs to a family declared by HELP and TYPE lines before it.
     std::string family;
     std::istringstream lines(m);

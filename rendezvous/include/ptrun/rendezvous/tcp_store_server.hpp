@@ -62,6 +62,7 @@ struct TcpStoreStats {
     std::size_t connections = 0;
     std::size_t buffered_bytes = 0;  ///< as counted against max_buffered_bytes
     std::size_t stored_bytes = 0;    ///< as counted against max_stored_bytes
+    std::size_t keys = 0;            ///< keys held (queues not counted)
 };
 
 /// Serves both wire dialects on one port, detected per connection (spec §3.3): PyTorch 1.13/2.0

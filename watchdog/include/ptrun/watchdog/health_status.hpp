@@ -35,6 +35,13 @@ struct WorkerStatus {
         detail;  ///< why it is not healthy, in words ("exit code 1", "no progress for 62 s")
 };
 
+/// The workers' store where this node hosts it (/metrics).
+struct StoreNumbers {
+    std::uint64_t connections = 0;
+    std::uint64_t keys = 0;
+    std::uint64_t stored_bytes = 0;
+};
+
 /// The agent's view at one moment.
 struct StatusSnapshot {
     std::string run_id;
@@ -48,7 +55,8 @@ struct StatusSnapshot {
     std::string log_dir;            ///< the run's directory, "" while it has none
     /// The last worker failure of the run in words, with its UTC time; "" when none.
     std::string last_failure;
-    std::uint64_t hangs = 0;  ///< hangs declared in this run
+    std::uint64_t hangs = 0;            ///< hangs declared in this run
+    std::optional<StoreNumbers> store;  ///< on the node hosting the workers' store
     std::vector<WorkerStatus> workers;
 };
 
@@ -69,8 +77,9 @@ Health health_of(const StatusSnapshot& snapshot);
 std::string status_json(const StatusSnapshot& snapshot);
 
 /// The snapshot in Prometheus's text exposition format (version 0.0.4): ptrun_info, uptime,
-/// workers by state, world size, nodes, round, restarts, hangs, health, and per rank its
-/// progress count and seconds since its last progress.
+/// workers by state, world size, nodes, round, restarts, hangs, health, per rank its progress
+/// count and seconds since its last progress, and where this node hosts the workers' store its
+/// connections, keys and bytes.
 std::string metrics_text(const StatusSnapshot& snapshot);
 
 }  // namespace ptrun::watchdog

@@ -13,7 +13,8 @@ namespace ptrun::watchdog {
 struct FetchResult {
     int status = 0;    ///< 0 when no HTTP answer came
     std::string body;  ///< at most 1 MiB
-    std::string error;  ///< "" when an answer came: "connection refused", "no answer within 5 s", ...
+    std::string
+        error;  ///< "" when an answer came: "connection refused", "no answer within 5 s", ...
 };
 
 /// GET `path` from host:port (a numeric address or a name), with `within` for the whole

@@ -15,6 +15,7 @@
 #include "ptrun/launcher/plan/local_placement.hpp"
 #include "ptrun/launcher/plan/worker_command.hpp"
 #include "ptrun/launcher/process/worker_launcher.hpp"
+#include "ptrun/watchdog/health_status.hpp"
 
 namespace spdlog {
 class logger;
@@ -30,6 +31,9 @@ struct StoreEndpoint {
     /// Called before every attempt after the first, once the previous attempt's workers are gone:
     /// gives the next attempt a fresh store namespace (torch 2.5+ workers no longer prefix keys).
     std::function<void()> reset;
+    /// Where this node hosts the store: its connections, keys and bytes now (/metrics); empty
+    /// elsewhere. Blocks for the store thread's answer.
+    std::function<watchdog::StoreNumbers()> stats;
 };
 
 struct Console;

@@ -27,6 +27,9 @@ struct AgentStore {
 /// --standalone), else on every interface. Throws rdzv::StoreError naming host and port.
 AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger);
 
+/// The store's connections, keys and bytes now, for /metrics (waits for its thread's answer).
+watchdog::StoreNumbers store_numbers(rdzv::TcpStoreServer& server);
+
 /// The address the store binds for `master_addr`: loopback stays loopback.
 std::string store_bind_address(const std::string& master_addr, bool standalone);
 
