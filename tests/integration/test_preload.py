@@ -222,6 +222,19 @@ class Preload(TorchTestCase):
                       "module named 'no_such_module_here'", proc.stderr)
         self.assertEqual(self.probes(out), {}, "no worker started")
 
+    def test_slurm_one_task_per_rank_mode_says_preload_is_not_used(self):
+        # Two tasks on one node: SLURM started one task per rank, so each ptrun has one worker.
+        slurm = {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURM_PROCID": "1",
+                 "SLURM_LOCALID": "1", "SLURM_NODEID": "0", "SLURM_STEP_NUM_NODES": "1",
+                 "SLURM_STEP_NODELIST": "node1", "SLURM_STEP_NUM_TASKS": "2",
+                 "SLURM_STEP_TASKS_PER_NODE": "2"}
+        self.env.update(slurm)
+        proc = self.run_ptrun(["--explain", "--preload", "torch", PROBE, "x"])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stdout, r"preload +torch: not used \(SLURM one-task-per-rank mode: "
+                                      r"each ptrun starts its one worker once, no import to "
+                                      r"share\)")
+
     def test_explain_says_what_the_zygote_imports_and_how_it_starts(self):
         proc = self.run_ptrun(["--explain", "--preload", "torch,numpy", PROBE, "x"])
         self.assertEqual(proc.returncode, 0, proc.stderr)
