@@ -1,6 +1,7 @@
 """What a worker sees of itself, as JSON in OUT_DIR/rank_R_attempt_A.json (test_preload.py):
 whether torch was already imported when the script began, its parentage, process group, death
-signal, descriptors, cgroup, argv, path, environment (os.environ and C's environ), random draws.
+signal, descriptors, cgroup, argv, path, environment (os.environ and C's environ), rlimits, umask, signal mask and
+dispositions, random draws.
 Usage: preload_probe.py OUT_DIR [--fail-rank R] (R exits 1 in attempt 0 after an all_reduce)
 [--sleep] (after writing, waits for a signal)."""
 import sys
@@ -11,6 +12,7 @@ import ctypes  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
+import resource  # noqa: E402
 import signal  # noqa: E402
 
 
@@ -59,6 +61,11 @@ def main():
         "environ": dict(os.environ), "c_environ": c_environ(), "random": random.random(),
         "numpy": numpy_draw(), "sum": t.item(), "threads": torch.get_num_threads(),
         "main_module": sys.modules["__main__"].__name__,
+        "rlimits": [resource.getrlimit(r) for r in (resource.RLIMIT_NOFILE, resource.RLIMIT_STACK,
+                                                    resource.RLIMIT_CORE, resource.RLIMIT_NPROC)],
+        "umask": os.umask(0o022), "signal_mask": sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])),
+        "dispositions": [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGTERM,
+                                                            signal.SIGPIPE, signal.SIGCHLD)],
     }
     with open(os.path.join(out_dir, f"rank_{rank}_attempt_{attempt}.json"), "w") as f:
         json.dump(seen, f)

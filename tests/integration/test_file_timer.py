@@ -121,11 +121,14 @@ class FileTimer(TorchTestCase):
 
 
 class FileTimerUnderPtrun(TorchTestCase):
+    EXTRA = []  # options every run adds (PreloadedFileTimer: --preload torch)
+
     def run_timer(self, mode, arg):
         site = FLAVOUR.env().get("PYTHONPATH")
         env = {"PYTHONPATH": os.pathsep.join(p for p in (site, os.path.join(REPO, "python")) if p),
                "PYTHON_EXEC": FLAVOUR.python, "TORCHELASTIC_ENABLE_FILE_TIMER": "1"}
-        argv = FLAVOUR.command([PTRUN, "--nproc-per-node", "2", HANG_WORKER, mode, arg],
+        argv = FLAVOUR.command([PTRUN, *self.EXTRA, "--nproc-per-node", "2", HANG_WORKER, mode,
+                                arg],
                                binds=(self.dir,))
         began = time.monotonic()
         proc = subprocess.run(argv, env=_env(env), capture_output=True, text=True,
@@ -152,6 +155,11 @@ class FileTimerUnderPtrun(TorchTestCase):
         proc, _ = self.run_timer("foreign", "0")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertRegex(proc.stderr, r"ignoring scope 'evil' for pid \d+, which is not a worker")
+
+
+class PreloadedFileTimer(FileTimerUnderPtrun):
+    """The same with workers forked from the --preload zygote (issue 25)."""
+    EXTRA = ["--preload", "torch"]
 
 
 if __name__ == "__main__":

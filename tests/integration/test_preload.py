@@ -2,11 +2,11 @@
 Debian 13 root): one zygote per node imports the modules once and every worker of every attempt
 is forked from it. A forked worker sees what an exec'd one sees (argv, path, __file__, cwd, its
 environment in os.environ and C's environ, its own process group, ptrun as its parent with a
-SIGKILL death signal, the same descriptors, the attempt's cgroup), its own random draws; a DDP
-job trains to the same losses; a restart forks from the same zygote; kill -9 of ptrun leaves
-neither a worker nor the zygote; a preload that starts a thread is not used, with its reason;
-one that fails to import stops the job (exit 2) before any worker starts. Every wait is bounded;
-no process is left behind."""
+SIGKILL death signal, the same descriptors, rlimits, umask, signal mask and dispositions, the
+attempt's cgroup), its own random draws; a DDP job trains to the same losses; a restart forks
+from the same zygote; kill -9 of ptrun leaves neither a worker nor the zygote; a preload that
+starts a thread is not used, with its reason; one that fails to import stops the job (exit 2)
+before any worker starts. Every wait is bounded; no process is left behind."""
 import glob
 import json
 import os
@@ -105,7 +105,7 @@ class Preload(TorchTestCase):
             self.assertEqual(a["argv"][0], b["argv"][0])
             self.assertEqual(b["argv"][1:], [os.path.join(self.dir, "forked")])
             for key in ("path0", "file", "cwd", "fds", "sum", "threads", "main_module",
-                        "pdeathsig"):
+                        "pdeathsig", "rlimits", "umask", "signal_mask", "dispositions"):
                 self.assertEqual(a[key], b[key], key)
             strip = lambda env: {k: v for k, v in env.items() if k not in PER_RUN}  # noqa: E731
             self.assertEqual(strip(a["environ"]), strip(b["environ"]))
