@@ -394,6 +394,20 @@ class ZygoteTest(PtrunTestCase):
                           "def outer():\n    inner()\n\nouter()\n", 1),
             "sigterm.py": ("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n"
                            "signal.pause()\n", -signal.SIGTERM),
+            # A forked worker ends without the interpreter's finalization (as multiprocessing's
+            # forked children do), yet as python ends a script: its message, its status, its
+            # threads joined, its atexit handlers run and its output flushed, a KeyboardInterrupt's
+            # SIGINT.
+            "message.py": ("import sys\nsys.exit('no data here')\n", 1),
+            "none.py": ("import sys\nsys.exit(None)\n", 0),
+            "wraps.py": ("import sys\nsys.exit(257)\n", 1),
+            "atexit_thread.py": ("import atexit, sys, threading, time\n"
+                                 "atexit.register(lambda: print('atexit ran'))\n"
+                                 "def later():\n    time.sleep(0.2)\n    print('thread ended')\n"
+                                 "threading.Thread(target=later).start()\n"
+                                 "sys.stdout = open(1, 'w', buffering=65536, closefd=False)\n"
+                                 "print('buffered line')\n", 0),
+            "interrupt.py": ("raise KeyboardInterrupt\n", -signal.SIGINT),
         }
         z = self.start_ready("json", ["--", self.write("first.py", "")])
         for name, (text, expected) in scripts.items():
@@ -404,9 +418,10 @@ class ZygoteTest(PtrunTestCase):
                 execd = self.run_execd(["--", script])
                 self.assertEqual(status, execd.returncode)
                 self.assertEqual(err, execd.stderr.decode())  # the same traceback, byte for byte
+                self.assertEqual(out, execd.stdout.decode())
                 self.assertNotIn(RUNNER, err)
                 self.assertNotIn("_zygote", err)
-                if expected == 1:
+                if name == "raises.py":
                     self.assertTrue(err.startswith("Traceback"), err)
                     self.assertIn(f'File "{script}", line 2, in inner', err)
 
