@@ -613,9 +613,9 @@ def _replace_environment(env):
 
 def _fresh_state(env):
     """What separate interpreters would not share: numpy's global generator, torch's threads."""
+    # Only a loaded numpy.random has a state to share: numpy 2 loads it lazily (getattr would
+    # import it into every worker), and a later import seeds itself from the OS.
     numpy_random = sys.modules.get("numpy.random")
-    if numpy_random is None and "numpy" in sys.modules:
-        numpy_random = getattr(sys.modules["numpy"], "random", None)
     if numpy_random is not None:
         numpy_random.seed()  # from OS entropy
     torch = sys.modules.get("torch")
