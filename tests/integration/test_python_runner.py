@@ -103,6 +103,23 @@ print("released", flush=True)
 
 
 
+def without_tracker_warnings(stderr):
+    """`stderr` (bytes) without multiprocessing.resource_tracker's shutdown warnings (each a
+    warning line and the source line it quotes)."""
+    lines = stderr.splitlines(keepends=True)
+    kept, skip = [], False
+    for line in lines:
+        if b"multiprocessing/resource_tracker.py" in line and b"UserWarning" in line:
+            skip = True  # the quoted `warnings.warn(...)` line follows
+            continue
+        if skip and line.startswith(b"  warnings.warn("):
+            skip = False
+            continue
+        skip = False
+        kept.append(line)
+    return b"".join(kept)
+
+
 class PythonRunner(PtrunTestCase):
     def setUp(self):
         super().setUp()
@@ -341,6 +358,11 @@ class PythonRunner(PtrunTestCase):
                             "                        multiprocessing_context='spawn')\n"
                             "    print([batch.flatten().tolist() for batch in loader])\n")
         plain, runner = self.run_both([script], timeout=TORCH_DEADLINE)
+        # Python 3.11's resource tracker may warn at shutdown of a semaphore the spawned loader
+        # workers' exit raced with ("leaked semaphore objects", then "No such file"): timing,
+        # under load, with or without the runner (CI saw it from plain python). Not compared.
+        for res in (plain, runner):
+            res.stderr = without_tracker_warnings(res.stderr)
         self.assertSame(plain, runner)
         self.assertEqual(runner.stdout, b"[[0, 1], [4, 9], [16, 25], [36, 49]]\n")
 
