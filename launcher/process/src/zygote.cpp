@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
@@ -28,6 +30,8 @@ using nlohmann::json;
 constexpr std::size_t kMaxMessage = 1 << 20;
 /// How long a fork request may take before the zygote counts as hung.
 constexpr int kForkReplyMs = 10'000;
+/// How long a zygote whose channel broke may take to exit before it is named as still running.
+constexpr int kExitMs = 1'000;
 
 std::string hex(std::string_view bytes) {
     static constexpr char kDigits[] = "0123456789abcdef";
@@ -198,6 +202,38 @@ struct Zygote::State {
                 describe(how));
     }
 
+    /// How the zygote ended if it has (read without reaping it: ProcessLauncher reaps it), for a
+    /// channel that broke before its exit was reaped; nullopt while it runs.
+    std::optional<WorkerExit> ended() const {
+        // Its channel closes as it exits, a moment before it can be waited for: wait that moment
+        // (at most kExitMs) on a pidfd, which becomes readable once it has exited.
+        if (pid > 0) {
+            const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+            if (pidfd >= 0) {
+                pollfd p{pidfd, POLLIN, 0};
+                ::poll(&p, 1, kExitMs);
+                ::close(pidfd);
+            }
+        }
+        siginfo_t info{};
+        if (pid <= 0 ||
+            ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            info.si_pid != pid) {
+            return std::nullopt;
+        }
+        if (info.si_code == CLD_EXITED) return WorkerExit{info.si_status, 0};
+        return WorkerExit{0, info.si_status};
+    }
+
+    /// Gives up after the channel failed with `error`: says the zygote died when it has.
+    void channel_failed(const std::string& error) {
+        if (auto how = ended()) {
+            give_up("the zygote (pid " + std::to_string(pid) + ") died: " + describe(*how));
+        } else {
+            give_up(error);
+        }
+    }
+
     int fd() { return channel.native_handle(); }
 
     boost::asio::posix::stream_descriptor channel;
@@ -247,15 +283,15 @@ pid_t Zygote::fork_worker(const SpawnRequest& request, int cgroup_procs_fd, int*
     const int err = request.stderr_fd >= 0 ? request.stderr_fd : STDERR_FILENO;
     const int fds[3] = {out, err, go_read.get()};
     if (!send_with_fds(s.fd(), fork_request(request, s.runner).dump(), fds)) {
-        s.give_up(std::string("cannot send it a fork request: ") + std::strerror(errno));
+        s.channel_failed(std::string("cannot send it a fork request: ") + std::strerror(errno));
         return -1;
     }
     go_read.reset();
     std::string error;
     auto reply = receive(s.fd(), kForkReplyMs, &error);
     if (!reply) {
-        s.give_up("the zygote (pid " + std::to_string(s.pid) + ") " +
-                  (error.empty() ? "did not answer" : error) + " while forking a worker");
+        s.channel_failed("the zygote (pid " + std::to_string(s.pid) + ") " +
+                         (error.empty() ? "did not answer" : error) + " while forking a worker");
         return -1;
     }
     json m = json::parse(*reply, nullptr, false);
