@@ -144,12 +144,6 @@ int Containment::helper_cgroup_dir_fd() {
     return fd;
 }
 
-void Containment::keep_across_attempts(pid_t pid, bool keep) {
-    auto at = std::find(helpers_.begin(), helpers_.end(), pid);
-    if (keep && at == helpers_.end()) helpers_.push_back(pid);
-    if (!keep && at != helpers_.end()) helpers_.erase(at);
-}
-
 void Containment::note_temp_dir(const std::string& path) {
     if (record_ && !path.empty()) record_->add_temp_dir(path);
 }
@@ -165,22 +159,21 @@ void Containment::attempt_started() {
     }
 }
 
-void Containment::attempt_ended() {
+void Containment::attempt_ended(const std::vector<pid_t>& helpers) {
     attempt_running_ = false;
     if (cgroup_) cgroup_->kill_attempt();  // every descendant of the attempt, in one step
     if (cgroup_ && cgroup_whole_) return;
     for (pid_t child : own_children()) {
-        if (std::find(helpers_.begin(), helpers_.end(), child) == helpers_.end())
+        if (std::find(helpers.begin(), helpers.end(), child) == helpers.end())
             ::kill(child, SIGKILL);
     }
 }
 
-void Containment::children_reaped(const std::vector<pid_t>& workers) {
+void Containment::children_reaped(const std::vector<pid_t>& spared) {
     if (cgroup_ && cgroup_whole_)
         return;  // attempt_ended's cgroup.kill ends everything of an attempt
     for (pid_t child : own_children()) {
-        if (std::find(workers.begin(), workers.end(), child) != workers.end()) continue;
-        if (std::find(helpers_.begin(), helpers_.end(), child) != helpers_.end()) continue;
+        if (std::find(spared.begin(), spared.end(), child) != spared.end()) continue;
         if (attempt_running_) {
             const auto born = start_ticks(child);
             if (born == 0 || born >= attempt_start_ticks_) continue;  // gone, or of this attempt

@@ -64,7 +64,6 @@ void ProcessLauncher::reap() {
             if (WIFSTOPPED(status) || WIFCONTINUED(status)) continue;
             auto exited = std::move(helper->second);
             helpers_.erase(helper);
-            containment_->keep_across_attempts(pid, false);
             if (exited) exited(from_wait_status(status));
             continue;
         }
@@ -84,7 +83,9 @@ void ProcessLauncher::reap() {
         changed_(change);
     }
     if (!open_) return;
-    containment_->children_reaped({alive_.begin(), alive_.end()});  // orphans of attempts over
+    auto spared = helper_pids();  // and the attempt's live workers: orphans of attempts over
+    spared.insert(spared.end(), alive_.begin(), alive_.end());
+    containment_->children_reaped(spared);
 }
 
 void ProcessLauncher::begin_attempt() {
@@ -101,7 +102,7 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
     request.cgroup_errno = &cgroup_errno;
     pid_t pid = -1;
     if (request.fork_server) {
-        pid = request.fork_server->fork_worker(request, request.cgroup_procs_fd, &cgroup_errno);
+        pid = request.fork_server->fork_worker(request);
     }
     if (pid < 0) pid = spawn_worker(request);
     request.cgroup_errno = nullptr;
@@ -116,16 +117,21 @@ pid_t ProcessLauncher::launch_helper(SpawnRequest& request,
     request.env[kJobTagVariable] = containment_->worker_tag(inherited_tag_);
     request.cgroup_dir_fd = containment_->helper_cgroup_dir_fd();
     const pid_t pid = spawn_worker(request);
-    containment_->keep_across_attempts(pid);
     helpers_[pid] = std::move(exited);
     return pid;
+}
+
+std::vector<pid_t> ProcessLauncher::helper_pids() const {
+    std::vector<pid_t> out;
+    for (const auto& [pid, exited] : helpers_) out.push_back(pid);
+    return out;
 }
 
 void ProcessLauncher::signal_group(pid_t pgid, int signo) { launcher::signal_group(pgid, signo); }
 
 void ProcessLauncher::end_attempt() {
     for (pid_t pid : attempt_) launcher::signal_group(pid, SIGKILL);
-    if (containment_) containment_->attempt_ended();  // the cgroup, and every child inherited
+    if (containment_) containment_->attempt_ended(helper_pids());  // cgroup, children inherited
     alive_.clear();
 }
 

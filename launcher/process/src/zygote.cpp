@@ -273,7 +273,7 @@ pid_t Zygote::pid() const { return state_->pid; }
 
 bool Zygote::ready() const { return state_->phase == State::Phase::Ready; }
 
-pid_t Zygote::fork_worker(const SpawnRequest& request, int cgroup_procs_fd, int* cgroup_errno) {
+pid_t Zygote::fork_worker(const SpawnRequest& request) {
     auto& s = *state_;
     if (s.phase != State::Phase::Ready) return -1;
     int go[2];
@@ -309,10 +309,10 @@ pid_t Zygote::fork_worker(const SpawnRequest& request, int cgroup_procs_fd, int*
         return -1;
     }
     ::setpgid(pid, pid);  // the worker does it too: the group exists before ptrun signals it
-    if (cgroup_procs_fd >= 0) {
+    if (request.cgroup_procs_fd >= 0) {
         const std::string text = std::to_string(pid);
-        if (::write(cgroup_procs_fd, text.data(), text.size()) < 0 && cgroup_errno)
-            *cgroup_errno = errno;
+        if (::write(request.cgroup_procs_fd, text.data(), text.size()) < 0 && request.cgroup_errno)
+            *request.cgroup_errno = errno;
     }
     if (::write(go_write.get(), "g", 1) != 1) {
         ::kill(pid, SIGKILL);  // cannot happen while it waits on the pipe; never left waiting

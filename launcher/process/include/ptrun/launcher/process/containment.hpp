@@ -69,8 +69,6 @@ class Containment {
     /// job's that no attempt's end kills (made on the first call; the attempts then go below
     /// the job's cgroup too). -1 without a cgroup.
     int helper_cgroup_dir_fd();
-    /// `pid` (a helper, ptrun's child) is not ended with an attempt; `keep` false: forget it.
-    void keep_across_attempts(pid_t pid, bool keep = true);
     /// A worker could not join the cgroup (errno `err`): warns once; later workers do not try.
     void cgroup_join_failed(int err);
     /// Records a temporary directory for the cleanup after a SIGKILL.
@@ -79,12 +77,12 @@ class Containment {
     /// A new attempt starts now: processes born before it belong to attempts that are over.
     void attempt_started();
     /// The attempt is over: kills the cgroup's processes and ptrun's children (its workers and
-    /// whatever it inherited). Does not wait for them.
-    void attempt_ended();
-    /// Children were reaped: kills the children ptrun has inherited (not among `workers`, the
-    /// current attempt's) that were born before the current attempt, or all of them between
-    /// attempts. Their deaths hand their own orphans to ptrun in turn.
-    void children_reaped(const std::vector<pid_t>& workers);
+    /// whatever it inherited) but the `helpers` (helper_cgroup_dir_fd). Does not wait for them.
+    void attempt_ended(const std::vector<pid_t>& helpers);
+    /// Children were reaped: kills the children ptrun has inherited (not among `spared`, the
+    /// current attempt's workers and the helpers) that were born before the current attempt, or
+    /// all of them between attempts. Their deaths hand their own orphans to ptrun in turn.
+    void children_reaped(const std::vector<pid_t>& spared);
 
   private:
     void clean_dead_jobs(const std::vector<std::string>& record_dirs);
@@ -98,7 +96,6 @@ class Containment {
     bool subreaper_ = false;  ///< this process is a child subreaper (main made it one)
     bool attempt_running_ = false;
     std::uint64_t attempt_start_ticks_ = 0;
-    std::vector<pid_t> helpers_;  ///< keep_across_attempts
 };
 
 /// What containment a ptrun would use here, creating nothing (for --explain).

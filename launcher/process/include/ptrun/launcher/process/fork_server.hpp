@@ -14,12 +14,11 @@ class ForkServer {
   public:
     virtual ~ForkServer() = default;
     /// Forks the worker `request` describes (its argv, environment, output fds and binding),
-    /// moves it into the cgroup whose cgroup.procs is `cgroup_procs_fd` (-1: none; on failure
-    /// its errno lands in `*cgroup_errno`), then lets it run. Returns its pid, also its process
-    /// group; -1 when this server forks nothing any more (it said why once), and the caller
-    /// starts the worker itself.
-    virtual pid_t fork_worker(const SpawnRequest& request, int cgroup_procs_fd,
-                              int* cgroup_errno) = 0;
+    /// moves it into the cgroup whose cgroup.procs is `request.cgroup_procs_fd` (-1: none; on
+    /// failure its errno lands in `*request.cgroup_errno`), then lets it run. Returns its pid,
+    /// also its process group; -1 when this server forks nothing any more (it said why once), and
+    /// the caller starts the worker itself.
+    virtual pid_t fork_worker(const SpawnRequest& request) = 0;
 };
 
 }  // namespace ptrun::launcher

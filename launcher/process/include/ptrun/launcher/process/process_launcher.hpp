@@ -46,6 +46,8 @@ class ProcessLauncher final : public WorkerLauncher {
     void wait_child();
     /// Reaps every changed child; hands the attempt's workers' changes to `changed_`.
     void reap();
+    /// The running helpers' pids: no attempt's sweep kills them.
+    std::vector<pid_t> helper_pids() const;
 
     ContainmentOptions options_;
     std::string inherited_tag_;

@@ -61,7 +61,7 @@ class Zygote final : public ForkServer {
     pid_t pid() const;
     /// True once it said `ready` and until it became unusable.
     bool ready() const;
-    pid_t fork_worker(const SpawnRequest& request, int cgroup_procs_fd, int* cgroup_errno) override;
+    pid_t fork_worker(const SpawnRequest& request) override;
 
   private:
     struct State;
