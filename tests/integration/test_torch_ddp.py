@@ -21,7 +21,7 @@ class TorchDdp(TorchTestCase):
     def losses_under(self, launcher, n):
         out = os.path.join(self.dir, f"{launcher}-{n}.json")
         if launcher == "torchrun":
-            cmd = [*FLAVOUR.torchrun, "--standalone", "--nproc_per_node", str(n), *FLAVOUR.torchrun_fix,
+            cmd = [*FLAVOUR.torchrun, *FLAVOUR.torchrun_standalone, "--nproc_per_node", str(n), *FLAVOUR.torchrun_fix,
                    "--monitor_interval", "0.1", SCRIPT, out]
             res = subprocess.run(FLAVOUR.command(cmd, binds=[self.dir]), env=_env(self.env),
                                  capture_output=True, text=True, timeout=240)

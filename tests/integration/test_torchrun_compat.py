@@ -35,24 +35,15 @@ class TorchrunCompat(TorchTestCase):
         for launcher in ("torchrun", "ptrun"):
             out = os.path.join(self.dir, launcher)
             os.mkdir(out)
-            common = ["--standalone", "--nproc_per_node", str(n), *FLAVOUR.torchrun_fix,
-                      "--monitor_interval", "0.1", *options, "--no_python",
-                      *self.worker("--dump", out, *worker)]
+            common = ["--nproc_per_node", str(n), *FLAVOUR.torchrun_fix, "--monitor_interval", "0.1", *options,
+                      "--no_python", *self.worker("--dump", out, *worker)]
             via = lambda argv: FLAVOUR.command(argv, binds=[self.dir])  # noqa: E731
             if launcher == "torchrun":
-                for attempt in range(2):
-                    res = subprocess.run(via([*FLAVOUR.torchrun, *common]),
-                                         env=_env(FLAVOUR.env(), unset=("OMP_NUM_THREADS",)),
-                                         capture_output=True, text=True, timeout=120)
-                    # torchrun 1.13's agent sometimes loses its own c10d store connection when it
-                    # re-rendezvouses on a loaded machine (seen once in ~5 runs): a peer's flake,
-                    # not what this test compares, so its run is repeated once, from scratch.
-                    if attempt or "RendezvousConnectionError" not in res.stderr:
-                        break
-                    shutil.rmtree(out)
-                    os.mkdir(out)
+                res = subprocess.run(via([*FLAVOUR.torchrun, *FLAVOUR.torchrun_standalone, *common]),
+                                     env=_env(FLAVOUR.env(), unset=("OMP_NUM_THREADS",)),
+                                     capture_output=True, text=True, timeout=120)
             else:
-                res = run_ptrun(common, env=FLAVOUR.env(), unset=("OMP_NUM_THREADS",), via=via, timeout=120)
+                res = run_ptrun(["--standalone", *common], env=FLAVOUR.env(), unset=("OMP_NUM_THREADS",), via=via, timeout=120)
             results.append((res.returncode, read_dumps(out), res.stderr))
         return results
 

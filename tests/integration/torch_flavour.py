@@ -26,6 +26,10 @@ class HostTorch:
     torchrun = ["/usr/bin/torchrun"]
     # torchrun 1.13 crashes on Python 3.11 without these (README, "torchrun 1.13 on Debian").
     torchrun_fix = ["--redirects", "9:0", "--tee", "9:0"]
+    # What the tests give torchrun for a single-node job. 1.13's --standalone puts its c10d store on
+    # the fixed localhost:29400, so two tests running it at once join each other's rendezvous (one
+    # then fails with RendezvousConnectionError); its own c10d store on a free port is the same job.
+    torchrun_standalone = ["--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:0", "--nnodes", "1"]
     # Its --standalone lets worker rank 0 host the store; ptrun hosts it itself, as 2.5+ agents do.
     torchrun_agent_store = "False"
     # store_verbs_client's flags for its server (the legacy 1.13/2.0 wire dialect), and the verbs
@@ -53,6 +57,8 @@ class RootTorch:
     python = "/usr/bin/python3"
     torchrun = ["/usr/bin/torchrun"]
     torchrun_fix = []
+    # 2.x's --standalone binds its store to a free port (localhost:0).
+    torchrun_standalone = ["--standalone"]
     torchrun_agent_store = "True"
     # Its server speaks the 2.2+ dialect (VALIDATE, PING, CANCEL_WAIT, APPEND, ...), without the
     # queue verbs (those came with 2.7).
