@@ -33,6 +33,12 @@ environment is what it would be without the runner):
 - PTRUN_HEARTBEAT_FILE (left for ptrun.heartbeat): when torch.optim.optimizer is imported (or
   already is: preloaded), every optimizer step becomes one beat on that record (a global step
   post-hook on torch 2, a wrapped step on older torch). Torch is never imported by the runner.
+- PTRUN_EVENTS_SOCKET (left for ptrun.heartbeat): the start-up timeline's events go there, one
+  datagram each (`ptrun-event 1 PHASE MONOTONIC_NS`): python_up when the runner starts (in a
+  forked worker: once forked), process_group_start and process_group_ready around the first
+  torch.distributed.init_process_group (wrapped when torch.distributed.distributed_c10d is
+  imported, or already is), and first_progress at the first optimizer step (heartbeat.py sends
+  it at the first beat when PTRUN_HEARTBEAT_FILE is set too). A lost datagram costs nothing.
 - PTRUN_ERROR_SUMMARY_FILE (consumed): an uncaught exception other than SystemExit is summed up
   there in one line, `ExceptionType: message`, for ptrun's failure report and restart line.
 A value that cannot be used costs one `ptrun runner: <what> ignored: <why>` line on stderr; the
@@ -44,6 +50,9 @@ STACK_FILE_ENV = "PTRUN_STACK_FILE"
 STACK_SIGNAL_ENV = "PTRUN_STACK_SIGNAL"
 HEARTBEAT_ENV = "PTRUN_HEARTBEAT_FILE"
 ERROR_SUMMARY_ENV = "PTRUN_ERROR_SUMMARY_FILE"
+EVENTS_ENV = "PTRUN_EVENTS_SOCKET"
+C10D_MODULE = "torch.distributed.distributed_c10d"
+TIMED_MARK = "_ptrun_timed"  # on a wrapped init_process_group: never wrap it twice
 USAGE = "usage: python3 -u _runner.py -- SCRIPT [ARGS...] | -m MODULE [ARGS...]\n"
 OPTIMIZER_MODULE = "torch.optim.optimizer"
 STEP_MARK = "_ptrun_counts_steps"  # on a step wrapped for the heartbeat: never wrap it twice
@@ -93,20 +102,21 @@ def _stack_dumps_from_environment():
     return fd
 
 
-class _OptimizerFinder:
-    """First on sys.meta_path while PTRUN_HEARTBEAT_FILE is set: lets the other finders find
-    torch.optim.optimizer and makes its loader count optimizer steps once the module has run.
-    Any other import costs one string comparison."""
+class _ModuleHooks:
+    """First on sys.meta_path while it has hooks: lets the other finders find each hooked module
+    and runs its hook on the module once the module has run. Any other import costs one dict
+    lookup; it leaves sys.meta_path with its last hook."""
 
-    def __init__(self, heartbeat_py):
-        self.heartbeat_py = heartbeat_py
+    def __init__(self, hooks):
+        self.hooks = dict(hooks)
 
     def find_spec(self, name, path=None, target=None):
-        if name != OPTIMIZER_MODULE:
+        hook = self.hooks.get(name)
+        if hook is None:
             return None
-        return self._spec_counting_steps(name, path, target)
+        return self._spec_then_hook(name, path, target, hook)
 
-    def _spec_counting_steps(self, name, path, target):
+    def _spec_then_hook(self, name, path, target, hook):
         meta_path = sys.meta_path
         later = meta_path[meta_path.index(self) + 1:] if self in meta_path else meta_path
         for finder in later:
@@ -117,39 +127,92 @@ class _OptimizerFinder:
         else:
             return None  # not found: the import fails as it would without the runner
         # Leaving sys.meta_path now is safe: importlib stops iterating at a found spec.
-        if self in meta_path:
+        del self.hooks[name]
+        if not self.hooks and self in meta_path:
             meta_path.remove(self)
         loader = spec.loader
         exec_module = getattr(loader, "exec_module", None)
         if exec_module is None:
             return spec
-        heartbeat_py = self.heartbeat_py
 
-        def exec_then_count_steps(module):
+        def exec_then_hook(module):
             del loader.exec_module  # the loader is itself again
             exec_module(module)
             if module.__name__ == name:
-                _try_counting_steps(module, heartbeat_py)
+                hook(module)
 
         try:
             # On this spec's loader object only: module.__loader__ stays the real loader.
-            loader.exec_module = exec_then_count_steps
+            loader.exec_module = exec_then_hook
         except AttributeError:
             pass
         return spec
 
 
-def _heartbeat_from_environment():
-    """With PTRUN_HEARTBEAT_FILE set, optimizer steps beat it: from now when torch.optim.optimizer
-    is already imported (preloaded in the zygote), else once it is."""
-    if not os.environ.get(HEARTBEAT_ENV):
+def _send_event(phase):
+    """One start-up timeline event to PTRUN_EVENTS_SOCKET, now; never blocks, never raises."""
+    address = os.environ.get(EVENTS_ENV, "")
+    if not address.startswith("@"):
         return
-    heartbeat_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "heartbeat.py")
-    optimizer_module = sys.modules.get(OPTIMIZER_MODULE)
-    if optimizer_module is None:
-        sys.meta_path.insert(0, _OptimizerFinder(heartbeat_py))
-    else:
-        _try_counting_steps(optimizer_module, heartbeat_py)
+    import _socket
+    import time
+    try:
+        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM | _socket.SOCK_CLOEXEC | _socket.SOCK_NONBLOCK)
+        try:
+            s.sendto(f"ptrun-event 1 {phase} {time.monotonic_ns()}".encode(), "\0" + address[1:])
+        finally:
+            s.close()
+    except OSError:
+        pass
+
+
+def _hooks_from_environment():
+    """With PTRUN_HEARTBEAT_FILE or PTRUN_EVENTS_SOCKET set, optimizer steps beat the record and
+    the first one is the timeline's first progress; with PTRUN_EVENTS_SOCKET, init_process_group
+    is timed. Each from now when its module is already imported (preloaded in the zygote), else
+    once it is."""
+    hooks = {}
+    if os.environ.get(HEARTBEAT_ENV) or os.environ.get(EVENTS_ENV):
+        heartbeat_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "heartbeat.py")
+        hooks[OPTIMIZER_MODULE] = lambda module: _try_counting_steps(module, heartbeat_py)
+    if os.environ.get(EVENTS_ENV):
+        hooks[C10D_MODULE] = _try_timing_process_group
+    for name in list(hooks):
+        module = sys.modules.get(name)
+        if module is not None:
+            hooks.pop(name)(module)
+    if hooks:
+        sys.meta_path.insert(0, _ModuleHooks(hooks))
+
+
+def _try_timing_process_group(c10d):
+    """init_process_group sends process_group_start and process_group_ready around itself (the
+    first call of each attempt counts), in distributed_c10d and in torch.distributed."""
+    try:
+        _time_process_group(c10d)
+    except Exception as e:  # a torch unlike any known: the program goes on
+        _ignored(EVENTS_ENV, f"cannot time init_process_group: {e!r}")
+
+
+def _time_process_group(c10d):
+    original = getattr(c10d, "init_process_group", None)
+    if original is None or getattr(original, TIMED_MARK, False):
+        return
+    import functools
+
+    @functools.wraps(original)
+    def init_process_group(*args, **kwargs):
+        _send_event("process_group_start")
+        out = original(*args, **kwargs)
+        _send_event("process_group_ready")
+        return out
+
+    setattr(init_process_group, TIMED_MARK, True)
+    c10d.init_process_group = init_process_group
+    # torch.distributed re-exports it: already done when preloaded, else it copies ours.
+    distributed = sys.modules.get("torch.distributed")
+    if distributed is not None and getattr(distributed, "init_process_group", None) is original:
+        distributed.init_process_group = init_process_group
 
 
 def _try_counting_steps(optimizer_module, heartbeat_py):
@@ -157,7 +220,8 @@ def _try_counting_steps(optimizer_module, heartbeat_py):
     try:
         _count_steps(optimizer_module, heartbeat_py)
     except Exception as e:  # a torch unlike any known: the program goes on
-        _ignored(HEARTBEAT_ENV, f"cannot count optimizer steps: {e!r}")
+        _ignored(HEARTBEAT_ENV if os.environ.get(HEARTBEAT_ENV) else EVENTS_ENV,
+                 f"cannot count optimizer steps: {e!r}")
 
 
 def _load_beat(heartbeat_py):
@@ -178,11 +242,27 @@ def _load_beat(heartbeat_py):
     return heartbeat.beat if heartbeat.enabled else None
 
 
+def _first_step_only():
+    """Without a heartbeat record: a step callback that sends first_progress at the first step,
+    then does nothing."""
+    sent = []
+
+    def first_step():
+        if not sent:
+            sent.append(True)
+            _send_event("first_progress")
+
+    return first_step
+
+
 def _count_steps(optimizer_module, heartbeat_py):
-    """Makes every step of every torch optimizer one beat."""
-    beat = _load_beat(heartbeat_py)
+    """Makes every step of every torch optimizer one beat (heartbeat.py sends the first as the
+    timeline's first progress), or without a record, the first step the first progress."""
+    beat = _load_beat(heartbeat_py) if os.environ.get(HEARTBEAT_ENV) else None
     if beat is None:
-        return
+        if not os.environ.get(EVENTS_ENV):
+            return
+        beat = _first_step_only()
     register = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
     if register is not None:  # torch >= 2.0: one global hook
         register(lambda optimizer, args, kwargs: beat())
@@ -521,7 +601,8 @@ if __name__ == "__main__":
         _serve_as_zygote()  # returns only in a forked worker, set up as an exec'd one
     _stack_dump_fd = _stack_dumps_from_environment()
     _error_summary = os.environ.pop(ERROR_SUMMARY_ENV, None)
-    _heartbeat_from_environment()
+    _send_event("python_up")
+    _hooks_from_environment()
     _is_module, _target, _args = _command_line()
     _forget_own_importer()
     _main = _fresh_main()

@@ -17,10 +17,12 @@ parent's)."""
 import contextlib
 import mmap
 import os
+import socket
 import struct
 import time
 
 ENV = "PTRUN_HEARTBEAT_FILE"
+EVENTS_ENV = "PTRUN_EVENTS_SOCKET"  # the launcher's start-up timeline: the first beat is sent there
 MAGIC = b"ptrun-hb"
 VERSION = 1
 RECORD_SIZE = 256
@@ -58,12 +60,16 @@ class Heartbeat:
             raise HeartbeatError(f"{ENV}={path!r}: not a version-1 ptrun heartbeat record")
         self._words = memoryview(self._map).cast("Q")
         struct.pack_into("=i", self._map, _PID, os.getpid())
+        self._first = self._words[_COUNT] == 0
 
     def beat(self):
         """One beat: progress now (CLOCK_MONOTONIC, as time.monotonic_ns)."""
         words = self._words
         words[_LAST] = time.monotonic_ns()
         words[_COUNT] += 1
+        if self._first:
+            self._first = False
+            _first_progress()
 
     def enter(self, name, timeout=None):
         """Opens section `name` that must end within `timeout` seconds (None, <= 0 or inf: no
@@ -104,6 +110,19 @@ class Heartbeat:
         words[_STARTED] = started
         words[_DEADLINE] = deadline
         words[_SEQ] = seq + 2
+
+
+def _first_progress():
+    """The record's first beat is the start-up timeline's first progress: one datagram to ptrun's
+    PTRUN_EVENTS_SOCKET ("@" + an abstract name), if set; never blocks, never raises."""
+    address = os.environ.get(EVENTS_ENV, "")
+    if not address.startswith("@"):
+        return
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK) as s:
+            s.sendto(f"ptrun-event 1 first_progress {time.monotonic_ns()}".encode(), "\0" + address[1:])
+    except OSError:
+        pass
 
 
 def create(path, local_rank=0):

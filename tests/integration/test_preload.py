@@ -24,7 +24,7 @@ TRAIN = os.path.join(HERE, "torch_ddp_train.py")
 DEADLINE = 240
 # Differ from run to run whatever the start: paths of the run's directory, ports, the job's tag.
 PER_RUN = ("MASTER_PORT", "PTRUN_JOB_TAG", "TORCHELASTIC_ERROR_FILE", "PTRUN_ERROR_SUMMARY_FILE",
-           "TORCHELASTIC_RUN_ID", "PTRUN_HEARTBEAT_FILE", "PTRUN_STACK_FILE")
+           "TORCHELASTIC_RUN_ID", "PTRUN_HEARTBEAT_FILE", "PTRUN_STACK_FILE", "PTRUN_EVENTS_SOCKET")
 THREAD_AT_IMPORT = "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), " \
                    "name='sleeper', daemon=True).start()\n"
 

@@ -13,9 +13,10 @@ import subprocess
 
 # ptrun sets the NCCL switch under both names, for workers of any torch: 1.13's torchrun knows only
 # the old name, 2.x's only the 2.2+ one (2.x reads the old one too, warning that it is deprecated).
-# ptrun also gives every worker the job tag of its containment (man ptrun, CONTAINMENT).
+# ptrun also gives every worker the job tag of its containment (man ptrun, CONTAINMENT) and its
+# start-up events socket (man ptrun, START-UP TIMELINE).
 PTRUN_ONLY = ({"TORCH_NCCL_ASYNC_ERROR_HANDLING"} if FLAVOUR.name == "1.13" else {"NCCL_ASYNC_ERROR_HANDLING"}) | {
-    "PTRUN_JOB_TAG"}
+    "PTRUN_JOB_TAG", "PTRUN_EVENTS_SOCKET"}
 DIFFERENT_PER_RUN = {"MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_ERROR_FILE"}
 # torchrun 1.13 --standalone lets worker rank 0 host the store (False); ptrun hosts it itself (True),
 # as torch 2.5+ agents do.

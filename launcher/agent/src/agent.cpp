@@ -12,6 +12,7 @@
 #include "ptrun/launcher/process/containment.hpp"
 #include "ptrun/launcher/process/process_launcher.hpp"
 #include "ptrun/launcher/process/process_sweep.hpp"
+#include "ptrun/progress/heartbeat_file.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;
@@ -25,6 +26,7 @@ int Agent::Impl::run() {
             "setting OMP_NUM_THREADS=1 for each worker to avoid overloading the system; "
             "set it yourself to tune performance");
     }
+    open_timeline();
     launcher->open(io, [this](const ChildChange& change) { on_child(change); });
     start_preload();  // imports while the rendezvous runs
     if (!open_watch()) {
@@ -35,6 +37,7 @@ int Agent::Impl::run() {
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
     if (rounds) {
+        record(Phase::RendezvousJoin, -1);
         rounds->join();
     } else {
         start_attempt();
@@ -107,6 +110,7 @@ void Agent::Impl::on_child(const ChildChange& change) {
         }
         w.alive = false;
         w.exited_at = std::chrono::steady_clock::now();
+        record(Phase::Exit, w.end.rank, describe(change.exit));
         if (watch) watch->timers.forget_pid(change.pid);
         for (const auto& path : w.direct_logs) log_health.check_full(path);
         w.stopped = false;
@@ -132,6 +136,7 @@ void Agent::Impl::apply(const Event& ev) {
     if (d.first_failure) {
         root_cause = workers[static_cast<std::size_t>(d.first_failure->local_rank)].end;
         last_failure = failure_line(*root_cause) + " at " + utc_text(root_cause->time);
+        record(Phase::Failure, -1, failure_line(*root_cause));
         if (rounds) rounds->report_failure(*root_cause);
     }
     state = d.next;
@@ -175,6 +180,9 @@ void Agent::Impl::act(const Action& a) {
         case ActionKind::Rejoin:
             end_attempt();
             root_cause.reset();
+            add_event(timeline,
+                      {progress::monotonic_now_ns(), state.restart_count + 1, -1,
+                       Phase::RendezvousJoin, "after round " + std::to_string(placement.round)});
             rounds->join();
             return;
     }
@@ -184,6 +192,7 @@ void Agent::Impl::start_round(const NodePlacement& a) {
     if (finished) return;
     placement = a;
     state.restart_count = a.restart_count;
+    record(Phase::RoundClosed, -1, "round " + std::to_string(a.round));
     start_attempt();
 }
 
@@ -218,6 +227,7 @@ std::string Agent::Impl::failure_line(const WorkerEnd& end) {
 void Agent::Impl::announce_restart() {
     std::string cause = "a worker failed";  // decide() always names the failure; never stay silent
     if (root_cause) cause = failure_line(*root_cause);
+    record(Phase::Restart, -1, cause);
     log->warn("{}; restarting the worker group (restart {} of {})", cause, state.restart_count,
               policy.max_restarts);
     if (watch) {
@@ -284,6 +294,8 @@ void Agent::Impl::finish(int code) {
     end_attempt();
     exit_code = code;
     finished = true;
+    record(Phase::Exit, -1, "ptrun exits with code " + std::to_string(code));
+    write_trace();
     launcher->close();
     if (rounds) rounds->leave(code, state.stop_signal);
     if (root_cause && root_cause->hung) {

@@ -9,6 +9,7 @@
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <csignal>
@@ -32,6 +33,9 @@
 #include "ptrun/launcher/process/terminal.hpp"
 #include "ptrun/launcher/process/worker_launcher.hpp"
 #include "ptrun/launcher/process/zygote.hpp"
+#include "ptrun/launcher/timeline/ready_line.hpp"
+#include "ptrun/launcher/timeline/timeline_event.hpp"
+#include "ptrun/launcher/timeline/worker_events.hpp"
 #include "ptrun/watchdog/stack_summary.hpp"
 
 namespace ptrun::launcher {
@@ -77,7 +81,8 @@ class Agent::Impl {
           launcher(std::move(wl)),
           logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""),
                c.nproc_per_node),
-          log_health(log) {
+          log_health(log),
+          ready_deadline(io) {
         policy.max_restarts = c.max_restarts;
         if (m) {
             rounds.emplace(std::move(*m), c, io, log,
@@ -153,6 +158,16 @@ class Agent::Impl {
     std::unique_ptr<Zygote> zygote;
     bool preload_loading = false;  ///< the zygote imports: the first attempt waits for it
     bool start_waits = false;      ///< an attempt is due once the zygote is ready or unusable
+    /// The start-up timeline (agent_timeline.cpp): this node's events, the workers' events
+    /// socket (empty when it cannot be made: said once) and the ready line's state.
+    NodeTimeline timeline;
+    std::optional<EventSocket> worker_events;
+    std::optional<boost::asio::posix::stream_descriptor> worker_events_wait;
+    boost::asio::steady_timer ready_deadline;
+    bool ready_deadline_armed = false;
+    int ready_said_for = -1;  ///< the attempt whose ready line was said
+    std::uint64_t attempt_started_ns = 0;
+    bool trace_warned = false;
     bool finished = false;
     bool announced_logs = false;
     bool run_log_opened = false;
@@ -285,6 +300,25 @@ class Agent::Impl {
 
     /// Multi-node: a round closed with this node in it: its placement, then the workers.
     void start_round(const NodePlacement& a);
+
+    // the start-up timeline (agent_timeline.cpp)
+    /// Records ptrun's start and opens the workers' events socket (a warning when it cannot).
+    void open_timeline();
+    /// Records `phase` of the current attempt now (`rank` -1: the node's own event).
+    void record(Phase phase, int rank, std::string detail = "");
+    /// Reads the events socket whenever a datagram waits.
+    void wait_worker_events();
+    /// One datagram: recorded when its sender is a live worker (or in its process group).
+    void on_worker_event(const ReceivedEvent& got);
+    /// After a first progress: the ready line once every rank made one, or kReadyDeadline after
+    /// the first did (PTRUN_READY_DEADLINE, default 120 s), naming who is missing.
+    void check_ready();
+    /// Says the ready line (missing ranks: a warning) and writes trace.json.
+    void say_ready(const ReadyBreakdown& breakdown);
+    /// Before an attempt's workers start: its start event; the ready line's state reset.
+    void timeline_attempt_started();
+    /// RUN_DIR/trace.json (Chrome trace), written whole then renamed; a warning once when not.
+    void write_trace();
 
     // preload (agent_preload.cpp)
     /// --preload: starts the node's zygote, which imports the modules while the rendezvous runs;

@@ -68,6 +68,7 @@ void Agent::Impl::start_preload() {
 
 void Agent::Impl::preload_settled() {
     preload_loading = false;
+    record(Phase::PreloadSettled, -1, zygote && zygote->ready() ? "ready" : "not used");
     if (!start_waits) return;
     start_waits = false;
     asio::post(io, [this] {

@@ -374,6 +374,7 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
     }
     log->warn("{} is hung: {} (--hang-timeout {}); capturing the stacks of {} local worker(s)",
               who(w), what, seconds_text(*config.hang_timeout), pids.size());
+    record(Phase::Hang, -1, who(w) + " is hung: " + what);
     watch->hang = Watch::Hang{now, std::move(verdict), std::move(ranks), {}, pids, "", 0, ""};
     watch->hangs += 1;
     // First, while they run, the runner's faulthandler writes each one's Python stacks; only to a

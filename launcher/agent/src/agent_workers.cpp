@@ -37,6 +37,7 @@ void Agent::Impl::start_attempt() {
         return;
     }
     workers.assign(static_cast<std::size_t>(config.nproc_per_node), Worker{});
+    timeline_attempt_started();
     for (auto& shared : filtered_logs) shared.reset();  // each attempt's own filtered_*.log
     launcher->begin_attempt();
     try {
@@ -97,6 +98,7 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
             request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.exception_file;
         }
         apply_to_env(local, lr, request.env);
+        if (worker_events) request.env[kEventsSocketEnv] = worker_events->address();
         const auto& slot = local.workers[static_cast<std::size_t>(lr)];
         if (slot.binding) request.binding = &slot.prepared;
     }
@@ -123,8 +125,10 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     if (zygote && zygote->ready()) req.fork_server = zygote.get();
     state.alive += 1;
     try {
+        record(Phase::Spawn, w.end.rank, req.fork_server ? "fork" : "exec");
         w.end.pid = launcher->launch(req);  // tags it PTRUN_JOB_TAG, into the job's cgroup
         w.alive = true;
+        record(Phase::Started, w.end.rank);
     } catch (const EnvironmentError& e) {
         state.alive -= 1;  // never started: no exit will come
         throw EnvironmentError("local rank " + std::to_string(lr) + ": " + e.what());

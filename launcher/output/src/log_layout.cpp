@@ -274,7 +274,9 @@ std::string LogLayout::settle_temporary_logs(bool may_remove) noexcept {
     for (auto it = std::filesystem::recursive_directory_iterator(logs_.path, ec);
          !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
         std::error_code size_ec;
-        if (it->path() == logs_.run + "/" + kRunLogName) continue;  // ptrun's own, not workers'
+        if (it->path() == logs_.run + "/" + kRunLogName ||
+            it->path() == logs_.run + "/" + kTraceName)
+            continue;  // ptrun's own, not workers'
 
         if (it->is_regular_file(size_ec) && it->file_size(size_ec) > 0 && !size_ec) {
             wrote = true;

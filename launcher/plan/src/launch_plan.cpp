@@ -15,6 +15,9 @@ LaunchConfig resolve_launch(const LaunchOptions& opts, const HostFacts& host,
         if (auto s = env::lookup_int(env, "PTRUN_STRAGGLER_NOTICE", 1, 365L * 86'400)) {
             c.straggler_notice = std::chrono::seconds(*s);
         }
+        if (auto s = env::lookup_int(env, "PTRUN_READY_DEADLINE", 1, 365L * 86'400)) {
+            c.ready_deadline = std::chrono::seconds(*s);
+        }
     } catch (const env::ParseError& e) {
         throw UsageError(std::string(e.what()) + " (seconds)");
     }

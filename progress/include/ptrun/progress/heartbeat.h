@@ -5,7 +5,8 @@
  * A beat is two stores to memory the worker has mapped (a coarse clock read and an atomic add):
  * no system call, no lock, about 10 ns (bench/heartbeat). The launcher reads the record when it
  * needs to (never the other way round): a worker never waits for it. Without the variable every
- * call below is a no-op on a NULL record, so code that beats runs unchanged anywhere.
+ * call below is a no-op on a NULL record, so code that beats runs unchanged anywhere. The
+ * record's first beat also tells the launcher's start-up timeline (PTRUN_EVENTS_SOCKET) once.
  *
  *     ptrun_heartbeat_record* hb = ptrun_heartbeat_open_env();   // NULL: not under ptrun
  *     for (;;) { train_step(); ptrun_heartbeat_beat(hb); }
@@ -31,10 +32,13 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +48,8 @@ extern "C" {
 
 /* The variable naming the worker's record file (set by the launcher, one file per worker). */
 #define PTRUN_HEARTBEAT_ENV "PTRUN_HEARTBEAT_FILE"
+/* The launcher's start-up timeline socket: "@" and an abstract AF_UNIX datagram name. */
+#define PTRUN_EVENTS_ENV "PTRUN_EVENTS_SOCKET"
 /* The record's first 8 bytes, and its version. */
 #define PTRUN_HEARTBEAT_MAGIC "ptrun-hb"
 #define PTRUN_HEARTBEAT_VERSION 1u
@@ -139,11 +145,38 @@ static inline ptrun_heartbeat_record* ptrun_heartbeat_open_env(void) {
     return ptrun_heartbeat_open(path);
 }
 
+/* The record's first beat: "ptrun-event 1 first_progress NS", one datagram to the launcher's
+ * $PTRUN_EVENTS_SOCKET when set. Never blocks; errno is left as it was. */
+static inline void ptrun_heartbeat_first_beat_(void) {
+    const char* address = getenv(PTRUN_EVENTS_ENV);
+    struct sockaddr_un sa;
+    char text[64];
+    size_t n;
+    int fd, len;
+    int saved = errno;
+    if (address == NULL || address[0] != '@') return;
+    n = strlen(address + 1);
+    if (n == 0 || n > sizeof(sa.sun_path) - 1) return;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path + 1, address + 1, n);
+    len = snprintf(text, sizeof text, "ptrun-event 1 first_progress %llu",
+                   (unsigned long long)ptrun_heartbeat_now_ns());
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd >= 0) {
+        (void)sendto(fd, text, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr*)&sa,
+                     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+        close(fd);
+    }
+    errno = saved;
+}
+
 /* One beat: "this worker made progress now". Thread-safe; a no-op on NULL. */
 static inline void ptrun_heartbeat_beat(ptrun_heartbeat_record* hb) {
     if (hb == NULL) return;
     __atomic_store_n(&hb->last_progress_ns, ptrun_heartbeat_coarse_now_ns(), __ATOMIC_RELAXED);
-    __atomic_fetch_add(&hb->progress_count, 1, __ATOMIC_RELEASE);
+    if (__atomic_fetch_add(&hb->progress_count, 1, __ATOMIC_RELEASE) == 0)
+        ptrun_heartbeat_first_beat_();
 }
 
 /* Writes the section fields under the sequence lock (one writer thread at a time). Every field

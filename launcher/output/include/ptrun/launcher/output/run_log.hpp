@@ -14,6 +14,8 @@ namespace ptrun::launcher {
 
 /// The run log's name in the run directory.
 inline constexpr const char* kRunLogName = "ptrun.log";
+/// The start-up timeline's Chrome trace beside it (launcher/timeline/chrome_trace.hpp).
+inline constexpr const char* kTraceName = "trace.json";
 
 class RunLog {
   public:

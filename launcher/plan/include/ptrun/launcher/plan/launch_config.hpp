@@ -71,6 +71,9 @@ struct LaunchConfig {
     /// PTRUN_STRAGGLER_NOTICE: after how long a group whose other workers exited 0 says which
     /// still run (set by `resolve_launch` from the environment).
     std::chrono::seconds straggler_notice{300};
+    /// PTRUN_READY_DEADLINE: how long after the first rank's first progress the ready line waits
+    /// for the others before it names those missing (set by `resolve_launch`).
+    std::chrono::seconds ready_deadline{120};
     std::vector<int> signals_to_handle;
     /// --hang-timeout: a worker silent this long after its first beat is hung; nullopt: off.
     std::optional<std::chrono::milliseconds> hang_timeout;

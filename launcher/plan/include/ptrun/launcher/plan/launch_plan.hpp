@@ -33,8 +33,8 @@ struct PerRankLaunch {
 
 using LaunchPlan = std::variant<SingleNodeLaunch, ElasticLaunch, PerRankLaunch>;
 
-/// resolve(opts, host) plus PTRUN_STRAGGLER_NOTICE from `env`; throws UsageError as resolve
-/// does, and naming the variable for a bad notice.
+/// resolve(opts, host) plus PTRUN_STRAGGLER_NOTICE and PTRUN_READY_DEADLINE from `env`; throws
+/// UsageError as resolve does, and naming the variable for a bad notice.
 LaunchConfig resolve_launch(const LaunchOptions& opts, const HostFacts& host,
                             const env::EnvMap& env);
 

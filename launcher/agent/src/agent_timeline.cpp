@@ -1,0 +1,138 @@
+// The start-up timeline (issue 26): the agent's own events, the workers' events from the events
+// socket, the ready line once per attempt, and trace.json in the run directory.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "agent_impl.hpp"
+#include "ptrun/launcher/output/run_log.hpp"
+#include "ptrun/launcher/timeline/chrome_trace.hpp"
+#include "ptrun/launcher/timeline/ready_line.hpp"
+#include "ptrun/progress/heartbeat_file.hpp"
+
+namespace ptrun::launcher {
+
+namespace asio = boost::asio;
+
+void Agent::Impl::open_timeline() {
+    timeline.node = config.hostname;
+    timeline.group_rank = config.node_rank;
+    add_event(timeline, {progress::monotonic_now_ns(), 0, -1, Phase::AgentStart, ""});
+    try {
+        worker_events.emplace(EventSocket::open());
+    } catch (const std::system_error& e) {
+        log->warn("no start-up timeline from the workers: {}", e.what());
+        return;
+    }
+    // Its own descriptor for the loop, close-on-exec like the socket's: no worker or zygote inherits it.
+    const int fd = ::fcntl(worker_events->fd(), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+        log->warn("no start-up timeline from the workers: the workers' events socket: {}", std::strerror(errno));
+        worker_events.reset();
+        return;
+    }
+    worker_events_wait.emplace(io, fd);
+    wait_worker_events();
+}
+
+void Agent::Impl::record(Phase phase, int rank, std::string detail) {
+    add_event(timeline, {progress::monotonic_now_ns(), state.restart_count, rank, phase, std::move(detail)});
+}
+
+void Agent::Impl::wait_worker_events() {
+    worker_events_wait->async_wait(asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
+        if (ec || finished) return;
+        // A bounded batch per wake-up: a flood of datagrams cannot starve the loop.
+        for (int i = 0; i < 64; ++i) {
+            auto got = worker_events->receive();
+            if (!got) break;
+            on_worker_event(*got);
+        }
+        wait_worker_events();
+    });
+}
+
+void Agent::Impl::on_worker_event(const ReceivedEvent& got) {
+    auto message = parse_worker_event(got.text);
+    if (!message || got.pid <= 0) return;  // not a worker's event: ignored
+    const pid_t group = ::getpgid(got.pid);  // -1 once the sender is gone
+    for (auto& w : workers) {
+        // The worker itself, even reaped already (its last datagram may come after its exit),
+        // or a live process of its process group.
+        if (w.end.pid <= 0 || (w.end.pid != got.pid && !(w.alive && w.end.pid == group))) continue;
+        // The worker's clock is this node's; a time outside the attempt is taken as now.
+        const std::uint64_t now = progress::monotonic_now_ns();
+        std::uint64_t t = message->t_ns;
+        if (t > now || t < attempt_started_ns) t = now;
+        for (const auto& e : timeline.events)
+            if (e.attempt == state.restart_count && e.rank == w.end.rank && e.phase == message->phase) return;
+        add_event(timeline, {t, state.restart_count, w.end.rank, message->phase, ""});
+        if (message->phase == Phase::FirstProgress) check_ready();
+        return;
+    }
+}
+
+void Agent::Impl::check_ready() {
+    if (ready_said_for == state.restart_count) return;
+    auto b = ready_breakdown({timeline}, state.restart_count, progress::monotonic_now_ns());
+    if (!b || static_cast<std::size_t>(b->ranks) < workers.size()) return;
+    if (b->missing.empty()) {
+        ready_deadline.cancel();
+        say_ready(*b);
+        return;
+    }
+    if (ready_deadline_armed) return;
+    // The first rank has stepped: the others get PTRUN_READY_DEADLINE to do the same.
+    ready_deadline_armed = true;
+    ready_deadline.expires_after(config.ready_deadline);
+    ready_deadline.async_wait([this, attempt = state.restart_count](boost::system::error_code ec) {
+        if (ec || finished || attempt != state.restart_count || ready_said_for == attempt) return;
+        if (auto late = ready_breakdown({timeline}, attempt, progress::monotonic_now_ns())) say_ready(*late);
+    });
+}
+
+void Agent::Impl::say_ready(const ReadyBreakdown& b) {
+    ready_said_for = b.attempt;
+    if (b.missing.empty())
+        log->info("{}", ready_line(b));
+    else
+        log->warn("{}", ready_line(b));
+    write_trace();
+}
+
+void Agent::Impl::timeline_attempt_started() {
+    attempt_started_ns = progress::monotonic_now_ns();
+    ready_deadline.cancel();
+    ready_deadline_armed = false;
+    record(Phase::AttemptStart, -1);
+}
+
+void Agent::Impl::write_trace() {
+    const std::string dir = logs.run_log_dir();
+    if (dir.empty() || timeline.events.empty()) return;
+    const std::string path = dir + "/" + kTraceName;
+    const std::string temporary = path + ".tmp";
+    {
+        std::ofstream out(temporary, std::ios::trunc);
+        out << chrome_trace({timeline}, progress::monotonic_now_ns());
+        out.close();
+        if (!out) {
+            if (!trace_warned) log->warn("cannot write the start-up timeline {}", path);
+            trace_warned = true;
+            std::remove(temporary.c_str());
+            return;
+        }
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+        if (!trace_warned) log->warn("cannot write the start-up timeline {}", path);
+        trace_warned = true;
+        std::remove(temporary.c_str());
+    }
+}
+
+}  // namespace ptrun::launcher

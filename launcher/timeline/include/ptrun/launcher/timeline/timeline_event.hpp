@@ -1,0 +1,74 @@
+#pragma once
+/// The start-up timeline's data: what happened to each rank of each attempt on one node, in that
+/// node's CLOCK_MONOTONIC, and how a node's timeline travels to the store host (JSON, bounded:
+/// it comes over the network).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptrun::launcher {
+
+/// What one event marks. Rank events carry a rank; node events (rank -1) are the agent's own.
+enum class Phase {
+    AgentStart,         ///< node: ptrun started (attempt 0's start)
+    RendezvousJoin,     ///< node: joined the rendezvous for a round
+    RoundClosed,        ///< node: the round closed with this node in it
+    AttemptStart,       ///< node: the attempt's workers are about to start
+    Spawn,              ///< rank: ptrun asked for the process (clone or the zygote's fork)
+    Started,            ///< rank: the process runs the program (exec done, or forked)
+    PythonUp,           ///< rank: the Python runner runs (the interpreter is up)
+    ProcessGroupStart,  ///< rank: init_process_group called (it connects to the workers' store)
+    ProcessGroupReady,  ///< rank: init_process_group returned
+    FirstProgress,      ///< rank: the first heartbeat or optimizer step
+    Exit,               ///< rank: reaped; detail: how it ended
+    Restart,            ///< node: the group restarts; detail: why
+    Hang,               ///< node: a hang was found; detail: who
+    Failure,            ///< node: the attempt failed; detail: the root cause
+    NodeChange,         ///< node: the membership changed; detail: how
+    PreloadSettled,     ///< node: --preload's zygote is ready, or not used (detail)
+};
+
+/// "spawn", "python_up", ...: the phase's name in messages, JSON and trace.json.
+std::string_view phase_name(Phase phase);
+/// The phase named `name`; nullopt for an unknown name.
+std::optional<Phase> phase_named(std::string_view name);
+/// Whether events of `phase` belong to a rank (else to the node's agent).
+bool is_rank_phase(Phase phase);
+
+struct TimelineEvent {
+    std::uint64_t t_ns = 0;  ///< CLOCK_MONOTONIC of the node that recorded it
+    int attempt = 0;         ///< TORCHELASTIC_RESTART_COUNT of the attempt it belongs to
+    int rank = -1;           ///< global rank; -1 for node events
+    Phase phase = Phase::AgentStart;
+    std::string detail;  ///< at most kMaxEventDetail bytes
+    bool operator==(const TimelineEvent&) const = default;
+};
+
+/// One node's events, and how to put them on the store host's clock.
+struct NodeTimeline {
+    std::string node;     ///< the node's name (its hostname, or its rendezvous id)
+    int group_rank = 0;   ///< in the latest round
+    std::int64_t offset_ns = 0;  ///< add to this node's times for the store host's clock
+    std::uint64_t offset_error_ns = 0;  ///< half the round trip the offset was measured with
+    std::vector<TimelineEvent> events;
+    bool operator==(const NodeTimeline&) const = default;
+};
+
+inline constexpr std::size_t kMaxEventDetail = 200;
+/// Events one node keeps (and sends): the oldest attempts' go first beyond it.
+inline constexpr std::size_t kMaxNodeEvents = 4096;
+
+/// Appends `event` (detail cut to kMaxEventDetail); beyond kMaxNodeEvents drops the oldest
+/// attempt's events first (never the newest attempt's, whose oldest events go instead).
+void add_event(NodeTimeline& timeline, TimelineEvent event);
+
+/// The node's timeline as JSON (for the store).
+std::string encode(const NodeTimeline& timeline);
+/// Throws std::runtime_error naming what is malformed; refuses more than kMaxNodeEvents events,
+/// details longer than kMaxEventDetail, names longer than 255 bytes and unknown phases.
+NodeTimeline decode_node_timeline(std::string_view text);
+
+}  // namespace ptrun::launcher

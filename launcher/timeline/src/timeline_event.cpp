@@ -1,0 +1,136 @@
+#include "ptrun/launcher/timeline/timeline_event.hpp"
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <utility>
+
+namespace ptrun::launcher {
+
+namespace {
+
+constexpr std::array<std::pair<Phase, std::string_view>, 16> kNames{{
+    {Phase::AgentStart, "agent_start"},
+    {Phase::RendezvousJoin, "rendezvous_join"},
+    {Phase::RoundClosed, "round_closed"},
+    {Phase::AttemptStart, "attempt_start"},
+    {Phase::Spawn, "spawn"},
+    {Phase::Started, "started"},
+    {Phase::PythonUp, "python_up"},
+    {Phase::ProcessGroupStart, "process_group_start"},
+    {Phase::ProcessGroupReady, "process_group_ready"},
+    {Phase::FirstProgress, "first_progress"},
+    {Phase::Exit, "exit"},
+    {Phase::Restart, "restart"},
+    {Phase::Hang, "hang"},
+    {Phase::Failure, "failure"},
+    {Phase::NodeChange, "node_change"},
+    {Phase::PreloadSettled, "preload_settled"},
+}};
+
+constexpr std::size_t kMaxNodeName = 255;
+
+std::string cut(std::string text, std::size_t max) {
+    if (text.size() <= max) return text;
+    std::size_t end = max;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    text.resize(end);
+    return text;
+}
+
+}  // namespace
+
+std::string_view phase_name(Phase phase) {
+    for (const auto& [p, name] : kNames)
+        if (p == phase) return name;
+    return "unknown";
+}
+
+std::optional<Phase> phase_named(std::string_view name) {
+    for (const auto& [p, n] : kNames)
+        if (n == name) return p;
+    return std::nullopt;
+}
+
+bool is_rank_phase(Phase phase) {
+    switch (phase) {
+        case Phase::Spawn:
+        case Phase::Started:
+        case Phase::PythonUp:
+        case Phase::ProcessGroupStart:
+        case Phase::ProcessGroupReady:
+        case Phase::FirstProgress:
+        case Phase::Exit:
+            return true;
+        default:
+            return false;
+    }
+}
+
+void add_event(NodeTimeline& timeline, TimelineEvent event) {
+    event.detail = cut(std::move(event.detail), kMaxEventDetail);
+    auto& events = timeline.events;
+    if (events.size() >= kMaxNodeEvents) {
+        int oldest = events.front().attempt;
+        for (const auto& e : events) oldest = std::min(oldest, e.attempt);
+        auto of_oldest = [&](const TimelineEvent& e) { return e.attempt == oldest; };
+        if (oldest != event.attempt && std::any_of(events.begin(), events.end(), of_oldest))
+            events.erase(std::remove_if(events.begin(), events.end(), of_oldest), events.end());
+        else
+            events.erase(events.begin());
+    }
+    events.push_back(std::move(event));
+}
+
+std::string encode(const NodeTimeline& timeline) {
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& e : timeline.events)
+        events.push_back({e.t_ns, e.attempt, e.rank, std::string(phase_name(e.phase)), e.detail});
+    nlohmann::json j{{"node", timeline.node},
+                     {"group_rank", timeline.group_rank},
+                     {"offset_ns", timeline.offset_ns},
+                     {"offset_error_ns", timeline.offset_error_ns},
+                     {"events", std::move(events)}};
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+NodeTimeline decode_node_timeline(std::string_view text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+        throw std::runtime_error("a node's timeline is not JSON");
+    }
+    try {
+        NodeTimeline t;
+        t.node = j.at("node").get<std::string>();
+        if (t.node.size() > kMaxNodeName) throw std::runtime_error("a node's timeline names a node of over 255 bytes");
+        t.group_rank = j.at("group_rank").get<int>();
+        t.offset_ns = j.at("offset_ns").get<std::int64_t>();
+        t.offset_error_ns = j.at("offset_error_ns").get<std::uint64_t>();
+        const auto& events = j.at("events");
+        if (!events.is_array() || events.size() > kMaxNodeEvents)
+            throw std::runtime_error("a node's timeline has more than " + std::to_string(kMaxNodeEvents) +
+                                     " events");
+        t.events.reserve(events.size());
+        for (const auto& e : events) {
+            if (!e.is_array() || e.size() != 5) throw std::runtime_error("a node's timeline has a malformed event");
+            auto phase = phase_named(e.at(3).get<std::string>());
+            if (!phase) throw std::runtime_error("a node's timeline names an unknown phase");
+            TimelineEvent event{e.at(0).get<std::uint64_t>(), e.at(1).get<int>(), e.at(2).get<int>(), *phase,
+                                e.at(4).get<std::string>()};
+            if (event.detail.size() > kMaxEventDetail)
+                throw std::runtime_error("a node's timeline has an event detail over " +
+                                         std::to_string(kMaxEventDetail) + " bytes");
+            if (event.attempt < 0 || event.rank < -1)
+                throw std::runtime_error("a node's timeline has a negative attempt or rank");
+            t.events.push_back(std::move(event));
+        }
+        return t;
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("a node's timeline is malformed: ") + e.what());
+    }
+}
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,183 @@
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "ptrun/launcher/timeline/chrome_trace.hpp"
+#include "ptrun/launcher/timeline/ready_line.hpp"
+#include "ptrun/launcher/timeline/timeline_event.hpp"
+#include "ptrun/launcher/timeline/worker_events.hpp"
+
+using namespace ptrun::launcher;
+
+namespace {
+
+constexpr std::uint64_t kMs = 1'000'000;
+
+/// Two nodes of two ranks each; node2's clock runs 1000 s ahead of the store host's.
+std::vector<NodeTimeline> two_nodes(bool with_pg = true) {
+    std::vector<NodeTimeline> nodes(2);
+    nodes[0].node = "node1";
+    nodes[1].node = "node2";
+    nodes[1].group_rank = 1;
+    const std::int64_t skew = 1000'000 * static_cast<std::int64_t>(kMs);
+    nodes[1].offset_ns = -skew;
+    for (int n = 0; n < 2; ++n) {
+        auto at = [&](std::uint64_t ms) { return ms * kMs + (n ? static_cast<std::uint64_t>(skew) : 0); };
+        auto& t = nodes[static_cast<std::size_t>(n)];
+        add_event(t, {at(0), 0, -1, Phase::AgentStart, ""});
+        add_event(t, {at(1), 0, -1, Phase::RendezvousJoin, ""});
+        add_event(t, {at(4), 0, -1, Phase::RoundClosed, ""});
+        for (int lr = 0; lr < 2; ++lr) {
+            int rank = n * 2 + lr;
+            std::uint64_t slow = rank == 3 ? 400 : 0;
+            add_event(t, {at(5), 0, rank, Phase::Spawn, ""});
+            add_event(t, {at(9), 0, rank, Phase::Started, ""});
+            add_event(t, {at(100), 0, rank, Phase::PythonUp, ""});
+            if (with_pg) {
+                add_event(t, {at(800 + slow), 0, rank, Phase::ProcessGroupStart, ""});
+                add_event(t, {at(1400), 0, rank, Phase::ProcessGroupReady, ""});
+            }
+            add_event(t, {at(1450), 0, rank, Phase::FirstProgress, ""});
+        }
+    }
+    return nodes;
+}
+
+}  // namespace
+
+TEST_CASE("ready line: phases along the slowest path add up, offsets applied", "[launcher][timeline]") {
+    auto b = ready_breakdown(two_nodes(), 0, 0);
+    REQUIRE(b);
+    CHECK(b->missing.empty());
+    CHECK(b->ranks == 4);
+    CHECK(b->nodes == 2);
+    CHECK(b->total_s == Approx(1.45));
+    CHECK(*b->rendezvous_s == Approx(0.004));
+    CHECK(*b->spawn_s == Approx(0.005));
+    CHECK(*b->python_s == Approx(1.191));
+    CHECK(*b->process_group_s == Approx(0.2));
+    CHECK(*b->first_step_s == Approx(0.05));
+    CHECK(b->slowest_rank == 3);
+    CHECK(ready_line(*b) ==
+          "4 ranks on 2 nodes ready 1.45 s after start: rendezvous 4 ms, spawn 5 ms, python+imports 1.19 s "
+          "(slowest: rank 3 on node2, 1.19 s), process group 200 ms, first step +50 ms");
+}
+
+TEST_CASE("ready line: without init_process_group, up to the first progress", "[launcher][timeline]") {
+    auto b = ready_breakdown(two_nodes(false), 0, 0);
+    REQUIRE(b);
+    CHECK_FALSE(b->python_s);
+    CHECK(ready_line(*b) ==
+          "4 ranks on 2 nodes ready 1.45 s after start: rendezvous 4 ms, spawn 5 ms, first progress +1.44 s "
+          "(slowest: rank 0 on node1, 1.44 s)");
+}
+
+TEST_CASE("ready line: the ranks still missing are named", "[launcher][timeline]") {
+    auto nodes = two_nodes();
+    std::erase_if(nodes[1].events, [](const TimelineEvent& e) { return e.rank == 3 && e.phase == Phase::FirstProgress; });
+    auto b = ready_breakdown(nodes, 0, 120'000 * kMs);
+    REQUIRE(b);
+    REQUIRE(b->missing == std::vector<MissingRank>{{3, "node2"}});
+    CHECK(ready_line(*b) == "4 ranks on 2 nodes not ready 120.00 s after start: no progress yet from rank 3 on node2");
+    CHECK_FALSE(ready_breakdown(nodes, 1, 0));  // no rank of attempt 1 started
+}
+
+TEST_CASE("timeline JSON round trip, hostile input refused", "[launcher][timeline]") {
+    auto nodes = two_nodes();
+    CHECK(decode_node_timeline(encode(nodes[1])) == nodes[1]);
+    CHECK_THROWS_WITH(decode_node_timeline("nope"), "a node's timeline is not JSON");
+    CHECK_THROWS_WITH(decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
+                                           R"("events":[[1,0,0,"bogus",""]]})"),
+                      "a node's timeline names an unknown phase");
+    CHECK_THROWS_WITH(decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
+                                           R"("events":[[1,-1,0,"spawn",""]]})"),
+                      "a node's timeline has a negative attempt or rank");
+    CHECK_THROWS_AS(decode_node_timeline(R"({"node":"a"})"), std::runtime_error);
+    std::string many = R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,"events":[)";
+    for (std::size_t i = 0; i <= kMaxNodeEvents; ++i) many += std::string(i ? "," : "") + R"([1,0,0,"spawn",""])";
+    CHECK_THROWS_WITH(decode_node_timeline(many + "]}"), "a node's timeline has more than 4096 events");
+}
+
+TEST_CASE("a node keeps at most kMaxNodeEvents, the oldest attempt's going first", "[launcher][timeline]") {
+    NodeTimeline t;
+    for (std::size_t i = 0; i < kMaxNodeEvents; ++i) add_event(t, {i, 0, 0, Phase::Spawn, ""});
+    add_event(t, {1, 1, 0, Phase::Spawn, std::string(300, 'x')});
+    REQUIRE(t.events.size() == 1);
+    CHECK(t.events[0].attempt == 1);
+    CHECK(t.events[0].detail.size() == kMaxEventDetail);
+    for (std::size_t i = 1; i < kMaxNodeEvents + 10; ++i) add_event(t, {i, 1, 0, Phase::Spawn, ""});
+    CHECK(t.events.size() == kMaxNodeEvents);
+}
+
+TEST_CASE("chrome trace: a process per node, a track per rank, offsets applied", "[launcher][timeline]") {
+    auto nodes = two_nodes();
+    add_event(nodes[1], {static_cast<std::uint64_t>(1000'000 * kMs + 2000 * kMs), 0, 3, Phase::Exit, "exit code 0"});
+    auto trace = nlohmann::json::parse(chrome_trace(nodes, 3000 * kMs));
+    CHECK(trace["otherData"]["nodes"]["node2"]["offset_ns"] == -static_cast<std::int64_t>(1000'000 * kMs));
+    int spans = 0;
+    for (const auto& e : trace["traceEvents"]) {
+        if (e["ph"] != "X") continue;
+        ++spans;
+        CHECK(e["ts"].get<double>() >= 0);
+        CHECK(e["ts"].get<double>() < 3000'000);  // microseconds: node2's skew is gone
+        if (e["tid"] == 4 && e["name"] == "running") CHECK(e["args"]["exit"] == "exit code 0");
+        if (e["tid"] == 4 && e["name"] == "running") CHECK(e["dur"].get<double>() == Approx(550'000));
+    }
+    CHECK(spans == 4 * 6);  // spawn, python start, python+imports, process group, until first step, running
+}
+
+TEST_CASE("worker event messages", "[launcher][timeline]") {
+    CHECK(parse_worker_event("ptrun-event 1 python_up 123") == WorkerEventMessage{Phase::PythonUp, 123});
+    CHECK(parse_worker_event("ptrun-event 1 first_progress 9\n") == WorkerEventMessage{Phase::FirstProgress, 9});
+    CHECK_FALSE(parse_worker_event("ptrun-event 1 spawn 9"));  // the agent's own phase
+    CHECK_FALSE(parse_worker_event("ptrun-event 2 python_up 9"));
+    CHECK_FALSE(parse_worker_event("ptrun-event 1 python_up -9"));
+    CHECK_FALSE(parse_worker_event("ptrun-event 1 python_up 9x"));
+    CHECK_FALSE(parse_worker_event("ptrun-event 1 python_up "));
+    CHECK_FALSE(parse_worker_event("ptrun-event 1 python_up 99999999999999999999999"));
+}
+
+TEST_CASE("events socket: the kernel names the sender", "[launcher][timeline]") {
+    auto socket = EventSocket::open();
+    REQUIRE(socket.address().starts_with("@ptrun-events-"));
+    CHECK_FALSE(socket.receive());
+    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::string name = socket.address().substr(1);
+    std::memcpy(addr.sun_path + 1, name.data(), name.size());
+    auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    std::string text = "ptrun-event 1 python_up 5";
+    REQUIRE(::sendto(fd, text.data(), text.size(), 0, reinterpret_cast<sockaddr*>(&addr), len) ==
+            static_cast<ssize_t>(text.size()));
+    std::string big(500, 'x');
+    REQUIRE(::sendto(fd, big.data(), big.size(), 0, reinterpret_cast<sockaddr*>(&addr), len) ==
+            static_cast<ssize_t>(big.size()));
+    ::close(fd);
+    auto got = socket.receive();
+    REQUIRE(got);
+    CHECK(got->text == text);
+    CHECK(got->pid == ::getpid());
+    auto oversized = socket.receive();
+    REQUIRE(oversized);
+    CHECK(oversized->text.empty());
+    CHECK_FALSE(socket.receive());
+}
+
+TEST_CASE("ready line: the wait for --preload's zygote is its own phase", "[launcher][timeline]") {
+    auto nodes = two_nodes();
+    add_event(nodes[0], {300 * kMs, 0, -1, Phase::PreloadSettled, "ready"});
+    for (auto& e : nodes[0].events)
+        if (is_rank_phase(e.phase) && e.t_ns < 300 * kMs) e.t_ns += 300 * kMs;
+    auto b = ready_breakdown({nodes[0]}, 0, 0);
+    REQUIRE(b);
+    CHECK(*b->preload_s == Approx(0.296));
+    CHECK(*b->spawn_s == Approx(0.009));
+    CHECK(ready_line(*b).starts_with("2 ranks on 1 node ready 1.45 s after start: rendezvous 4 ms, preload 296 ms, "
+                                     "spawn 9 ms, python+imports"));
+}
