@@ -10,6 +10,7 @@ import socket
 import subprocess
 import time
 import unittest
+import urllib.request
 
 from harness import PTRUN, TorchTestCase, _env, run_ptrun
 from torch_flavour import FLAVOUR
@@ -141,6 +142,47 @@ if os.environ['RANK'] == '0':
         finally:
             proc.terminate()
             proc.communicate(timeout=60)
+
+    def test_status_and_metrics_carry_the_ready_attempt(self):
+        script = os.path.join(self.dir, "step_then_wait.py")
+        gate = os.path.join(self.dir, "gate")
+        with open(script, "w") as f:
+            f.write(f"""import os, time, torch
+opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+opt.step()
+while not os.path.exists({gate!r}):
+    time.sleep(0.05)
+""")
+        proc = subprocess.Popen(FLAVOUR.command([PTRUN, "--standalone", "--nproc-per-node", "2", "--health-port", "0",
+                                                 script], binds=[self.dir]),
+                                env=_env(self.env), stderr=subprocess.PIPE, text=True)
+        self.leftover.append(proc.pid)
+        try:
+            said, deadline = "", time.monotonic() + 120
+            while " ready " not in said and time.monotonic() < deadline:
+                line = proc.stderr.readline()
+                if not line:
+                    break
+                said += line
+            url = re.search(r"health endpoint: (http://\S+)/health", said).group(1)
+            line = re.search(r"info: (2 ranks on 1 node ready .*)", said).group(1)
+            with urllib.request.urlopen(url + "/status", timeout=10) as r:
+                ready = json.load(r)["ready"]
+            self.assertEqual((ready["attempt"], ready["line"]), (0, line))
+            self.assertEqual([name for name, _ in ready["phases"]], ["spawn", "first_progress"])
+            self.assertAlmostEqual(sum(s for _, s in ready["phases"]), ready["seconds"], places=6)
+            with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
+                metrics = r.read().decode()
+            self.assertRegex(metrics, r'(?m)^ptrun_startup_phase_seconds\{phase="first_progress"\} [0-9.e-]+$')
+            self.assertRegex(metrics, r"(?m)^ptrun_startup_seconds [0-9.e-]+$")
+            table = subprocess.run([PTRUN, "status", url.removeprefix("http://")], capture_output=True, text=True,
+                                   timeout=30)
+            self.assertEqual(table.returncode, 0, table.stderr)
+            self.assertIn("ready        : " + line + "\n", table.stdout)
+        finally:
+            open(gate, "w").close()
+            proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0)
 
     def test_events_from_others_are_ignored(self):
         """Only a worker of the attempt (or its process group) speaks for a rank: a datagram from

@@ -57,6 +57,15 @@ std::string status_json(const StatusSnapshot& s) {
     auto text_or_null = [](const std::string& text) {
         return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
     };
+    nlohmann::json ready = nullptr;
+    if (s.ready_attempt >= 0) {
+        nlohmann::json phases = nlohmann::json::array();  // in order: a JSON object has none
+        for (const auto& [name, seconds] : s.startup_phases) phases.push_back({name, seconds});
+        ready = {{"attempt", s.ready_attempt},
+                 {"line", s.ready_line},
+                 {"seconds", s.ready_seconds},
+                 {"phases", phases}};
+    }
     const nlohmann::json doc = {
         {"run_id", s.run_id},
         {"host", s.host},
@@ -71,6 +80,7 @@ std::string status_json(const StatusSnapshot& s) {
         {"log_dir", text_or_null(s.log_dir)},
         {"last_failure", text_or_null(s.last_failure)},
         {"hangs", s.hangs},
+        {"ready", std::move(ready)},
         {"workers", workers},
     };
     return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -76,6 +76,17 @@ std::string metrics_text(const StatusSnapshot& s) {
             fmt::format("ptrun_worker_seconds_since_progress{{rank=\"{}\",local_rank=\"{}\"}} {}\n",
                         w.rank, w.local_rank, *w.seconds_since_progress);
     }
+    if (s.ready_attempt >= 0) {
+        family(out, "ptrun_startup_seconds", "gauge",
+               "Seconds from the start (or restart) to every rank's first progress, latest ready "
+               "attempt.");
+        out += fmt::format("ptrun_startup_seconds {}\n", s.ready_seconds);
+        family(out, "ptrun_startup_phase_seconds", "gauge",
+               "Each start-up phase of the latest ready attempt along its slowest path (they add "
+               "up).");
+        for (const auto& [name, seconds] : s.startup_phases)
+            out += fmt::format("ptrun_startup_phase_seconds{{phase=\"{}\"}} {}\n", name, seconds);
+    }
     if (s.store) {
         family(out, "ptrun_store_connections", "gauge",
                "Connections to the store this node hosts.");

@@ -55,6 +55,8 @@ std::optional<StatusTable> status_table(const std::string& text) {
     if (!get("log_dir").is_null()) t.text += "log dir      : " + shown(get("log_dir")) + "\n";
     if (!get("last_failure").is_null())
         t.text += "last failure : " + shown(get("last_failure")) + "\n";
+    if (const auto ready = get("ready"); ready.is_object() && ready.contains("line"))
+        t.text += "ready        : " + shown(ready["line"]) + "\n";
     t.text += fmt::format("{:<6} {:<6} {:<8} {:<10} {:>9} {:>10}  {}\n", "RANK", "LOCAL", "PID",
                           "STATE", "PROGRESS", "SINCE", "DETAIL");
     for (const auto& w : doc["workers"]) {

@@ -166,6 +166,8 @@ class Agent::Impl {
     boost::asio::steady_timer ready_deadline;
     bool ready_deadline_armed = false;
     int ready_said_for = -1;  ///< the attempt whose ready line was said
+    std::optional<ReadyBreakdown>
+        last_ready;  ///< the latest complete one, for /status and /metrics
     std::uint64_t attempt_started_ns = 0;
     bool trace_warned = false;
     bool finished = false;

@@ -29,10 +29,12 @@ void Agent::Impl::open_timeline() {
         log->warn("no start-up timeline from the workers: {}", e.what());
         return;
     }
-    // Its own descriptor for the loop, close-on-exec like the socket's: no worker or zygote inherits it.
+    // Its own descriptor for the loop, close-on-exec like the socket's: no worker or zygote
+    // inherits it.
     const int fd = ::fcntl(worker_events->fd(), F_DUPFD_CLOEXEC, 0);
     if (fd < 0) {
-        log->warn("no start-up timeline from the workers: the workers' events socket: {}", std::strerror(errno));
+        log->warn("no start-up timeline from the workers: the workers' events socket: {}",
+                  std::strerror(errno));
         worker_events.reset();
         return;
     }
@@ -41,25 +43,28 @@ void Agent::Impl::open_timeline() {
 }
 
 void Agent::Impl::record(Phase phase, int rank, std::string detail) {
-    add_event(timeline, {progress::monotonic_now_ns(), state.restart_count, rank, phase, std::move(detail)});
+    add_event(timeline,
+              {progress::monotonic_now_ns(), state.restart_count, rank, phase, std::move(detail)});
 }
 
 void Agent::Impl::wait_worker_events() {
-    worker_events_wait->async_wait(asio::posix::stream_descriptor::wait_read, [this](boost::system::error_code ec) {
-        if (ec || finished) return;
-        // A bounded batch per wake-up: a flood of datagrams cannot starve the loop.
-        for (int i = 0; i < 64; ++i) {
-            auto got = worker_events->receive();
-            if (!got) break;
-            on_worker_event(*got);
-        }
-        wait_worker_events();
-    });
+    worker_events_wait->async_wait(asio::posix::stream_descriptor::wait_read,
+                                   [this](boost::system::error_code ec) {
+                                       if (ec || finished) return;
+                                       // A bounded batch per wake-up: a flood of datagrams cannot
+                                       // starve the loop.
+                                       for (int i = 0; i < 64; ++i) {
+                                           auto got = worker_events->receive();
+                                           if (!got) break;
+                                           on_worker_event(*got);
+                                       }
+                                       wait_worker_events();
+                                   });
 }
 
 void Agent::Impl::on_worker_event(const ReceivedEvent& got) {
     auto message = parse_worker_event(got.text);
-    if (!message || got.pid <= 0) return;  // not a worker's event: ignored
+    if (!message || got.pid <= 0) return;    // not a worker's event: ignored
     const pid_t group = ::getpgid(got.pid);  // -1 once the sender is gone
     for (auto& w : workers) {
         // The worker itself, even reaped already (its last datagram may come after its exit),
@@ -70,7 +75,9 @@ void Agent::Impl::on_worker_event(const ReceivedEvent& got) {
         std::uint64_t t = message->t_ns;
         if (t > now || t < attempt_started_ns) t = now;
         for (const auto& e : timeline.events)
-            if (e.attempt == state.restart_count && e.rank == w.end.rank && e.phase == message->phase) return;
+            if (e.attempt == state.restart_count && e.rank == w.end.rank &&
+                e.phase == message->phase)
+                return;
         add_event(timeline, {t, state.restart_count, w.end.rank, message->phase, ""});
         if (message->phase == Phase::FirstProgress) check_ready();
         return;
@@ -92,15 +99,17 @@ void Agent::Impl::check_ready() {
     ready_deadline.expires_after(config.ready_deadline);
     ready_deadline.async_wait([this, attempt = state.restart_count](boost::system::error_code ec) {
         if (ec || finished || attempt != state.restart_count || ready_said_for == attempt) return;
-        if (auto late = ready_breakdown({timeline}, attempt, progress::monotonic_now_ns())) say_ready(*late);
+        if (auto late = ready_breakdown({timeline}, attempt, progress::monotonic_now_ns()))
+            say_ready(*late);
     });
 }
 
 void Agent::Impl::say_ready(const ReadyBreakdown& b) {
     ready_said_for = b.attempt;
-    if (b.missing.empty())
+    if (b.missing.empty()) {
         log->info("{}", ready_line(b));
-    else
+        last_ready = b;
+    } else
         log->warn("{}", ready_line(b));
     write_trace();
 }

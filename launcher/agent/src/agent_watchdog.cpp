@@ -654,6 +654,12 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     s.last_failure = last_failure;
     s.hangs = watch->hangs;
     if (store.stats) s.store = store.stats();
+    if (last_ready) {
+        s.ready_attempt = last_ready->attempt;
+        s.ready_line = ready_line(*last_ready);
+        s.ready_seconds = last_ready->total_s;
+        s.startup_phases = startup_phases(*last_ready);
+    }
     s.phase = finished          ? "finished"
               : state.stopping  ? "stopping"
               : state.alive > 0 ? "running"

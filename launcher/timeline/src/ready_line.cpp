@@ -40,7 +40,9 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
         for (const auto& e : node.events) {
             if (e.attempt != attempt) continue;
             std::int64_t t = on_host(node, e);
-            auto earliest = [&](std::optional<std::int64_t>& slot) { slot = slot ? std::min(*slot, t) : t; };
+            auto earliest = [&](std::optional<std::int64_t>& slot) {
+                slot = slot ? std::min(*slot, t) : t;
+            };
             switch (e.phase) {
                 case Phase::AgentStart:
                 case Phase::RendezvousJoin:
@@ -63,11 +65,20 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
                 if (slot == 0) slot = t;
             };
             switch (e.phase) {
-                case Phase::Started: first_time(r.started); break;
-                case Phase::ProcessGroupStart: first_time(r.pg_start); break;
-                case Phase::ProcessGroupReady: first_time(r.pg_ready); break;
-                case Phase::FirstProgress: first_time(r.first); break;
-                default: break;
+                case Phase::Started:
+                    first_time(r.started);
+                    break;
+                case Phase::ProcessGroupStart:
+                    first_time(r.pg_start);
+                    break;
+                case Phase::ProcessGroupReady:
+                    first_time(r.pg_ready);
+                    break;
+                case Phase::FirstProgress:
+                    first_time(r.first);
+                    break;
+                default:
+                    break;
             }
         }
     }
@@ -82,7 +93,8 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
     bool every_pg = true, every_first = true;
     std::vector<std::string> node_names;
     for (const auto& [rank, r] : ranks) {
-        if (std::find(node_names.begin(), node_names.end(), r.node) == node_names.end()) node_names.push_back(r.node);
+        if (std::find(node_names.begin(), node_names.end(), r.node) == node_names.end())
+            node_names.push_back(r.node);
         spawned = std::max(spawned, r.started);
         every_pg = every_pg && r.pg_start && r.pg_ready;
         pg_call = std::max(pg_call, r.pg_start);
@@ -126,17 +138,33 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
     return b;
 }
 
+std::vector<std::pair<std::string, double>> startup_phases(const ReadyBreakdown& b) {
+    std::vector<std::pair<std::string, double>> out;
+    auto add = [&](const char* name, const std::optional<double>& s) {
+        if (s) out.emplace_back(name, *s);
+    };
+    add("rendezvous", b.rendezvous_s);
+    add("preload", b.preload_s);
+    add("spawn", b.spawn_s);
+    add("python_imports", b.python_s);
+    add("process_group", b.process_group_s);
+    add(b.python_s ? "first_step" : "first_progress", b.first_step_s);
+    return out;
+}
+
 std::string ready_line(const ReadyBreakdown& b) {
     std::string line = b.attempt == 0 ? "" : "attempt " + std::to_string(b.attempt) + ": ";
-    line += std::to_string(b.ranks) + (b.ranks == 1 ? " rank" : " ranks") + " on " + std::to_string(b.nodes) +
-            (b.nodes == 1 ? " node " : " nodes ");
+    line += std::to_string(b.ranks) + (b.ranks == 1 ? " rank" : " ranks") + " on " +
+            std::to_string(b.nodes) + (b.nodes == 1 ? " node " : " nodes ");
     std::string since = b.attempt == 0 ? " after start" : " after the restart";
     if (!b.missing.empty()) {
         line += "not ready " + short_duration(b.total_s) + since + ": no progress yet from ";
         constexpr std::size_t kNamed = 8;
         for (std::size_t i = 0; i < b.missing.size() && i < kNamed; ++i)
-            line += (i ? ", rank " : "rank ") + std::to_string(b.missing[i].rank) + " on " + b.missing[i].node;
-        if (b.missing.size() > kNamed) line += " and " + std::to_string(b.missing.size() - kNamed) + " more";
+            line += (i ? ", rank " : "rank ") + std::to_string(b.missing[i].rank) + " on " +
+                    b.missing[i].node;
+        if (b.missing.size() > kNamed)
+            line += " and " + std::to_string(b.missing.size() - kNamed) + " more";
         return line;
     }
     line += "ready " + short_duration(b.total_s) + since + ":";
@@ -149,8 +177,10 @@ std::string ready_line(const ReadyBreakdown& b) {
     phase("rendezvous", b.rendezvous_s);
     phase("preload", b.preload_s);
     phase("spawn", b.spawn_s);
-    std::string slowest = b.slowest_rank < 0 ? "" : " (slowest: rank " + std::to_string(b.slowest_rank) + " on " +
-                                                       b.slowest_node + ", " + short_duration(b.slowest_s) + ")";
+    std::string slowest = b.slowest_rank < 0
+                              ? ""
+                              : " (slowest: rank " + std::to_string(b.slowest_rank) + " on " +
+                                    b.slowest_node + ", " + short_duration(b.slowest_s) + ")";
     if (b.python_s) {
         phase("python+imports", b.python_s);
         line += slowest;

@@ -1,10 +1,10 @@
 #include "ptrun/launcher/timeline/timeline_event.hpp"
 
+#include <utility>
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <utility>
 
 namespace ptrun::launcher {
 
@@ -105,21 +105,23 @@ NodeTimeline decode_node_timeline(std::string_view text) {
     try {
         NodeTimeline t;
         t.node = j.at("node").get<std::string>();
-        if (t.node.size() > kMaxNodeName) throw std::runtime_error("a node's timeline names a node of over 255 bytes");
+        if (t.node.size() > kMaxNodeName)
+            throw std::runtime_error("a node's timeline names a node of over 255 bytes");
         t.group_rank = j.at("group_rank").get<int>();
         t.offset_ns = j.at("offset_ns").get<std::int64_t>();
         t.offset_error_ns = j.at("offset_error_ns").get<std::uint64_t>();
         const auto& events = j.at("events");
         if (!events.is_array() || events.size() > kMaxNodeEvents)
-            throw std::runtime_error("a node's timeline has more than " + std::to_string(kMaxNodeEvents) +
-                                     " events");
+            throw std::runtime_error("a node's timeline has more than " +
+                                     std::to_string(kMaxNodeEvents) + " events");
         t.events.reserve(events.size());
         for (const auto& e : events) {
-            if (!e.is_array() || e.size() != 5) throw std::runtime_error("a node's timeline has a malformed event");
+            if (!e.is_array() || e.size() != 5)
+                throw std::runtime_error("a node's timeline has a malformed event");
             auto phase = phase_named(e.at(3).get<std::string>());
             if (!phase) throw std::runtime_error("a node's timeline names an unknown phase");
-            TimelineEvent event{e.at(0).get<std::uint64_t>(), e.at(1).get<int>(), e.at(2).get<int>(), *phase,
-                                e.at(4).get<std::string>()};
+            TimelineEvent event{e.at(0).get<std::uint64_t>(), e.at(1).get<int>(),
+                                e.at(2).get<int>(), *phase, e.at(4).get<std::string>()};
             if (event.detail.size() > kMaxEventDetail)
                 throw std::runtime_error("a node's timeline has an event detail over " +
                                          std::to_string(kMaxEventDetail) + " bytes");

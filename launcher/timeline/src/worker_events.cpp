@@ -5,11 +5,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <utility>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <system_error>
-#include <utility>
 
 namespace ptrun::launcher {
 
@@ -27,19 +27,22 @@ std::optional<WorkerEventMessage> parse_worker_event(std::string_view text) {
     std::string_view digits = text.substr(space + 1);
     std::uint64_t t = 0;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), t);
-    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) return std::nullopt;
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty())
+        return std::nullopt;
     return WorkerEventMessage{*phase, t};
 }
 
 EventSocket EventSocket::open() {
     int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "the workers' events socket");
+    if (fd < 0)
+        throw std::system_error(errno, std::generic_category(), "the workers' events socket");
     int on = 1;
     unsigned char random[8] = {};
     if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) {
         int e = errno;
         ::close(fd);
-        throw std::system_error(e, std::generic_category(), "the workers' events socket (its random name)");
+        throw std::system_error(e, std::generic_category(),
+                                "the workers' events socket (its random name)");
     }
     std::string name = "ptrun-events-" + std::to_string(::getpid()) + "-";
     static constexpr char kHex[] = "0123456789abcdef";
@@ -91,7 +94,8 @@ std::optional<ReceivedEvent> EventSocket::receive() noexcept {
     if (n < 0) return std::nullopt;
     ReceivedEvent event;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+            c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
             ucred cred;
             std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
             event.pid = cred.pid;

@@ -26,7 +26,9 @@ std::vector<NodeTimeline> two_nodes(bool with_pg = true) {
     const std::int64_t skew = 1000'000 * static_cast<std::int64_t>(kMs);
     nodes[1].offset_ns = -skew;
     for (int n = 0; n < 2; ++n) {
-        auto at = [&](std::uint64_t ms) { return ms * kMs + (n ? static_cast<std::uint64_t>(skew) : 0); };
+        auto at = [&](std::uint64_t ms) {
+            return ms * kMs + (n ? static_cast<std::uint64_t>(skew) : 0);
+        };
         auto& t = nodes[static_cast<std::size_t>(n)];
         add_event(t, {at(0), 0, -1, Phase::AgentStart, ""});
         add_event(t, {at(1), 0, -1, Phase::RendezvousJoin, ""});
@@ -49,7 +51,8 @@ std::vector<NodeTimeline> two_nodes(bool with_pg = true) {
 
 }  // namespace
 
-TEST_CASE("ready line: phases along the slowest path add up, offsets applied", "[launcher][timeline]") {
+TEST_CASE("ready line: phases along the slowest path add up, offsets applied",
+          "[launcher][timeline]") {
     auto b = ready_breakdown(two_nodes(), 0, 0);
     REQUIRE(b);
     CHECK(b->missing.empty());
@@ -63,26 +66,33 @@ TEST_CASE("ready line: phases along the slowest path add up, offsets applied", "
     CHECK(*b->first_step_s == Approx(0.05));
     CHECK(b->slowest_rank == 3);
     CHECK(ready_line(*b) ==
-          "4 ranks on 2 nodes ready 1.45 s after start: rendezvous 4 ms, spawn 5 ms, python+imports 1.19 s "
+          "4 ranks on 2 nodes ready 1.45 s after start: rendezvous 4 ms, spawn 5 ms, "
+          "python+imports 1.19 s "
           "(slowest: rank 3 on node2, 1.19 s), process group 200 ms, first step +50 ms");
 }
 
-TEST_CASE("ready line: without init_process_group, up to the first progress", "[launcher][timeline]") {
+TEST_CASE("ready line: without init_process_group, up to the first progress",
+          "[launcher][timeline]") {
     auto b = ready_breakdown(two_nodes(false), 0, 0);
     REQUIRE(b);
     CHECK_FALSE(b->python_s);
     CHECK(ready_line(*b) ==
-          "4 ranks on 2 nodes ready 1.45 s after start: rendezvous 4 ms, spawn 5 ms, first progress +1.44 s "
+          "4 ranks on 2 nodes ready 1.45 s after start: rendezvous 4 ms, spawn 5 ms, first "
+          "progress +1.44 s "
           "(slowest: rank 0 on node1, 1.44 s)");
 }
 
 TEST_CASE("ready line: the ranks still missing are named", "[launcher][timeline]") {
     auto nodes = two_nodes();
-    std::erase_if(nodes[1].events, [](const TimelineEvent& e) { return e.rank == 3 && e.phase == Phase::FirstProgress; });
+    std::erase_if(nodes[1].events, [](const TimelineEvent& e) {
+        return e.rank == 3 && e.phase == Phase::FirstProgress;
+    });
     auto b = ready_breakdown(nodes, 0, 120'000 * kMs);
     REQUIRE(b);
     REQUIRE(b->missing == std::vector<MissingRank>{{3, "node2"}});
-    CHECK(ready_line(*b) == "4 ranks on 2 nodes not ready 120.00 s after start: no progress yet from rank 3 on node2");
+    CHECK(
+        ready_line(*b) ==
+        "4 ranks on 2 nodes not ready 120.00 s after start: no progress yet from rank 3 on node2");
     CHECK_FALSE(ready_breakdown(nodes, 1, 0));  // no rank of attempt 1 started
 }
 
@@ -90,19 +100,24 @@ TEST_CASE("timeline JSON round trip, hostile input refused", "[launcher][timelin
     auto nodes = two_nodes();
     CHECK(decode_node_timeline(encode(nodes[1])) == nodes[1]);
     CHECK_THROWS_WITH(decode_node_timeline("nope"), "a node's timeline is not JSON");
-    CHECK_THROWS_WITH(decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
-                                           R"("events":[[1,0,0,"bogus",""]]})"),
-                      "a node's timeline names an unknown phase");
-    CHECK_THROWS_WITH(decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
-                                           R"("events":[[1,-1,0,"spawn",""]]})"),
-                      "a node's timeline has a negative attempt or rank");
+    CHECK_THROWS_WITH(
+        decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
+                             R"("events":[[1,0,0,"bogus",""]]})"),
+        "a node's timeline names an unknown phase");
+    CHECK_THROWS_WITH(
+        decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
+                             R"("events":[[1,-1,0,"spawn",""]]})"),
+        "a node's timeline has a negative attempt or rank");
     CHECK_THROWS_AS(decode_node_timeline(R"({"node":"a"})"), std::runtime_error);
     std::string many = R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,"events":[)";
-    for (std::size_t i = 0; i <= kMaxNodeEvents; ++i) many += std::string(i ? "," : "") + R"([1,0,0,"spawn",""])";
-    CHECK_THROWS_WITH(decode_node_timeline(many + "]}"), "a node's timeline has more than 4096 events");
+    for (std::size_t i = 0; i <= kMaxNodeEvents; ++i)
+        many += std::string(i ? "," : "") + R"([1,0,0,"spawn",""])";
+    CHECK_THROWS_WITH(decode_node_timeline(many + "]}"),
+                      "a node's timeline has more than 4096 events");
 }
 
-TEST_CASE("a node keeps at most kMaxNodeEvents, the oldest attempt's going first", "[launcher][timeline]") {
+TEST_CASE("a node keeps at most kMaxNodeEvents, the oldest attempt's going first",
+          "[launcher][timeline]") {
     NodeTimeline t;
     for (std::size_t i = 0; i < kMaxNodeEvents; ++i) add_event(t, {i, 0, 0, Phase::Spawn, ""});
     add_event(t, {1, 1, 0, Phase::Spawn, std::string(300, 'x')});
@@ -113,11 +128,14 @@ TEST_CASE("a node keeps at most kMaxNodeEvents, the oldest attempt's going first
     CHECK(t.events.size() == kMaxNodeEvents);
 }
 
-TEST_CASE("chrome trace: a process per node, a track per rank, offsets applied", "[launcher][timeline]") {
+TEST_CASE("chrome trace: a process per node, a track per rank, offsets applied",
+          "[launcher][timeline]") {
     auto nodes = two_nodes();
-    add_event(nodes[1], {static_cast<std::uint64_t>(1000'000 * kMs + 2000 * kMs), 0, 3, Phase::Exit, "exit code 0"});
+    add_event(nodes[1], {static_cast<std::uint64_t>(1000'000 * kMs + 2000 * kMs), 0, 3, Phase::Exit,
+                         "exit code 0"});
     auto trace = nlohmann::json::parse(chrome_trace(nodes, 3000 * kMs));
-    CHECK(trace["otherData"]["nodes"]["node2"]["offset_ns"] == -static_cast<std::int64_t>(1000'000 * kMs));
+    CHECK(trace["otherData"]["nodes"]["node2"]["offset_ns"] ==
+          -static_cast<std::int64_t>(1000'000 * kMs));
     int spans = 0;
     for (const auto& e : trace["traceEvents"]) {
         if (e["ph"] != "X") continue;
@@ -125,14 +143,18 @@ TEST_CASE("chrome trace: a process per node, a track per rank, offsets applied",
         CHECK(e["ts"].get<double>() >= 0);
         CHECK(e["ts"].get<double>() < 3000'000);  // microseconds: node2's skew is gone
         if (e["tid"] == 4 && e["name"] == "running") CHECK(e["args"]["exit"] == "exit code 0");
-        if (e["tid"] == 4 && e["name"] == "running") CHECK(e["dur"].get<double>() == Approx(550'000));
+        if (e["tid"] == 4 && e["name"] == "running")
+            CHECK(e["dur"].get<double>() == Approx(550'000));
     }
-    CHECK(spans == 4 * 6);  // spawn, python start, python+imports, process group, until first step, running
+    CHECK(spans ==
+          4 * 6);  // spawn, python start, python+imports, process group, until first step, running
 }
 
 TEST_CASE("worker event messages", "[launcher][timeline]") {
-    CHECK(parse_worker_event("ptrun-event 1 python_up 123") == WorkerEventMessage{Phase::PythonUp, 123});
-    CHECK(parse_worker_event("ptrun-event 1 first_progress 9\n") == WorkerEventMessage{Phase::FirstProgress, 9});
+    CHECK(parse_worker_event("ptrun-event 1 python_up 123") ==
+          WorkerEventMessage{Phase::PythonUp, 123});
+    CHECK(parse_worker_event("ptrun-event 1 first_progress 9\n") ==
+          WorkerEventMessage{Phase::FirstProgress, 9});
     CHECK_FALSE(parse_worker_event("ptrun-event 1 spawn 9"));  // the agent's own phase
     CHECK_FALSE(parse_worker_event("ptrun-event 2 python_up 9"));
     CHECK_FALSE(parse_worker_event("ptrun-event 1 python_up -9"));
@@ -178,6 +200,19 @@ TEST_CASE("ready line: the wait for --preload's zygote is its own phase", "[laun
     REQUIRE(b);
     CHECK(*b->preload_s == Approx(0.296));
     CHECK(*b->spawn_s == Approx(0.009));
-    CHECK(ready_line(*b).starts_with("2 ranks on 1 node ready 1.45 s after start: rendezvous 4 ms, preload 296 ms, "
-                                     "spawn 9 ms, python+imports"));
+    CHECK(ready_line(*b).starts_with(
+        "2 ranks on 1 node ready 1.45 s after start: rendezvous 4 ms, preload 296 ms, "
+        "spawn 9 ms, python+imports"));
+}
+
+TEST_CASE("startup phases as /metrics names them", "[launcher][timeline]") {
+    auto b = ready_breakdown(two_nodes(), 0, 0);
+    REQUIRE(b);
+    auto phases = startup_phases(*b);
+    REQUIRE(phases.size() == 5);
+    CHECK(phases[0].first == "rendezvous");
+    CHECK(phases[2] == std::pair<std::string, double>{"python_imports", *b->python_s});
+    CHECK(phases[4].first == "first_step");
+    auto plain = ready_breakdown(two_nodes(false), 0, 0);
+    CHECK(startup_phases(*plain).back().first == "first_progress");
 }

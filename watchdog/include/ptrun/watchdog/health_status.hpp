@@ -58,6 +58,12 @@ struct StatusSnapshot {
     std::uint64_t hangs = 0;            ///< hangs declared in this run
     std::optional<StoreNumbers> store;  ///< on the node hosting the workers' store
     std::vector<WorkerStatus> workers;
+    /// The latest attempt that got its ready line (every rank made its first progress): that
+    /// line, and the seconds of each of its start-up phases in order ("spawn", ...); -1: none.
+    int ready_attempt = -1;
+    std::string ready_line;
+    double ready_seconds = 0;
+    std::vector<std::pair<std::string, double>> startup_phases;
 };
 
 struct Health {
@@ -71,6 +77,7 @@ Health health_of(const StatusSnapshot& snapshot);
 
 /// {"run_id", "host", "round", "restart_count", "phase", "healthy", "reason", "uptime_seconds",
 /// "world_size", "nodes", "log_dir" (null: none), "last_failure" (null: none), "hangs",
+/// "ready": null, or {"attempt", "line", "seconds", "phases": [["spawn", s], ...] in order},
 /// "workers": [{"local_rank", "rank", "pid", "state", "progress_count", "seconds_since_progress"
 /// (null: never), "section" (null: none), "detail"}]}; one line, valid UTF-8 (invalid bytes
 /// replaced).
@@ -78,8 +85,9 @@ std::string status_json(const StatusSnapshot& snapshot);
 
 /// The snapshot in Prometheus's text exposition format (version 0.0.4): ptrun_info, uptime,
 /// workers by state, world size, nodes, round, restarts, hangs, health, per rank its progress
-/// count and seconds since its last progress, and where this node hosts the workers' store its
-/// connections, keys and bytes.
+/// count and seconds since its last progress, the latest ready attempt's start-up phase durations
+/// (ptrun_startup_seconds, ptrun_startup_phase_seconds{phase}), and where this node hosts the
+/// workers' store its connections, keys and bytes.
 std::string metrics_text(const StatusSnapshot& snapshot);
 
 }  // namespace ptrun::watchdog

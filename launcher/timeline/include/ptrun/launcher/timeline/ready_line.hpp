@@ -9,6 +9,7 @@
 /// Phases a job does not have are left out (no rendezvous on one node;
 /// no process group when the workers call no init_process_group, or run without the runner).
 
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,8 +28,8 @@ struct MissingRank {
 /// Attempt `attempt` of the merged timelines, in seconds on the store host's clock.
 struct ReadyBreakdown {
     int attempt = 0;
-    int ranks = 0;  ///< ranks started in the attempt
-    int nodes = 0;  ///< nodes with a rank in it
+    int ranks = 0;                     ///< ranks started in the attempt
+    int nodes = 0;                     ///< nodes with a rank in it
     std::vector<MissingRank> missing;  ///< started ranks without first progress (rank order)
     double total_s = 0;                ///< start to the last first progress (or to `now_ns`)
     std::optional<double> rendezvous_s, preload_s, spawn_s, python_s, process_group_s, first_step_s;
@@ -46,6 +47,10 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
 /// The line as printed: "8 ranks on 2 nodes ready ... first step +0.05 s" when none is missing,
 /// else "... not ready 120 s after start: no progress yet from rank 3 on node2, ...".
 std::string ready_line(const ReadyBreakdown& breakdown);
+
+/// The complete breakdown's phases in order, named as /metrics names them: rendezvous, preload,
+/// spawn, python_imports, process_group, first_step (or first_progress); those it has.
+std::vector<std::pair<std::string, double>> startup_phases(const ReadyBreakdown& breakdown);
 
 /// "3 ms" under a second, "1.04 s" from there.
 std::string short_duration(double seconds);

@@ -49,9 +49,9 @@ struct TimelineEvent {
 
 /// One node's events, and how to put them on the store host's clock.
 struct NodeTimeline {
-    std::string node;     ///< the node's name (its hostname, or its rendezvous id)
-    int group_rank = 0;   ///< in the latest round
-    std::int64_t offset_ns = 0;  ///< add to this node's times for the store host's clock
+    std::string node;                   ///< the node's name (its hostname, or its rendezvous id)
+    int group_rank = 0;                 ///< in the latest round
+    std::int64_t offset_ns = 0;         ///< add to this node's times for the store host's clock
     std::uint64_t offset_error_ns = 0;  ///< half the round trip the offset was measured with
     std::vector<TimelineEvent> events;
     bool operator==(const NodeTimeline&) const = default;
