@@ -85,13 +85,16 @@ class Agent::Impl {
           ready_deadline(io) {
         policy.max_restarts = c.max_restarts;
         if (m) {
-            rounds.emplace(std::move(*m), c, io, log,
-                           RoundDriver::Hooks{
-                               .start = [this](const NodePlacement& p) { start_round(p); },
-                               .ended = [this](const RoundEnded& end) { apply(end); },
-                               .failed = [this](int code) { finish(code); },
-                               .alive = [this] { return state.alive; },
-                           });
+            rounds.emplace(
+                std::move(*m), c, io, log,
+                RoundDriver::Hooks{
+                    .start = [this](const NodePlacement& p) { start_round(p); },
+                    .ended = [this](const RoundEnded& end) { apply(end); },
+                    .failed = [this](int code) { finish(code); },
+                    .alive = [this] { return state.alive; },
+                    .changed =
+                        [this](const std::string& why) { record(Phase::NodeChange, -1, why); },
+                });
         }
         state.distributed = rounds.has_value();
         placement.group_rank = c.node_rank;

@@ -58,6 +58,8 @@ void RoundDriver::on_round_end(const RoundEnd& end) {
             end.reason == EndReason::ScaleUp ? spdlog::level::info : spdlog::level::warn;
         log_->log(level, "round {} ended: {}{}", round_.round, end.message,
                   end.final ? "" : "; stopping the workers to re-form the group");
+        if (hooks_.changed)
+            hooks_.changed("round " + std::to_string(round_.round) + " ended: " + end.message);
     }
     hooks_.ended(RoundEnded{.final = end.final, .exit_code = end.final ? end.exit_code : 0});
 }

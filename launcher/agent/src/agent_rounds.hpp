@@ -35,6 +35,9 @@ class RoundDriver {
         std::function<void(int code)> failed;
         /// Local workers running now.
         std::function<int()> alive;
+        /// The running round ended other than by completing (`why`: the coordinator's message):
+        /// an event for the start-up timeline; before `ended`.
+        std::function<void(const std::string& why)> changed;
     };
 
     RoundDriver(Membership membership, const LaunchConfig& config, boost::asio::io_context& io,
