@@ -292,10 +292,10 @@ LaunchDefaults apply_launcher_env(LaunchOptions options, const env::EnvMap& env,
                              " job script runs once; start one ptrun per rank with its launcher");
         }
     } else if (!o.given(Option::SlurmMode)) {
-        o.at(Option::SlurmMode) =
-            RawValue{"off", Source::LauncherEnv, env_title + " found first: " + found};
+        // SLURM is not read; the mode's reason goes where --explain's mode row looks for it.
+        o.at(Option::SlurmMode) = RawValue{"off", Source::LauncherEnv, why};
     }
-    set_env(o, schedulers::launcher_kind_name(reader->kind), found + ": " + why);
+    set_env(o, schedulers::launcher_kind_name(reader->kind), found);
     if (per_rank) {
         out.placement = fill_per_rank(o, t, why);
     } else {

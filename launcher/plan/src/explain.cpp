@@ -104,9 +104,7 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
                     const std::optional<Interpreter>& interpreter,
                     const std::vector<ExplainRow>& extra) {
     Table out;
-    const bool other = !other_env(o).empty();
-    row(out, "mode", mode_name(c.slurm_mode, o, fixed != nullptr),
-        other ? source_of(o, Option::LauncherEnv) : source_of(o, Option::SlurmMode));
+    row(out, "mode", mode_name(c.slurm_mode, o, fixed != nullptr), source_of(o, Option::SlurmMode));
     explain_environment(out, o);
     if (fixed) {
         explain_placement(out, *fixed);
@@ -175,7 +173,7 @@ ExplainRow explain_preload(const LaunchConfig& c, const LaunchOptions& o, const 
     std::string modules;
     for (const auto& m : c.preload) modules += (modules.empty() ? "" : ",") + m;
     if (c.slurm_mode == SlurmMode::PerRank || (!other_env(o).empty() && per_rank)) {
-        const std::string env = c.slurm_mode == SlurmMode::PerRank ? "SLURM" : other_env(o);
+        const std::string env = other_env(o).empty() ? "SLURM" : other_env(o);
         return {"preload",
                 modules + ": not used (" + env +
                     " one-task-per-rank mode: each ptrun starts "

@@ -198,8 +198,8 @@ TEST_CASE("launcher env: an explicit --nproc-per-node makes every MPI task an ag
     check_env(d.options, Option::Nnodes, "2", "OMPI_COMM_WORLD_SIZE (one agent per task)");
     check_env(d.options, Option::NodeRank, "1", "OMPI_COMM_WORLD_RANK (one agent per task)");
     check_env(d.options, Option::MasterAddr, "127.0.0.1", "one node: OMPI_MCA_orte_num_nodes=1");
-    CHECK_THAT(d.options.at(Option::LauncherEnv).origin,
-               Catch::Contains("--nproc-per-node '2': one agent per task"));
+    CHECK(d.options.at(Option::SlurmMode).origin == "--nproc-per-node '2': one agent per task");
+    CHECK(d.options.at(Option::LauncherEnv).origin == "OMPI_COMM_WORLD_SIZE");
     auto c = resolve(d.options, HostFacts{});
     CHECK(c.rdzv_backend == RdzvBackend::Static);
     CHECK(c.rdzv.is_host == false);  // node 0 hosts, not every agent on the host
@@ -302,6 +302,8 @@ TEST_CASE("launcher env: Flux, and explain names the environment and every varia
     CHECK(d.options.at(Option::RdzvId).value == "flux-__2hY3s5oW");
     auto text = explain_of(d);
     CHECK_THAT(text, Catch::Contains("one task per rank (Flux)"));
+    CHECK_THAT(text, Catch::Contains("(FLUX_JOB_SIZE=4 > FLUX_JOB_NNODES=2)"));
+    CHECK_THAT(text, Catch::Contains("(FLUX_JOB_ID)"));
     CHECK_THAT(text, Catch::Contains("launch env"));
     CHECK_THAT(text, Catch::Contains("(FLUX_TASK_RANK)"));
     CHECK_THAT(text, Catch::Contains("(FLUX_TASK_LOCAL_ID)"));
