@@ -12,6 +12,7 @@
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/plan/explain.hpp"
 #include "ptrun/launcher/plan/launch_config.hpp"
+#include "ptrun/launcher/plan/launch_plan.hpp"
 #include "temp_dir.hpp"
 
 using namespace ptrun::launcher;
@@ -229,6 +230,19 @@ TEST_CASE("launcher env: options per-rank mode cannot honour are refused by name
     auto d = infer(env, {"--rdzv-endpoint", "login1:4000"});
     check_env(d.options, Option::MasterAddr, "login1", "--rdzv-endpoint");
     check_env(d.options, Option::MasterPort, "4000", "--rdzv-endpoint");
+}
+
+TEST_CASE("launcher env: placement options are refused per rank, naming the launcher",
+          "[launcher][launcher-env][mpi]") {
+    for (const auto& flag : {"--numa-binding", "--virtual-local-rank"}) {
+        std::vector<std::string> args{flag};
+        if (std::string(flag) == "--numa-binding") args.push_back("node");
+        auto d = infer(open_mpi_one_host(1), args);
+        REQUIRE(d.placement);
+        CHECK_THROWS_WITH(make_launch_plan(d.options, d.placement, HostFacts{}, {}),
+                          Catch::Contains(std::string(flag) + " with one MPI task per rank") &&
+                              Catch::Contains("let the launcher bind the tasks"));
+    }
 }
 
 TEST_CASE("launcher env: a malformed value is a usage error naming it",
