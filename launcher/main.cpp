@@ -16,7 +16,7 @@
 #include "ptrun/launcher/agent/placement_store.hpp"
 #include "ptrun/launcher/cli/cli.hpp"
 #include "ptrun/launcher/cli/endpoint.hpp"
-#include "ptrun/launcher/cli/slurm_defaults.hpp"
+#include "ptrun/launcher/cli/launcher_env_defaults.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/membership/placement_exit.hpp"
 #include "ptrun/launcher/membership/rdzv_auth.hpp"
@@ -128,24 +128,25 @@ int launch(const std::vector<std::string>& args) {
         std::cout << info->text;
         return 0;
     }
-    auto slurm = apply_slurm_defaults(std::get<LaunchOptions>(std::move(parsed)), env);
-    const auto& options = slurm.options;
+    auto defaults =
+        apply_launcher_env(std::get<LaunchOptions>(std::move(parsed)), env, read_host_file);
+    const auto& options = defaults.options;
     const auto host = read_host_facts(env);
-    const auto plan = make_launch_plan(options, slurm.placement, host, env);
+    const auto plan = make_launch_plan(options, defaults.placement, host, env);
     const auto& config = config_of(plan);
     auto local = plan_local_placement(config, host.gpus, env);
     if (config.explain) {
         const auto installation = this_installation();
-        auto rows = explain_worker_command(config, options, env, installation);
+        const auto* per_rank = std::get_if<PerRankLaunch>(&plan);
+        auto rows = explain_worker_command(config, options, env, installation, per_rank != nullptr);
         for (auto& row : explain_rows(local, config, env)) rows.push_back(std::move(row));
         rows.push_back(explain_containment_row(env));
-        const auto* per_rank = std::get_if<PerRankLaunch>(&plan);
         std::cout << explain(config, per_rank ? &per_rank->placement : nullptr, options,
                              find_interpreter(config, env, installation), rows);
         for (const auto& warning : local.warnings) std::cout << "warning: " << warning << "\n";
         return 0;
     }
-    return run_job(plan, std::move(local), env, slurm.warnings);  // says its own errors
+    return run_job(plan, std::move(local), env, defaults.warnings);  // says its own errors
 }
 
 /// What every mode's agent is given besides its store; run_job keeps the console and logger to
@@ -185,10 +186,10 @@ int run_mode(const ptrun::launcher::ElasticLaunch& plan, Job& job) {
     return run_agent(config, job, node.workers_store, membership);
 }
 
-/// SLURM one task per rank: the agent's one worker, then the exit barrier.
+/// One task per rank (SLURM, MPI, ...): the agent's one worker, then the exit barrier.
 int run_mode(const ptrun::launcher::PerRankLaunch& plan, Job& job) {
     auto store = ptrun::launcher::open_workers_store(plan.config, plan.placement, job.logger);
-    job.local.scheduled = plan.placement;  // the agent's one worker takes SLURM's identity
+    job.local.scheduled = plan.placement;  // the agent's one worker takes the launcher's identity
     // run_agent destroys the agent, and its signal handlers go with it: a signal during the
     // barrier below ends ptrun at once.
     const int code = run_agent(plan.config, job, store.endpoint);

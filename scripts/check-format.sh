@@ -8,7 +8,7 @@ cd "$root"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   mapfile -t files < <(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')
 else  # a copy without .git: the source directories, not build trees
-  mapfile -t files < <(find bench ddp env examples launcher placement progress rendezvous slurm sys \
+  mapfile -t files < <(find bench ddp env examples launcher placement progress rendezvous schedulers slurm sys \
     tests watchdog -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' \))
 fi
 if [ "${1:-}" = "--fix" ]; then

@@ -132,6 +132,23 @@ EXAMPLES = {
         "covered", "needs a SLURM cluster with GPUs: tests/slurm runs `srun ptrun` on a 2-node test cluster",
         [("tests/slurm/test_slurm_launch.py", "\"srun\"")]),
     ("man/ptrun.1", "ptrun --standalone --nproc-per-node 4 ./train --epochs 3"): ("lines",),
+    ("README.md", "mpirun -np 16 --map-by ppr:8:node -x MASTER_ADDR=node1 ptrun train.py   # Open MPI, one task "
+                  "per rank"): (
+        "covered", "needs several nodes under MPI, Flux or LSF: test_mpirun.py runs the real Open MPI mpirun on this "
+                   "host in both modes; test_launcher_envs.py runs Flux's and jsrun's documented environments",
+        [("tests/integration/test_mpirun.py", "def test_one_task_per_rank"),
+         ("tests/integration/test_mpirun.py", "def test_one_agent_per_task_with_nproc_per_node"),
+         ("tests/integration/test_launcher_envs.py", "class Flux"),
+         ("tests/integration/test_launcher_envs.py", "class LsfJsrun")]),
+    ("README.md", "#PBS -l select=4:ncpus=32:ngpus=8"): (
+        "covered", "needs a PBS cluster: test_launcher_envs.py runs pbsdsh's documented environment and a node file",
+        [("tests/integration/test_launcher_envs.py", "class Pbs")]),
+    ("man/ptrun.1", "mpirun -np 16 --map-by ppr:8:node -x MASTER_ADDR=node1 ptrun train.py   # one task per rank"): (
+        "covered", "needs several nodes under MPI: test_mpirun.py runs the real Open MPI mpirun on this host",
+        [("tests/integration/test_mpirun.py", "def test_one_task_per_rank")]),
+    ("man/ptrun.1", "#PBS -l select=4:ncpus=32:ngpus=8"): (
+        "covered", "needs a PBS cluster: test_launcher_envs.py runs pbsdsh's documented environment and a node file",
+        [("tests/integration/test_launcher_envs.py", "class Pbs")]),
     ("man/ptrun-store.1", "coproc STORE { exec ptrun-store --port 0; }"): ("script",),
     ("man/ptrun-store.1", "ptrun-store --host 127.0.0.1 --port 29500 --max-value-bytes 1048576 "
                           "--max-connections 4096"): ("servers",),

@@ -18,7 +18,7 @@ void Agent::Impl::start_preload() {
     if (config.preload.empty()) return;
     if (local.scheduled) {
         log->info(
-            "--preload {}: not used in SLURM one-task-per-rank mode: each ptrun starts its one "
+            "--preload {}: not used in one-task-per-rank mode: each ptrun starts its one "
             "worker once, so there is no import to share",
             preload_list());
         return;

@@ -79,6 +79,9 @@ constexpr std::array<Row, kOptionCount> kRows{{
     {Option::SlurmMode, "slurm-mode", "", "auto", V,
      "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM "
      "started one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},
+    {Option::LauncherEnv, "launcher-env", "", "auto", V,
+     "Take left-out options from the launch environment: auto (detect), slurm, mpi (Open MPI, "
+     "MPICH, Intel MPI), flux, pbs, lsf (jsrun), k8s (Kubeflow, indexed Job, JobSet) or off"},
     {Option::VirtualLocalRank, "virtual-local-rank", "", "", F,
      "Every worker gets LOCAL_RANK=0 and sees only its own GPU in CUDA_VISIBLE_DEVICES"},
     {Option::NumaBinding, "numa-binding", "", "", V,

@@ -8,6 +8,7 @@
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/process/containment.hpp"
+#include "ptrun/schedulers/launcher_kind.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -19,6 +20,7 @@ std::string source_of(const LaunchOptions& o, Option key) {
         case Source::PetEnv:
             return "env " + std::string(option_spec(key).pet);
         case Source::Slurm:
+        case Source::LauncherEnv:
             return o.at(key).origin;
         case Source::Default:
             break;
@@ -53,10 +55,32 @@ std::string layout(const Table& table) {
     return out;
 }
 
-std::string mode_name(SlurmMode mode) {
+/// The launch environment other than SLURM in use ("MPI", "Flux", ...), or "" for SLURM or none.
+std::string other_env(const LaunchOptions& o) {
+    auto kind = schedulers::parse_launcher_kind(o.at(Option::LauncherEnv).value);
+    if (!kind || *kind == schedulers::LauncherKind::Slurm) return {};
+    return std::string(schedulers::launcher_kind_title(*kind));
+}
+
+std::string mode_name(SlurmMode mode, const LaunchOptions& o, bool per_rank) {
+    if (auto other = other_env(o); !other.empty()) {
+        return (per_rank ? "one task per rank (" : "one agent per node (") + other + ")";
+    }
     if (mode == SlurmMode::PerRank) return "one task per rank (SLURM)";
     if (mode == SlurmMode::PerNode) return "one agent per node (SLURM)";
     return "one agent per node";
+}
+
+/// "launch env": the environment read and the variable that showed it, or "none".
+void explain_environment(Table& out, const LaunchOptions& o) {
+    const auto& raw = o.at(Option::LauncherEnv);
+    auto kind = schedulers::parse_launcher_kind(raw.value);
+    const std::string value = kind ? std::string(schedulers::launcher_kind_title(*kind)) : "none";
+    std::string from = raw.source == Source::Flag     ? "flag --launcher-env"
+                       : raw.source == Source::PetEnv ? "env PET_LAUNCHER_ENV"
+                       : raw.origin.empty()           ? "default"
+                                                      : raw.origin;
+    out.push_back({"launch env", printable(value), printable(from)});
 }
 
 std::string origin(const FixedPlacement& p, std::string_view field) {
@@ -80,7 +104,8 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
                     const std::optional<Interpreter>& interpreter,
                     const std::vector<ExplainRow>& extra) {
     Table out;
-    row(out, "mode", mode_name(c.slurm_mode), source_of(o, Option::SlurmMode));
+    row(out, "mode", mode_name(c.slurm_mode, o, fixed != nullptr), source_of(o, Option::SlurmMode));
+    explain_environment(out, o);
     if (fixed) {
         explain_placement(out, *fixed);
     } else {
@@ -143,14 +168,15 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
 namespace {
 
 /// --preload: what the node's zygote imports and runs, or why it is not used.
-ExplainRow explain_preload(const LaunchConfig& c, const LaunchOptions& o,
-                           const WorkerCommand& cmd) {
+ExplainRow explain_preload(const LaunchConfig& c, const LaunchOptions& o, const WorkerCommand& cmd,
+                           bool per_rank) {
     std::string modules;
     for (const auto& m : c.preload) modules += (modules.empty() ? "" : ",") + m;
-    if (c.slurm_mode == SlurmMode::PerRank) {
+    if (c.slurm_mode == SlurmMode::PerRank || (!other_env(o).empty() && per_rank)) {
+        const std::string env = other_env(o).empty() ? "SLURM" : other_env(o);
         return {"preload",
-                modules +
-                    ": not used (SLURM one-task-per-rank mode: each ptrun starts "
+                modules + ": not used (" + env +
+                    " one-task-per-rank mode: each ptrun starts "
                     "its one worker once, no import to share)",
                 source_of(o, Option::Preload)};
     }
@@ -167,7 +193,7 @@ ExplainRow explain_preload(const LaunchConfig& c, const LaunchOptions& o,
 
 std::vector<ExplainRow> explain_worker_command(const LaunchConfig& c, const LaunchOptions& o,
                                                const env::EnvMap& env,
-                                               const Installation& installation) {
+                                               const Installation& installation, bool per_rank) {
     std::vector<ExplainRow> rows;
     if (find_interpreter(c, env, installation)) {
         if (c.no_runner) {
@@ -184,7 +210,7 @@ std::vector<ExplainRow> explain_worker_command(const LaunchConfig& c, const Laun
         std::string argv;
         for (const auto& word : cmd.argv) argv += (argv.empty() ? "" : " ") + shell_quoted(word);
         rows.push_back({"worker argv", printable(argv), "what each worker execs"});
-        if (!c.preload.empty()) rows.push_back(explain_preload(c, o, cmd));
+        if (!c.preload.empty()) rows.push_back(explain_preload(c, o, cmd, per_rank));
     } catch (const UsageError& e) {
         rows.push_back(
             {"worker argv", "cannot start: " + printable(e.what()), "what each worker execs"});

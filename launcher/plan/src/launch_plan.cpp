@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/schedulers/launcher_kind.hpp"
 
 namespace ptrun::launcher {
 
@@ -30,11 +31,20 @@ LaunchPlan make_launch_plan(const LaunchOptions& opts, std::optional<FixedPlacem
     if (placement) {
         if (config.numa_binding || config.virtual_local_rank) {
             // Each task would place its one worker without knowing the node's other tasks.
-            throw UsageError(
-                std::string(config.numa_binding ? "--numa-binding" : "--virtual-local-rank") +
-                " with one SLURM task per rank: each ptrun runs one worker and cannot place it "
-                "among the node's others; let SLURM place the tasks (srun --cpu-bind, "
-                "--gpus-per-task) or start one task per node");
+            const std::string option =
+                config.numa_binding ? "--numa-binding" : "--virtual-local-rank";
+            const auto other = schedulers::parse_launcher_kind(opts.at(Option::LauncherEnv).value);
+            if (other && *other != schedulers::LauncherKind::Slurm) {
+                throw UsageError(option + " with one " +
+                                 std::string(schedulers::launcher_kind_title(*other)) +
+                                 " task per rank: each ptrun runs one worker and cannot place it "
+                                 "among the node's others; let the launcher bind the tasks, or "
+                                 "start one task per node");
+            }
+            throw UsageError(option +
+                             " with one SLURM task per rank: each ptrun runs one worker and cannot "
+                             "place it among the node's others; let SLURM place the tasks (srun "
+                             "--cpu-bind, --gpus-per-task) or start one task per node");
         }
         return PerRankLaunch{std::move(config), std::move(*placement)};
     }

@@ -11,15 +11,17 @@
 namespace ptrun::launcher {
 
 /// Where a value came from, for error messages and `--explain`. Slurm: inferred from the SLURM
-/// job the option was left out in (slurm_defaults.hpp); `RawValue::origin` names the variables.
-enum class Source { Default, Flag, PetEnv, Slurm };
+/// job the option was left out in (slurm_defaults.hpp); LauncherEnv: from another launch
+/// environment (MPI, Flux, PBS, LSF, Kubernetes: launcher_env_defaults.hpp). For both,
+/// `RawValue::origin` names the variables.
+enum class Source { Default, Flag, PetEnv, Slurm, LauncherEnv };
 
 /// One raw option value.
 struct RawValue {
     std::string value;
     Source source = Source::Default;
-    /// Where it came from: Source::PetEnv the variable ("PET_MAX_RESTARTS"); Source::Slurm the
-    /// variables, e.g. "SLURM_STEP_NUM_NODES"
+    /// Where it came from: Source::PetEnv the variable ("PET_MAX_RESTARTS"); Source::Slurm and
+    /// Source::LauncherEnv the variables, e.g. "SLURM_STEP_NUM_NODES"
     std::string origin;
 };
 

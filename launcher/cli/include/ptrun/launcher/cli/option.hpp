@@ -43,6 +43,7 @@ enum class Option : std::uint8_t {
     ShutdownTimeout,
     SignalsToHandle,
     SlurmMode,
+    LauncherEnv,
     VirtualLocalRank,
     NumaBinding,
     ReportBindings,

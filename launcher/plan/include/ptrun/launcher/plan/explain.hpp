@@ -22,7 +22,7 @@ struct ExplainRow {
 /// A human-readable table of the resolved topology with each value's source, in aligned columns
 /// as wide as their longest entry. `interpreter`: the Python interpreter the workers would run
 /// with (find_interpreter), nullopt when they are not Python; `extra` rows go last. `fixed`: the
-/// one worker's placement with one SLURM task per rank (PerRankLaunch), else null.
+/// one worker's placement with one task per rank (PerRankLaunch: SLURM, MPI, ...), else null.
 std::string explain(const LaunchConfig& config, const FixedPlacement* fixed,
                     const LaunchOptions& options,
                     const std::optional<Interpreter>& interpreter = std::nullopt,
@@ -30,9 +30,11 @@ std::string explain(const LaunchConfig& config, const FixedPlacement* fixed,
 
 /// The rows saying how each worker is started: the Python runner (when the program runs through
 /// Python) and the exact argv, shell-quoted (or why it cannot start: a missing program).
+/// `per_rank`: one task per rank (PerRankLaunch), where --preload is not used.
 std::vector<ExplainRow> explain_worker_command(const LaunchConfig& config,
                                                const LaunchOptions& options, const env::EnvMap& env,
-                                               const Installation& installation);
+                                               const Installation& installation,
+                                               bool per_rank = false);
 
 /// The table's row saying which containment (containment.hpp) ptrun would use on this machine
 /// for ptrun's environment `env`; probes the machine, creates nothing.

@@ -1,0 +1,100 @@
+"""ptrun under a real Open MPI mpirun (issue 28): no ptrun flag says it runs under MPI. One task
+per rank (`mpirun -np 4 ptrun W`) and one agent per task (`mpirun -np 2 ptrun --nproc-per-node 2
+W`) on this host: the workers' RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK and MASTER_ADDR; a failing
+rank ends the job with its exit code and leaves no process behind."""
+import os
+import shutil
+import subprocess
+import time
+import unittest
+
+from harness import DEADLINE, FAKE_WORKER, PTRUN, PtrunTestCase, _env, free_port, pid_alive, read_dumps
+
+MPIRUN = shutil.which("mpirun")
+# What this test's own environment might carry of another launcher (a CI inside SLURM, ...).
+UNSET = ("SLURM_JOB_ID", "SLURM_PROCID", "FLUX_JOB_ID", "PBS_JOBID", "JSM_NAMESPACE_SIZE",
+         "KUBERNETES_SERVICE_HOST", "MASTER_ADDR", "MASTER_PORT", "PET_LAUNCHER_ENV",
+         "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "CUDA_VISIBLE_DEVICES")
+
+
+def mpirun(np, port, args, timeout=DEADLINE):
+    """mpirun -np NP ptrun ARGS on this host; MASTER_PORT passed with -x (a free port)."""
+    cmd = [MPIRUN, "--oversubscribe", "--mca", "btl", "self,tcp", "-np", str(np),
+           "-x", f"MASTER_PORT={port}"]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    env = _env({"OMPI_MCA_rmaps_base_oversubscribe": "1"}, UNSET)
+    return subprocess.run([*cmd, PTRUN, *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, start_new_session=True)
+
+
+@unittest.skipUnless(MPIRUN, "Open MPI's mpirun is not installed")
+class UnderOpenMpi(PtrunTestCase):
+    def assert_gone(self, pids):
+        end = time.monotonic() + 10
+        while any(pid_alive(p) for p in pids) and time.monotonic() < end:
+            time.sleep(0.05)
+        self.assertFalse([p for p in pids if pid_alive(p)], "workers outlived mpirun")
+
+    def test_one_task_per_rank(self):
+        port = free_port()
+        res = mpirun(4, port, [FAKE_WORKER, "--dump", self.dir])
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
+        for (rank, _), dump in dumps.items():
+            env = dump["env"]
+            with self.subTest(rank=rank):
+                self.assertEqual(env["RANK"], str(rank))
+                self.assertEqual(env["LOCAL_RANK"], str(rank))
+                self.assertEqual(env["WORLD_SIZE"], "4")
+                self.assertEqual(env["LOCAL_WORLD_SIZE"], "4")
+                self.assertEqual(env["GROUP_RANK"], "0")
+                self.assertEqual(env["GROUP_WORLD_SIZE"], "1")
+                self.assertEqual(env["MASTER_ADDR"], "127.0.0.1")
+                self.assertEqual(env["MASTER_PORT"], str(port))
+        self.assert_gone([d["pid"] for d in dumps.values()])
+
+    def test_one_agent_per_task_with_nproc_per_node(self):
+        port = free_port()
+        res = mpirun(2, port, ["--nproc-per-node", "2", FAKE_WORKER, "--dump", self.dir])
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
+        groups = {}
+        for (rank, _), dump in dumps.items():
+            env = dump["env"]
+            with self.subTest(rank=rank):
+                self.assertEqual(env["WORLD_SIZE"], "4")
+                self.assertEqual(env["LOCAL_WORLD_SIZE"], "2")
+                self.assertEqual(env["GROUP_WORLD_SIZE"], "2")
+                self.assertEqual(env["MASTER_ADDR"], "127.0.0.1")
+                self.assertEqual(env["MASTER_PORT"], str(port))
+                self.assertEqual(int(env["RANK"]), 2 * int(env["GROUP_RANK"]) + int(env["LOCAL_RANK"]))
+            groups.setdefault(env["GROUP_RANK"], []).append(env["LOCAL_RANK"])
+        self.assertEqual({g: sorted(l) for g, l in groups.items()}, {"0": ["0", "1"], "1": ["0", "1"]})
+
+    def test_a_failing_rank_ends_the_job_with_its_exit_code(self):
+        port = free_port()
+        res = mpirun(4, port, [FAKE_WORKER, "--dump", self.dir, "--fail-rank", "2", "--exit", "7"])
+        self.assertEqual(res.returncode, 7, res.stdout + res.stderr)
+        dumps = read_dumps(self.dir)
+        self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
+        report = res.stdout + res.stderr  # rank 2's ptrun's failure report, through mpirun
+        self.assertRegex(report, r"rank +: 2\b")
+        self.assertRegex(report, r"exit +: exit code 7")
+        self.assert_gone([d["pid"] for d in dumps.values()])
+
+    def test_explain_under_mpirun_names_open_mpi_variables(self):
+        port = free_port()
+        res = mpirun(2, port, ["--explain", FAKE_WORKER])
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("one task per rank (MPI)", res.stdout)
+        self.assertIn("(OMPI_COMM_WORLD_RANK)", res.stdout)
+        self.assertIn("(OMPI_COMM_WORLD_LOCAL_RANK)", res.stdout)
+        self.assertIn("(OMPI_COMM_WORLD_SIZE)", res.stdout)
+        self.assertIn(f"127.0.0.1:{port}", res.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
