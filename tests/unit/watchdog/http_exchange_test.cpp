@@ -67,6 +67,26 @@ TEST_CASE("/health answers 200 while every worker is fine, else 503 with the rea
     CHECK(answer({"GET", "/health"}, StatusSnapshot{}).status == 200);  // between attempts
 }
 
+TEST_CASE("/status and /metrics carry the latest ready attempt", "[watchdog][health]") {
+    StatusSnapshot s = healthy();
+    s.ready_attempt = 1;
+    s.ready_line = "attempt 1: 2 ranks on 1 node ready 1.00 s after the restart: ...";
+    s.ready_seconds = 1.0;
+    s.startup_phases = {{"spawn", 0.25}, {"first_progress", 0.75}};
+    const auto status = answer({"GET", "/status"}, s).body;
+    CHECK(status.find(
+              "\"ready\":{\"attempt\":1,\"line\":\"attempt 1: 2 ranks on 1 node ready 1.00 s after "
+              "the "
+              "restart: "
+              "...\",\"phases\":[[\"spawn\",0.25],[\"first_progress\",0.75]],\"seconds\":1.0}") !=
+          std::string::npos);
+    const auto metrics = answer({"GET", "/metrics"}, s).body;
+    CHECK(metrics.find("ptrun_startup_seconds 1\n") != std::string::npos);
+    CHECK(metrics.find("ptrun_startup_phase_seconds{phase=\"spawn\"} 0.25\n") != std::string::npos);
+    CHECK(metrics.find("ptrun_startup_phase_seconds{phase=\"first_progress\"} 0.75\n") !=
+          std::string::npos);
+}
+
 TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
     StatusSnapshot s = healthy();
     s.run_id = "job\"7\xff";  // quoted, and an invalid UTF-8 byte replaced
@@ -75,7 +95,7 @@ TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
     CHECK(r.content_type == "application/json");
     CHECK(r.body ==
           "{\"hangs\":0,\"healthy\":true,\"host\":\"\",\"last_failure\":null,\"log_dir\":null,"
-          "\"nodes\":1,\"phase\":\"running\",\"reason\":\"ok\",\"restart_count\":1,"
+          "\"nodes\":1,\"phase\":\"running\",\"ready\":null,\"reason\":\"ok\",\"restart_count\":1,"
           "\"round\":2,\"run_id\":\"job\\\"7\xef\xbf\xbd\",\"uptime_seconds\":0.0,"
           "\"workers\":[{\"detail\":\"\","
           "\"local_rank\":0,\"pid\":100,\"progress_count\":42,\"rank\":4,"
