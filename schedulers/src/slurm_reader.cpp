@@ -6,6 +6,7 @@
 #include "ptrun/slurm/parse_error.hpp"
 #include "ptrun/slurm/slurm_job.hpp"
 #include "ptrun/slurm/topology.hpp"
+#include "ptrun/slurm/variable_read.hpp"
 #include "ptrun/slurm/variables.hpp"
 #include "reader_table.hpp"
 
@@ -14,12 +15,7 @@ namespace {
 
 namespace var = slurm::var;
 
-std::string first_set(const env::EnvMap& env, std::initializer_list<std::string_view> names) {
-    for (auto name : names) {
-        if (env.find(name) != env.end()) return std::string(name);
-    }
-    return std::string(*names.begin());
-}
+using slurm::first_set;
 
 std::optional<std::string> found_by(const env::EnvMap& env) {
     if (env.find(var::kJobId) == env.end()) return std::nullopt;

@@ -9,6 +9,7 @@
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/slurm/slurm_job.hpp"
 #include "ptrun/slurm/topology.hpp"
+#include "ptrun/slurm/variable_read.hpp"
 #include "ptrun/slurm/variables.hpp"
 
 namespace ptrun::launcher {
@@ -16,13 +17,7 @@ namespace {
 
 namespace var = slurm::var;
 
-/// The first of `names` set in `env` (the one slurm_job_from_env read), else the first name.
-std::string first_set(const env::EnvMap& env, std::initializer_list<std::string_view> names) {
-    for (auto name : names) {
-        if (env.find(name) != env.end()) return std::string(name);
-    }
-    return std::string(*names.begin());
-}
+using slurm::first_set;
 
 /// "NAME='value'" as SLURM set it, for messages.
 std::string shown(const env::EnvMap& env, const std::string& name) {
