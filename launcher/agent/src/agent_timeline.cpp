@@ -126,22 +126,18 @@ void Agent::Impl::write_trace() {
     if (dir.empty() || timeline.events.empty()) return;
     const std::string path = dir + "/" + kTraceName;
     const std::string temporary = path + ".tmp";
+    const auto failed = [&] {
+        if (!trace_warned) log->warn("cannot write the start-up timeline {}", path);
+        trace_warned = true;
+        std::remove(temporary.c_str());
+    };
     {
         std::ofstream out(temporary, std::ios::trunc);
         out << chrome_trace({timeline}, progress::monotonic_now_ns());
         out.close();
-        if (!out) {
-            if (!trace_warned) log->warn("cannot write the start-up timeline {}", path);
-            trace_warned = true;
-            std::remove(temporary.c_str());
-            return;
-        }
+        if (!out) return failed();
     }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        if (!trace_warned) log->warn("cannot write the start-up timeline {}", path);
-        trace_warned = true;
-        std::remove(temporary.c_str());
-    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) failed();
 }
 
 }  // namespace ptrun::launcher

@@ -11,7 +11,8 @@
 namespace ptrun::slurm {
 
 /// The first of `names` set in `env` (the one slurm_job_from_env read), else the first name.
-inline std::string first_set(const env::EnvMap& env, std::initializer_list<std::string_view> names) {
+inline std::string first_set(const env::EnvMap& env,
+                             std::initializer_list<std::string_view> names) {
     for (auto name : names) {
         if (env.find(name) != env.end()) return std::string(name);
     }
