@@ -208,7 +208,9 @@ class Hangs(PtrunTestCase):
         self.assertEqual(code, 0, err)  # not 135 (SIGBUS)
         w0 = status["workers"][0]
         self.assertIn("heartbeat record shrank to 0 bytes", w0["detail"])
-        self.assertEqual(w0["progress_count"], 5)  # its last good sample
+        # Its last good sample: the watchdog samples on its own tick, so it may have last read the
+        # record between two of the five beats, but never a count the record did not hold.
+        self.assertIn(w0["progress_count"], range(1, 6), w0)
         self.assertRegex(err, r"worker rank 0 \(local rank 0, pid \d+\): its heartbeat record "
                               r"shrank to 0 bytes")
 
