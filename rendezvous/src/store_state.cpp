@@ -1,5 +1,6 @@
 #include "store_state.hpp"
 
+#include <ctime>
 #include <optional>
 
 #include "counter_text.hpp"
@@ -29,7 +30,8 @@ std::string short_key(std::string_view key) { return std::string(key.substr(0, 6
 
 }  // namespace
 
-StoreState::StoreState(const TcpStoreLimits& limits) : limits_(limits) {}
+StoreState::StoreState(const TcpStoreLimits& limits, std::string clock_key)
+    : limits_(limits), clock_key_(std::move(clock_key)) {}
 
 std::size_t StoreState::entry_cost(const std::string& key, std::size_t capacity) noexcept {
     return key.size() + capacity + kEntryCost;
@@ -215,6 +217,15 @@ void StoreState::handle(ConnId from, Request&& r, std::vector<Outgoing>& out,
             break;
         }
         case Op::Get:
+            if (!clock_key_.empty() && r.keys[0] == clock_key_ && exists(r.keys[0])) {
+                timespec ts{};
+                ::clock_gettime(CLOCK_MONOTONIC, &ts);
+                ReplyBuilder b(from);
+                b.field(std::to_string(static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+                                       static_cast<std::uint64_t>(ts.tv_nsec)));
+                out.push_back(std::move(b).take());
+                break;
+            }
             out.push_back(reply_bytes(from, find(r.keys[0])));
             break;
         case Op::Add: {

@@ -20,7 +20,8 @@ namespace ptrun::rdzv::detail {
 class StoreState {
   public:
     /// Uses limits.max_value_bytes (APPEND) and limits.max_stored_bytes.
-    explicit StoreState(const TcpStoreLimits& limits = {});
+    /// A GET of `clock_key` (when non-empty and set) answers CLOCK_MONOTONIC now in decimal ns.
+    explicit StoreState(const TcpStoreLimits& limits = {}, std::string clock_key = {});
 
     /// Applies `request` from connection `from` and appends what must be sent (to `from` and to
     /// any connection it wakes) to `out`, in order. Replies reference large stored values
@@ -64,6 +65,7 @@ class StoreState {
     void list_keys(ConnId from, std::size_t reply_limit, std::vector<Outgoing>& out) const;
 
     TcpStoreLimits limits_;
+    std::string clock_key_;
     std::unordered_map<std::string, BlobPtr> values_;
     std::unordered_map<std::string, std::deque<std::string>> queues_;
     std::size_t stored_ = 0;     ///< see stored_bytes()

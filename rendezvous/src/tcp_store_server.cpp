@@ -126,7 +126,7 @@ TcpStoreServer::Impl::Impl(TcpStoreServerOptions options)
       log_(options_.logger ? options_.logger
                            : std::make_shared<spdlog::logger>(
                                  "ptrun.rdzv", std::make_shared<spdlog::sinks::null_sink_mt>())),
-      state_(options_.limits),
+      state_(options_.limits, options_.clock_key),
       budget_(options_.limits.max_buffered_bytes),
       read_buffer_(new char[kReadBufferBytes]) {
     if (options_.adopt_fd >= 0) {

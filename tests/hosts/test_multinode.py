@@ -7,8 +7,10 @@ inherited pipe, ptrun's log lines, process exits through pidfds) with bounded de
 leaves no process or namespace behind. Run as root: /usr/bin/python3 tests/hosts/test_multinode.py -v
 Needs PTRUN_BIN and FAKE_WORKER (ctest sets them); skips (exit 77) without root or namespaces.
 """
+import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,11 +41,11 @@ _ports = iter(range(29600, 29700))
 class Agent:
     """ptrun on one namespaced host; its stderr is read as it comes (log lines are events)."""
 
-    def __init__(self, host, args, notifier=None, env=None):
+    def __init__(self, host, args, notifier=None, env=None, prefix=()):
         fds = (notifier.write_fd,) if notifier else ()
         env = dict(ENV, TMPDIR=ptrun_harness.SCRATCH, **(env or {}))
         self.host = host
-        self.proc = subprocess.Popen(argv("exec", host, PTRUN, *args), env=env, pass_fds=fds,
+        self.proc = subprocess.Popen(argv("exec", host, *prefix, PTRUN, *args), env=env, pass_fds=fds,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.err = ""
 
@@ -362,6 +364,48 @@ class MultiNode(unittest.TestCase):
         self.assertEqual(ours["agent_store"], "True")
         for a, b in zip(ours["losses"], reference["losses"]):
             self.assertAlmostEqual(a, b, places=6)
+
+    @unittest.skipUnless(os.path.exists(TORCH_PYTHON) and os.path.exists("/usr/bin/torchrun"),
+                         "Debian's python3-torch is not installed")
+    def test_startup_timeline_across_two_hosts(self):
+        """2 hosts x 2 workers of a real gloo DDP job, node2's CLOCK_MONOTONIC 1000 s ahead (its ptrun
+        in a time namespace): the store host says one ready line for the 4 ranks on 2 nodes and
+        writes one trace.json with every rank's phases from both nodes, node2's measured offset
+        applied; node2 says no ready line of its own."""
+        env = {"PYTHON_EXEC": TORCH_PYTHON, "GLOO_SOCKET_IFNAME": "eth0"}
+        out = os.path.join(self.dir, "out.json")
+        started = time.monotonic()
+        for h in (1, 2):
+            args = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", f"node1:{self.port}",
+                    "--rdzv-id", "timeline", "--rdzv-conf", FAST, "--log-dir", os.path.join(self.dir, f"logs{h}"),
+                    TORCH_DDP_SCRIPT, out]
+            prefix = ("unshare", "-T", "--monotonic", "1000") if h == 2 else ()
+            self.agents.append(Agent(h, args, env=env, prefix=prefix))
+        results = self.finish_all(self.agents, 240)
+        wall = time.monotonic() - started
+        for code, err in results:
+            self.assertEqual(code, 0, err)
+        ready = re.findall(r"(\d+) ranks on (\d+) nodes ready (\S+ m?s) after start: rendezvous \S+ m?s, "
+                           r"spawn \S+ m?s, python\+imports \S+ m?s \(slowest: rank \d on node[12], \S+ m?s\), "
+                           r"process group \S+ m?s, first step \+\S+ m?s", results[0][1])
+        self.assertEqual([(r[0], r[1]) for r in ready], [("4", "2")], results[0][1])
+        self.assertNotIn(" ready ", results[1][1])
+        [path] = glob.glob(os.path.join(self.dir, "logs1", "*_*", "trace.json"))
+        trace = json.loads(Path(path).read_text())
+        nodes = {n["node"]: n for n in trace["otherData"]["nodes"]}
+        self.assertEqual(set(nodes), {"node1", "node2"})
+        self.assertEqual(nodes["node1"]["offset_ns"], 0)
+        self.assertAlmostEqual(nodes["node2"]["offset_ns"] / 1e9, -1000, delta=1)
+        spans = {}
+        for e in trace["traceEvents"]:
+            if e["ph"] == "X":
+                self.assertGreaterEqual(e["ts"], 0)
+                self.assertLess(e["ts"] + e["dur"], wall * 1e6, "every span within the run: offsets applied")
+                spans.setdefault(e["tid"] - 1, []).append(e["name"])
+        self.assertEqual(sorted(spans), [0, 1, 2, 3])
+        for rank, names in spans.items():
+            self.assertEqual(names, ["spawn", "python start", "python+imports", "process group", "until first step",
+                                     "running"], rank)
 
     @unittest.skipUnless(os.path.exists(TRAIN), "the train example is not built")
     def test_train_across_two_hosts_matches_one_process_and_resumes(self):

@@ -295,9 +295,11 @@ void Agent::Impl::finish(int code) {
     exit_code = code;
     finished = true;
     record(Phase::Exit, -1, "ptrun exits with code " + std::to_string(code));
-    write_trace();
+    publish_timeline();  // before leaving: the store host writes the job's trace after its drain
     launcher->close();
     if (rounds) rounds->leave(code, state.stop_signal);
+    if (timeline_inbox) timeline_inbox->on_change(nullptr);  // the loop is done: no more checks
+    write_trace();
     if (root_cause && root_cause->hung) {
         // end_watch_attempt printed the hang report (who stopped first, where every rank was).
     } else if (root_cause && !state.stop_signal) {

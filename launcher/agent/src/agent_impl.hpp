@@ -85,6 +85,8 @@ class Agent::Impl {
           ready_deadline(io) {
         policy.max_restarts = c.max_restarts;
         if (m) {
+            timeline_inbox = m->timelines;
+            self_id = m->self_id;
             rounds.emplace(
                 std::move(*m), c, io, log,
                 RoundDriver::Hooks{
@@ -107,6 +109,13 @@ class Agent::Impl {
         placement.master_port = store.port;
         console = std::move(out);
     }
+
+    /// Unhooks the store host's timeline inbox: no callback reaches `io` once it is gone.
+    ~Impl() {
+        if (timeline_inbox) timeline_inbox->on_change(nullptr);
+    }
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
 
     /// Runs the agent to the end (signals, child exits and round events on `io`); the exit code.
     int run();
@@ -168,9 +177,15 @@ class Agent::Impl {
     std::optional<boost::asio::posix::stream_descriptor> worker_events_wait;
     boost::asio::steady_timer ready_deadline;
     bool ready_deadline_armed = false;
-    int ready_said_for = -1;  ///< the attempt whose ready line was said
+    int ready_said_for = -1;      ///< the attempt whose ready line was said (multi-node: reported)
+    int job_ready_said_for = -1;  ///< on the store host: the attempt whose job-wide line was said
     std::optional<ReadyBreakdown>
         last_ready;  ///< the latest complete one, for /status and /metrics
+    /// On the store host of a multi-node job: the other members' timelines (their reports), and
+    /// this node's rendezvous id (its own report is skipped: its timeline is `timeline`).
+    TimelineInbox* timeline_inbox = nullptr;
+    std::string self_id;
+    bool inbox_warned = false;
     std::uint64_t attempt_started_ns = 0;
     bool trace_warned = false;
     bool finished = false;
@@ -324,6 +339,14 @@ class Agent::Impl {
     void timeline_attempt_started();
     /// RUN_DIR/trace.json (Chrome trace), written whole then renamed; a warning once when not.
     void write_trace();
+    /// Multi-node: sends this node's timeline (with its clock offset) to the store host.
+    void publish_timeline();
+    /// Every node's timeline this agent knows: its own, and on the store host the members'
+    /// reports (a malformed one is said once and left out).
+    std::vector<NodeTimeline> job_timelines();
+    /// On the store host: the job-wide ready line once every rank of the attempt on every node
+    /// has made its first progress.
+    void check_job_ready();
 
     // preload (agent_preload.cpp)
     /// --preload: starts the node's zygote, which imports the modules while the rendezvous runs;

@@ -103,6 +103,15 @@ void RoundDriver::leave(int code, int stop_signal) {
     membership_.session->stop();
 }
 
+void RoundDriver::report_timeline(std::string timeline) {
+    if (!left_) membership_.session->report_timeline(round_.round, std::move(timeline));
+}
+
+ClockOffset RoundDriver::clock_offset() const {
+    if (membership_.coordinator) return {};  // the store host's clock is the timeline's
+    return membership_.session->clock_offset().value_or(ClockOffset{});
+}
+
 std::string RoundDriver::end_report(int code) const {
     if (!last_end_ || !last_end_->final || code == 0) return "";
     if (last_end_->exit_code == 0) {

@@ -4,12 +4,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
+#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 
 #include "agent_impl.hpp"
+#include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/output/run_log.hpp"
 #include "ptrun/launcher/timeline/chrome_trace.hpp"
 #include "ptrun/launcher/timeline/ready_line.hpp"
@@ -40,6 +43,9 @@ void Agent::Impl::open_timeline() {
     }
     worker_events_wait.emplace(io, fd);
     wait_worker_events();
+    if (timeline_inbox) {
+        timeline_inbox->on_change([this] { asio::post(io, [this] { check_job_ready(); }); });
+    }
 }
 
 void Agent::Impl::record(Phase phase, int rank, std::string detail) {
@@ -87,6 +93,15 @@ void Agent::Impl::on_worker_event(const ReceivedEvent& got) {
 void Agent::Impl::check_ready() {
     if (ready_said_for == state.restart_count) return;
     auto b = ready_breakdown({timeline}, state.restart_count, progress::monotonic_now_ns());
+    if (rounds) {
+        // Several nodes: this node's ranks are ready; the store host says the job's line.
+        if (b && b->missing.empty() && static_cast<std::size_t>(b->ranks) == workers.size()) {
+            ready_said_for = state.restart_count;
+            publish_timeline();
+            check_job_ready();
+        }
+        return;
+    }
     if (!b || static_cast<std::size_t>(b->ranks) < workers.size()) return;
     if (b->missing.empty()) {
         ready_deadline.cancel();
@@ -121,6 +136,42 @@ void Agent::Impl::timeline_attempt_started() {
     record(Phase::AttemptStart, -1);
 }
 
+void Agent::Impl::publish_timeline() {
+    if (!rounds) return;
+    const auto offset = rounds->clock_offset();
+    timeline.offset_ns = offset.offset_ns;
+    timeline.offset_error_ns = offset.error_ns;
+    timeline.group_rank = placement.group_rank;
+    rounds->report_timeline(encode(timeline));
+}
+
+std::vector<NodeTimeline> Agent::Impl::job_timelines() {
+    std::vector<NodeTimeline> nodes{timeline};
+    if (!timeline_inbox) return nodes;
+    nodes.front().offset_ns = 0;  // the store host's clock is the job's
+    for (auto& [id, text] : timeline_inbox->snapshot()) {
+        if (id == self_id) continue;
+        try {
+            nodes.push_back(decode_node_timeline(text));
+        } catch (const std::runtime_error& e) {
+            if (!inbox_warned)
+                log->warn("ignoring node {}'s start-up timeline: {}", printable(id), e.what());
+            inbox_warned = true;
+        }
+    }
+    return nodes;
+}
+
+void Agent::Impl::check_job_ready() {
+    if (!timeline_inbox || finished || job_ready_said_for == state.restart_count) return;
+    auto b = ready_breakdown(job_timelines(), state.restart_count, progress::monotonic_now_ns());
+    if (!b || !b->missing.empty() || b->ranks < placement.world_size) return;
+    job_ready_said_for = b->attempt;
+    log->info("{}", ready_line(*b));
+    last_ready = b;
+    write_trace();
+}
+
 void Agent::Impl::write_trace() {
     const std::string dir = logs.run_log_dir();
     if (dir.empty() || timeline.events.empty()) return;
@@ -133,7 +184,7 @@ void Agent::Impl::write_trace() {
     };
     {
         std::ofstream out(temporary, std::ios::trunc);
-        out << chrome_trace({timeline}, progress::monotonic_now_ns());
+        out << chrome_trace(job_timelines(), progress::monotonic_now_ns());
         out.close();
         if (!out) return failed();
     }

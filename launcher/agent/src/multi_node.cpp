@@ -37,6 +37,7 @@ MultiNode::MultiNode(MultiNode&&) noexcept = default;
 MultiNode::~MultiNode() {
     session.reset();  // its threads first: they talk to the store
     coordinator.reset();
+    timelines.reset();  // after the coordinator, whose thread puts into it
     server.reset();
 }
 
@@ -44,6 +45,7 @@ Membership MultiNode::membership() const {
     Membership m;
     m.session = session.get();
     m.coordinator = coordinator.get();
+    m.timelines = timelines.get();
     m.self_id = self.id;
     return m;
 }
@@ -67,6 +69,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
             rdzv::TcpStoreServerOptions so;
             so.adopt_fd = fd;
             so.logger = quiet_store_logger(logger);
+            so.clock_key = rdzv_keys(c.run_id).clock();  // the agents' clock offsets (timeline)
             mn.server = std::make_unique<rdzv::TcpStoreServer>(std::move(so));
             if (listen_address.empty()) {
                 logger->info("hosting the rendezvous store on every interface, port {}: {}",
@@ -116,6 +119,11 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
         co.clear_worker_keys = [server] { server->clear_except(kRdzvKeyRoot); };
         co.auth = auth;
         co.logger = logger;
+        mn.timelines = std::make_unique<TimelineInbox>();
+        co.on_timeline = [inbox = mn.timelines.get()](const std::string& id, int,
+                                                      std::string text) {
+            inbox->put(id, std::move(text));
+        };
         mn.coordinator = std::make_unique<Coordinator>(std::move(co));
     }
     RdzvSessionOptions so;

@@ -112,6 +112,11 @@ struct Coordinator::Impl {
     std::thread thread;
 
     void loop() {
+        try {
+            client->set(o.keys.clock(), "");  // exists: a GET of it answers the server's clock
+        } catch (const rdzv::StoreError&) {
+            // the loop below says what is wrong with the store
+        }
         auto next_beat = Clock::now() + o.heartbeat;
         bool lost = false;  // since the last ConnectionLost, no call has succeeded
         while (!stopping) {
@@ -179,7 +184,12 @@ struct Coordinator::Impl {
                 continue;
             }
             try {
-                events.push_back(decode_event(*text));
+                auto event = decode_event(*text);
+                if (auto* t = std::get_if<TimelineReport>(&event)) {
+                    if (o.on_timeline) o.on_timeline(t->id, t->round, std::move(t->timeline));
+                    continue;  // news for the store host's agent, not for the rounds
+                }
+                events.push_back(std::move(event));
             } catch (const std::runtime_error& e) {
                 malformed.warn(std::string("rendezvous: ignoring a malformed event (") + e.what() +
                                ")");

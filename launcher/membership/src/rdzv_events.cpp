@@ -24,6 +24,9 @@ struct Encoder {
     json operator()(const LeavingEvent& e) const {
         return {{"type", "leaving"}, {"round", e.round}, {"id", e.id}, {"why", e.why}};
     }
+    json operator()(const TimelineReport& e) const {
+        return {{"type", "timeline"}, {"round", e.round}, {"id", e.id}, {"timeline", e.timeline}};
+    }
 };
 
 }  // namespace
@@ -47,6 +50,14 @@ RdzvEvent decode_event(const std::string& text) {
         if (type == "leaving") {
             return LeavingEvent{j.at("round").get<int>(), j.at("id").get<std::string>(),
                                 j.at("why").get<std::string>()};
+        }
+        if (type == "timeline") {
+            TimelineReport report{j.at("round").get<int>(), j.at("id").get<std::string>(),
+                                  j.at("timeline").get<std::string>()};
+            if (report.timeline.size() > kMaxTimelineReport)
+                throw std::runtime_error("a timeline report over " +
+                                         std::to_string(kMaxTimelineReport) + " bytes");
+            return report;
         }
         throw std::runtime_error("unknown event type '" + type + "'");
     } catch (const json::exception& e) {

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <charconv>
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -63,6 +65,7 @@ struct RdzvSession::Impl {
     bool beat_dead = false;  ///< the beat thread gave up (store unreachable)
     std::atomic<bool> stopping{false};
     RejectLog rejects;
+    std::optional<ClockOffset> offset;  ///< under mu
     int seq = 0;
     std::thread joiner;
     std::thread watcher;
@@ -122,13 +125,43 @@ struct RdzvSession::Impl {
         wake.notify_all();
     }
 
+    /// On the join thread: this node's clock offset to the store host, the sample with the
+    /// smallest round trip of 5 GETs of its clock key; left as it was when the key is missing.
+    void measure_clock() {
+        std::optional<ClockOffset> best;
+        for (int i = 0; i < 5; ++i) {
+            timespec before{}, after{};
+            ::clock_gettime(CLOCK_MONOTONIC, &before);
+            std::string text;
+            try {
+                text = join_client->get(o.keys.clock(), milliseconds(2'000));
+            } catch (const rdzv::StoreError&) {
+                return;
+            }
+            ::clock_gettime(CLOCK_MONOTONIC, &after);
+            auto ns = [](const timespec& t) {
+                return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+            };
+            std::int64_t host = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), host);
+            if (ec != std::errc() || end != text.data() + text.size()) return;  // not a clock
+            const std::int64_t mid = ns(before) + (ns(after) - ns(before)) / 2;
+            const auto error = static_cast<std::uint64_t>((ns(after) - ns(before)) / 2);
+            if (!best || error < best->error_ns) best = ClockOffset{host - mid, error};
+        }
+        std::lock_guard lock(mu);
+        offset = best;
+    }
+
     void join(std::function<void(NodePlacement)> done,
               std::function<void(RendezvousError)> failed) {
         if (joiner.joinable()) joiner.join();
         const int my_seq = ++seq;
         joiner = std::thread([this, my_seq, done = std::move(done), failed = std::move(failed)] {
             try {
-                done(join_round(my_seq));
+                auto placement = join_round(my_seq);
+                measure_clock();
+                done(std::move(placement));
             } catch (const RendezvousError& e) {
                 if (!stopping) failed(e);
             } catch (const rdzv::StoreError& e) {
@@ -316,6 +349,14 @@ void RdzvSession::report_success(int round) {
 }
 void RdzvSession::report_leaving(int round, std::string why) {
     impl_->send(LeavingEvent{round, impl_->o.self.id, std::move(why)});
+}
+void RdzvSession::report_timeline(int round, std::string timeline) {
+    if (timeline.size() > kMaxTimelineReport) return;
+    impl_->send(TimelineReport{round, impl_->o.self.id, std::move(timeline)});
+}
+std::optional<ClockOffset> RdzvSession::clock_offset() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->offset;
 }
 void RdzvSession::stop() { impl_->stop(); }
 

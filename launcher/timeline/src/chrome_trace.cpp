@@ -48,11 +48,13 @@ std::string chrome_trace(const std::vector<NodeTimeline>& nodes, std::uint64_t n
         origin = static_cast<std::int64_t>(now_ns);
 
     nlohmann::json events = nlohmann::json::array();
-    nlohmann::json offsets = nlohmann::json::object();
+    nlohmann::json offsets = nlohmann::json::array();
     for (const auto& node : nodes) {
         int pid = node.group_rank;
-        offsets[node.node] = {
-            {"offset_ns", node.offset_ns}, {"error_ns", node.offset_error_ns}, {"pid", pid}};
+        offsets.push_back({{"pid", pid},
+                           {"node", node.node},
+                           {"offset_ns", node.offset_ns},
+                           {"error_ns", node.offset_error_ns}});
         events.push_back(
             {{"ph", "M"},
              {"pid", pid},

@@ -37,6 +37,13 @@ TEST_CASE("round: records survive the trip through the store", "[launcher][round
     REQUIRE(std::holds_alternative<JoinEvent>(ev));
     CHECK(std::get<JoinEvent>(ev).seq == 4);
     CHECK(std::get<JoinEvent>(ev).node == node("x", "h"));
+    auto report = decode_event(encode(RdzvEvent{TimelineReport{3, "n1", "{\"node\":\"a\"}"}}));
+    REQUIRE(std::holds_alternative<TimelineReport>(report));
+    CHECK(std::get<TimelineReport>(report).round == 3);
+    CHECK(std::get<TimelineReport>(report).timeline == "{\"node\":\"a\"}");
+    CHECK_THROWS_WITH(decode_event(encode(RdzvEvent{
+                          TimelineReport{3, "n1", std::string(kMaxTimelineReport + 1, 'x')}})),
+                      Catch::Contains("timeline report over"));
 }
 
 TEST_CASE("round: malformed records from the network are errors, not crashes",

@@ -134,7 +134,8 @@ TEST_CASE("chrome trace: a process per node, a track per rank, offsets applied",
     add_event(nodes[1], {static_cast<std::uint64_t>(1000'000 * kMs + 2000 * kMs), 0, 3, Phase::Exit,
                          "exit code 0"});
     auto trace = nlohmann::json::parse(chrome_trace(nodes, 3000 * kMs));
-    CHECK(trace["otherData"]["nodes"]["node2"]["offset_ns"] ==
+    CHECK(trace["otherData"]["nodes"][1]["node"] == "node2");
+    CHECK(trace["otherData"]["nodes"][1]["offset_ns"] ==
           -static_cast<std::int64_t>(1000'000 * kMs));
     int spans = 0;
     for (const auto& e : trace["traceEvents"]) {

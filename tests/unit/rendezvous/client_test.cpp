@@ -3,9 +3,11 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <ctime>
 #include <stdexcept>
 #include <thread>
 
+#include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/prefix_store.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
@@ -271,4 +273,34 @@ TEST_CASE("a modern client facing a server that rejects VALIDATE suggests the le
     options.backoff = {10ms, 20ms, 2.0, 0.0, 1};
     CHECK_THROWS_WITH(TcpStoreClient(options), Catch::Contains("Dialect::Legacy"));
     script.join();
+}
+
+TEST_CASE("TcpStoreServer's clock key answers its CLOCK_MONOTONIC, other keys as stored",
+          "[rdzv][client]") {
+    TcpStoreServerOptions options;
+    options.clock_key = "/clock";
+    TcpStoreServer server(options);
+    TcpStoreClient client(client_options(server.port()));
+    CHECK_THROWS_AS(client.get("/clock", std::chrono::milliseconds(50)),
+                    StoreTimeout);  // not set yet
+    client.set("/clock", "");
+    auto now = [] {
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+               static_cast<std::uint64_t>(ts.tv_nsec);
+    };
+    const auto before = now();
+    const auto first = std::stoull(client.get("/clock", std::chrono::seconds(5)));
+    const auto second = std::stoull(client.get("/clock", std::chrono::seconds(5)));
+    const auto after = now();
+    CHECK(before <= first);
+    CHECK(first <= second);
+    CHECK(second <= after);
+    client.set("/other", "x");
+    CHECK(client.get("/other", std::chrono::seconds(5)) == "x");
+    TcpStoreServer plain;
+    TcpStoreClient plain_client(client_options(plain.port()));
+    plain_client.set("/clock", "stored");
+    CHECK(plain_client.get("/clock", std::chrono::seconds(5)) == "stored");
 }

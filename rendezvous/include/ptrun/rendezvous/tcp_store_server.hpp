@@ -55,6 +55,11 @@ struct TcpStoreServerOptions {
     /// reset) is dropped: the first probe after this much silence, 6 more `keepalive / 6` (at
     /// least 1 s) apart. Idle clients that are alive answer the probes and stay. 0 = off.
     std::chrono::seconds keepalive{60};
+    /// Non-empty: a GET of exactly this key (once it exists: set it, so that the WAIT a client
+    /// sends before its GET returns) answers the server's CLOCK_MONOTONIC now, in decimal
+    /// nanoseconds, instead of the stored value. A launcher's agents measure their clock offset
+    /// to the store host with it (round trip / 2 is the error).
+    std::string clock_key{};
 };
 
 /// What the server holds right now (tests, diagnostics).

@@ -31,7 +31,17 @@ struct LeavingEvent {
     std::string why;
 };
 
-using RdzvEvent = std::variant<JoinEvent, FailedEvent, SucceededEvent, LeavingEvent>;
+/// Agent `id`'s start-up timeline (launcher/timeline's NodeTimeline as JSON, opaque here) as of
+/// `round`, for the store host to merge; at most kMaxTimelineReport bytes.
+struct TimelineReport {
+    int round = 0;
+    std::string id;
+    std::string timeline;
+};
+inline constexpr std::size_t kMaxTimelineReport = 1 << 20;
+
+using RdzvEvent =
+    std::variant<JoinEvent, FailedEvent, SucceededEvent, LeavingEvent, TimelineReport>;
 
 std::string encode(const RdzvEvent& event);
 /// Throws std::runtime_error on a malformed event (it came over the network).

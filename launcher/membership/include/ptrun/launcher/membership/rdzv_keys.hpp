@@ -21,6 +21,9 @@ struct RdzvKeys {
     }
     /// How a running round ended (RoundEnd as JSON); set once.
     std::string end(int round) const { return prefix + "round/" + std::to_string(round) + "/end"; }
+    /// The store host's clock: a GET answers its CLOCK_MONOTONIC (TcpStoreServerOptions::
+    /// clock_key); the coordinator sets it once so that the WAIT before a GET returns.
+    std::string clock() const { return prefix + "clock"; }
     /// Node `id`'s heartbeat counter.
     std::string heartbeat(const std::string& id) const { return prefix + "hb/" + id; }
 };

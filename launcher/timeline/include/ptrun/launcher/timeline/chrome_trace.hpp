@@ -5,7 +5,8 @@
 /// are complete events ("X") between its consecutive events, named after what the rank was
 /// doing (spawn, program start, python+imports, process group, until first step, running); the
 /// agent's events are instants ("i"). Times are microseconds since the earliest event, on the
-/// store host's clock (each node's offset applied); otherData names each node's offset.
+/// store host's clock (each node's offset applied); otherData.nodes lists each node's pid, name,
+/// offset_ns and error_ns.
 
 #include <cstdint>
 #include <string>
