@@ -407,6 +407,94 @@ class MultiNode(unittest.TestCase):
             self.assertEqual(names, ["spawn", "python start", "python+imports", "process group", "until first step",
                                      "running"], rank)
 
+    def test_the_store_host_names_a_rank_of_another_node_that_never_steps(self):
+        """PTRUN_READY_DEADLINE=1: ranks 0-2 step, rank 3 (node2) never does; node1 names it in the
+        job's one not-ready line, from node2's timeline sent at node2's first step."""
+        script = os.path.join(self.dir, "all_but_3.py")
+        gate = os.path.join(self.dir, "gate")
+        with open(script, "w") as f:
+            f.write(f"""import os, time, torch
+opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+if os.environ['RANK'] != '3':
+    opt.step()
+end = time.monotonic() + 60
+while not os.path.exists({gate!r}) and time.monotonic() < end:
+    time.sleep(0.05)
+""")
+        env = {"PYTHON_EXEC": TORCH_PYTHON, "PTRUN_READY_DEADLINE": "1"}
+        for h in (1, 2):
+            args = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", f"node1:{self.port}",
+                    "--rdzv-id", "deadline", "--rdzv-conf", FAST, script]
+            self.agents.append(Agent(h, args, env=env))
+        try:
+            said = self.agents[0].wait_log(" not ready ", 120)
+            self.assertRegex(said, r"4 ranks on 2 nodes not ready \S+ m?s after start: no progress yet from rank 3 "
+                                   r"on node2\n")
+        finally:
+            Path(gate).touch()
+        for code, err in self.finish_all(self.agents, 120):
+            self.assertEqual(code, 0, err)
+            self.assertNotIn(" ready ", err.replace(" not ready ", ""))
+
+    def status_on(self, host, health_port):
+        """node HOST's /status document (its health endpoint listens on its own loopback)."""
+        code = ("import urllib.request,sys;"
+                f"sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:{health_port}/status',"
+                "timeout=5).read().decode())")
+        res = subprocess.run(argv("exec", host, TORCH_PYTHON, "-c", code), env=ENV, capture_output=True,
+                             text=True, timeout=30)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        return json.loads(res.stdout)
+
+    def status_until(self, health_port, predicate, what):
+        end = time.monotonic() + DEADLINE
+        while True:
+            doc = self.status_on(1, health_port)
+            if predicate(doc):
+                return doc
+            self.assertLess(time.monotonic(), end, f"node1's /status never showed {what}: {doc}")
+            time.sleep(0.1)
+
+    def test_the_store_hosts_status_covers_every_node(self):
+        """2 hosts x 2 workers, --health-port on both: node1 (the store host) shows all 4 ranks with
+        their hosts in /status, /metrics and `ptrun status`; a worker stopped on node2 makes the
+        job unhealthy there within a few seconds, naming node2."""
+        health = next(_ports)
+        agents = self.start([1, 2], "2", self.fake("--hang", "--usr1-exit", "0"),
+                            ["--health-port", str(health)])
+        self.notifier.wait_lines(4)
+        doc = self.status_until(health, lambda d: len(d["workers"]) == 4,
+                                "the 4 workers of both nodes")
+        self.assertEqual([w["rank"] for w in doc["workers"]], [0, 1, 2, 3])
+        self.assertEqual([w["host"] for w in doc["workers"]], ["node1", "node1", "node2", "node2"])
+        self.assertEqual([(n["host"], n["node_rank"]) for n in doc["node_states"]], [("node1", 0), ("node2", 1)])
+        self.assertTrue(doc["healthy"], doc)
+        self.assertLess(doc["node_states"][1]["age_seconds"], 10)
+        res = subprocess.run(argv("exec", 1, PTRUN, "status", f"127.0.0.1:{health}"), env=ENV,
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("workers      : 2 here, 4 in the job on 2 node(s)\n", res.stdout)
+        self.assertRegex(res.stdout, r"\n1 +node2 +running +2 ")
+        self.assertRegex(res.stdout, r"\nnode2 +3 +1 +\d+ +\w+ ")
+        # node2's own endpoint shows node2 alone.
+        self.assertEqual([w["host"] for w in self.status_on(2, health)["workers"]], ["node2", "node2"])
+        # A worker of node2 stopped: node2 publishes the change, node1's /status names it.
+        pid = doc["workers"][3]["pid"]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            doc = self.status_until(health, lambda d: not d["healthy"], "the stopped worker on node2")
+            self.assertRegex(doc["reason"], rf"^rank 3 \(local rank 1, pid {pid} on node2\) stopped")
+            res = subprocess.run(argv("exec", 1, PTRUN, "status", f"127.0.0.1:{health}"), env=ENV,
+                                 capture_output=True, text=True, timeout=30)
+            self.assertEqual(res.returncode, 1, res.stdout + res.stderr)
+            self.assertIn("UNHEALTHY: rank 3 (local rank 1, pid", res.stdout)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        for a in agents:
+            a.proc.send_signal(signal.SIGUSR1)  # the workers exit 0
+        for code, err in self.finish_all(agents):
+            self.assertEqual(code, 0, err)
+
     @unittest.skipUnless(os.path.exists(TRAIN), "the train example is not built")
     def test_train_across_two_hosts_matches_one_process_and_resumes(self):
         # ptrun ddp's `train` over 2 hosts x 2 workers (shared memory within a host, TCP between):

@@ -128,8 +128,11 @@ class Status(PtrunTestCase):
         self.assertEqual(samples[("ptrun_workers", (("state", "failed"),))], 0)
         self.assertEqual(samples[("ptrun_restarts_total", ())], 1)
         self.assertEqual(samples[("ptrun_healthy", ())], 1)
+        [host] = [dict(labels)["host"] for name, labels in samples if name == "ptrun_info"]
         self.assertEqual(samples[("ptrun_worker_progress_total",
-                                  (("local_rank", "1"), ("rank", "1")))], 0)
+                                  (("host", host), ("local_rank", "1"), ("rank", "1")))], 0)
+        self.assertEqual(samples[("ptrun_job_workers", (("state", "starting"),))], 2)
+        self.assertEqual(samples[("ptrun_job_healthy", ())], 1)
         # This node hosts the workers' store (nobody uses it here): its numbers are there too.
         self.assertEqual(samples[("ptrun_store_connections", ())], 0)
         self.assertEqual(samples[("ptrun_store_keys", ())], 0)

@@ -1,7 +1,5 @@
 #include <fmt/format.h>
 
-#include <array>
-
 #include "ptrun/watchdog/health_status.hpp"
 
 namespace ptrun::watchdog {
@@ -32,8 +30,14 @@ void family(std::string& out, std::string_view name, std::string_view type, std:
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
-constexpr std::array kStates{WorkerState::Starting, WorkerState::Running,   WorkerState::Stopped,
-                             WorkerState::Hung,     WorkerState::Succeeded, WorkerState::Failed};
+/// Calls `each(host, worker)` for this node's workers, then every other node's.
+template <typename Each>
+void every_worker(const StatusSnapshot& s, Each each) {
+    for (const auto& w : s.workers) each(s.host, w);
+    for (const auto& n : s.other_nodes) {
+        for (const auto& w : n.workers) each(n.host, w);
+    }
+}
 
 }  // namespace
 
@@ -45,10 +49,19 @@ std::string metrics_text(const StatusSnapshot& s) {
     family(out, "ptrun_uptime_seconds", "gauge", "Seconds since ptrun started.");
     out += fmt::format("ptrun_uptime_seconds {}\n", s.uptime_seconds);
     family(out, "ptrun_workers", "gauge", "This node's workers by state.");
-    for (auto state : kStates) {
+    for (auto state : kWorkerStates) {
         int n = 0;
         for (const auto& w : s.workers) n += w.state == state ? 1 : 0;
         out += fmt::format("ptrun_workers{{state=\"{}\"}} {}\n", state_name(state), n);
+    }
+    family(out, "ptrun_job_workers", "gauge",
+           "Workers by state on every node this endpoint knows (on a multi-node job's store "
+           "host: the job).");
+    for (auto state : kWorkerStates) {
+        int n = 0;
+        every_worker(
+            s, [&](const std::string&, const WorkerStatus& w) { n += w.state == state ? 1 : 0; });
+        out += fmt::format("ptrun_job_workers{{state=\"{}\"}} {}\n", state_name(state), n);
     }
     family(out, "ptrun_world_size", "gauge", "Workers in the whole job.");
     out += fmt::format("ptrun_world_size {}\n", s.world_size);
@@ -62,19 +75,32 @@ std::string metrics_text(const StatusSnapshot& s) {
     out += fmt::format("ptrun_hangs_total {}\n", s.hangs);
     family(out, "ptrun_healthy", "gauge", "1 while /health answers 200, else 0.");
     out += fmt::format("ptrun_healthy {}\n", health_of(s).ok ? 1 : 0);
+    family(out, "ptrun_job_healthy", "gauge",
+           "1 while every worker this endpoint knows is healthy (/status's \"healthy\"), else 0.");
+    out += fmt::format("ptrun_job_healthy {}\n", job_health_of(s).ok ? 1 : 0);
     family(out, "ptrun_worker_progress_total", "counter",
            "Progress beats of each worker in the current attempt.");
-    for (const auto& w : s.workers) {
-        out += fmt::format("ptrun_worker_progress_total{{rank=\"{}\",local_rank=\"{}\"}} {}\n",
-                           w.rank, w.local_rank, w.progress_count);
-    }
+    every_worker(s, [&](const std::string& host, const WorkerStatus& w) {
+        out += fmt::format(
+            "ptrun_worker_progress_total{{host=\"{}\",rank=\"{}\",local_rank=\"{}\"}} {}\n",
+            label_value(host), w.rank, w.local_rank, w.progress_count);
+    });
     family(out, "ptrun_worker_seconds_since_progress", "gauge",
            "Seconds since each worker's last progress (absent before its first).");
-    for (const auto& w : s.workers) {
-        if (!w.seconds_since_progress) continue;
-        out +=
-            fmt::format("ptrun_worker_seconds_since_progress{{rank=\"{}\",local_rank=\"{}\"}} {}\n",
-                        w.rank, w.local_rank, *w.seconds_since_progress);
+    every_worker(s, [&](const std::string& host, const WorkerStatus& w) {
+        if (!w.seconds_since_progress) return;
+        out += fmt::format(
+            "ptrun_worker_seconds_since_progress{{host=\"{}\",rank=\"{}\",local_rank=\"{}\"}} "
+            "{}\n",
+            label_value(host), w.rank, w.local_rank, *w.seconds_since_progress);
+    });
+    if (!s.other_nodes.empty()) {
+        family(out, "ptrun_node_report_age_seconds", "gauge",
+               "Seconds since each other node's status last reached the store host.");
+        for (const auto& n : s.other_nodes) {
+            out += fmt::format("ptrun_node_report_age_seconds{{host=\"{}\",node_rank=\"{}\"}} {}\n",
+                               label_value(n.host), n.node_rank, n.age_seconds);
+        }
     }
     if (s.ready_attempt >= 0) {
         family(out, "ptrun_startup_seconds", "gauge",

@@ -50,15 +50,35 @@ std::optional<StatusTable> status_table(const std::string& text) {
                           seconds(get("uptime_seconds")));
     t.text +=
         fmt::format("health       : {}\n", t.healthy ? "ok" : "UNHEALTHY: " + shown(get("reason")));
+    // This node's workers: the first node state's count (documents without one: every row).
+    const json nodes = get("node_states");
+    const bool with_nodes =
+        nodes.is_array() && !nodes.empty() && nodes[0].is_object() && nodes[0].contains("workers");
     t.text += fmt::format("workers      : {} here, {} in the job on {} node(s)\n",
-                          doc["workers"].size(), shown(get("world_size")), shown(get("nodes")));
+                          with_nodes ? shown(nodes[0]["workers"]) : shown(doc["workers"].size()),
+                          shown(get("world_size")), shown(get("nodes")));
     if (!get("log_dir").is_null()) t.text += "log dir      : " + shown(get("log_dir")) + "\n";
     if (!get("last_failure").is_null())
         t.text += "last failure : " + shown(get("last_failure")) + "\n";
     if (const auto ready = get("ready"); ready.is_object() && ready.contains("line"))
         t.text += "ready        : " + shown(ready["line"]) + "\n";
-    t.text += fmt::format("{:<6} {:<6} {:<8} {:<10} {:>9} {:>10}  {}\n", "RANK", "LOCAL", "PID",
-                          "STATE", "PROGRESS", "SINCE", "DETAIL");
+    // A job of several nodes (the store host's view): a row per node, and each rank's host.
+    const bool several = with_nodes && nodes.size() > 1;
+    if (several) {
+        t.text += fmt::format("{:<5} {:<20} {:<10} {:>7} {:>8}  {}\n", "NODE", "HOST", "PHASE",
+                              "WORKERS", "AGE", "HEALTH");
+        for (const auto& n : nodes) {
+            if (!n.is_object()) continue;
+            const auto at = [&n](const char* key) { return n.contains(key) ? n[key] : json(); };
+            const bool ok = at("healthy").is_boolean() && at("healthy").get<bool>();
+            t.text += fmt::format("{:<5} {:<20} {:<10} {:>7} {:>8}  {}\n", shown(at("node_rank")),
+                                  shown(at("host")), shown(at("phase")), shown(at("workers")),
+                                  seconds(at("age_seconds")), ok ? "ok" : shown(at("reason")));
+        }
+    }
+    const std::string host_head = several ? fmt::format("{:<20} ", "HOST") : "";
+    t.text += fmt::format("{}{:<6} {:<6} {:<8} {:<10} {:>9} {:>10}  {}\n", host_head, "RANK",
+                          "LOCAL", "PID", "STATE", "PROGRESS", "SINCE", "DETAIL");
     for (const auto& w : doc["workers"]) {
         if (!w.is_object()) continue;
         const auto at = [&w](const char* key) { return w.contains(key) ? w[key] : json(); };
@@ -66,8 +86,9 @@ std::optional<StatusTable> status_table(const std::string& text) {
         if (!at("section").is_null()) {
             detail = "in " + shown(at("section")) + (detail.empty() ? "" : "; " + detail);
         }
+        const std::string host = several ? fmt::format("{:<20} ", shown(at("host"))) : "";
         t.text +=
-            fmt::format("{:<6} {:<6} {:<8} {:<10} {:>9} {:>10}  {}\n", shown(at("rank")),
+            fmt::format("{}{:<6} {:<6} {:<8} {:<10} {:>9} {:>10}  {}\n", host, shown(at("rank")),
                         shown(at("local_rank")), shown(at("pid")), shown(at("state")),
                         shown(at("progress_count")), seconds(at("seconds_since_progress")), detail);
     }

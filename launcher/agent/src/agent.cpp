@@ -100,12 +100,14 @@ void Agent::Impl::on_child(const ChildChange& change) {
         if (!w.alive || w.end.pid != change.pid) continue;
         if (change.kind == ChildChange::Kind::Continued) {
             w.stopped = false;
+            status_changed();
             return;
         }
         if (change.kind == ChildChange::Kind::Stopped) {
             if (!w.stopped) w.stopped_at = std::chrono::steady_clock::now();
             w.stop_signal = change.stop_signal;
             on_stopped(w, change.stop_signal);
+            status_changed();
             return;
         }
         w.alive = false;
@@ -296,6 +298,8 @@ void Agent::Impl::finish(int code) {
     finished = true;
     record(Phase::Exit, -1, "ptrun exits with code " + std::to_string(code));
     publish_timeline();  // before leaving: the store host writes the job's trace after its drain
+    publish_status();    // the final states, which the store host shows until it ends
+    status_publish.cancel();
     launcher->close();
     if (rounds) rounds->leave(code, state.stop_signal);
     if (timeline_inbox) timeline_inbox->on_change(nullptr);  // the loop is done: no more checks

@@ -82,10 +82,12 @@ class Agent::Impl {
           logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""),
                c.nproc_per_node),
           log_health(log),
-          ready_deadline(io) {
+          ready_deadline(io),
+          status_publish(io) {
         policy.max_restarts = c.max_restarts;
         if (m) {
             timeline_inbox = m->timelines;
+            status_inbox = m->statuses;
             self_id = m->self_id;
             rounds.emplace(
                 std::move(*m), c, io, log,
@@ -179,11 +181,18 @@ class Agent::Impl {
     bool ready_deadline_armed = false;
     int ready_said_for = -1;      ///< the attempt whose ready line was said (multi-node: reported)
     int job_ready_said_for = -1;  ///< on the store host: the attempt whose job-wide line was said
+    int partial_published_for = -1;  ///< the attempt whose first progress was published
     std::optional<ReadyBreakdown>
         last_ready;  ///< the latest complete one, for /status and /metrics
     /// On the store host of a multi-node job: the other members' timelines (their reports), and
     /// this node's rendezvous id (its own report is skipped: its timeline is `timeline`).
-    TimelineInbox* timeline_inbox = nullptr;
+    NodeReportInbox* timeline_inbox = nullptr;
+    /// On the store host of a multi-node job: the other members' statuses (agent_status.cpp).
+    NodeReportInbox* status_inbox = nullptr;
+    /// A member with --health-port publishes its status to the store host: soon after each
+    /// change, and every kStatusRefresh while nothing changes (progress counts move on).
+    boost::asio::steady_timer status_publish;
+    std::optional<std::chrono::steady_clock::time_point> status_publish_due;
     std::string self_id;
     bool inbox_warned = false;
     std::uint64_t attempt_started_ns = 0;
@@ -294,8 +303,20 @@ class Agent::Impl {
     /// The attempt ended (its output drained): with a hang, reads the Python tracebacks, writes
     /// every rank's stacks to the log directory and prints the report; drops the records.
     void end_watch_attempt();
-    /// The /health and /status snapshot.
+    /// The /health and /status snapshot (on the store host: with the other nodes' statuses).
     watchdog::StatusSnapshot status_snapshot() const;
+
+    // job-wide status (agent_status.cpp)
+    /// This node's workers or phase changed: a member publishing its status does so soon.
+    void status_changed();
+    /// Publishes this node's status to the store host now (a member with --health-port only),
+    /// then again after kStatusRefresh unless the agent has finished.
+    void publish_status();
+    /// Arms the publish timer for `delay` from now, unless it is due sooner already.
+    void schedule_status(std::chrono::milliseconds delay);
+    /// On the store host: the statuses the other nodes of the current round published, by node
+    /// rank (unreadable ones left out).
+    std::vector<watchdog::NodeStatus> other_node_statuses() const;
     /// torch's file timer: one request from the FIFO.
     void on_timer_request(const watchdog::TimerRequest& request);
     /// Arms the file-timer expiry for the earliest timer held.

@@ -103,8 +103,8 @@ void RoundDriver::leave(int code, int stop_signal) {
     membership_.session->stop();
 }
 
-void RoundDriver::report_timeline(std::string timeline) {
-    if (!left_) membership_.session->report_timeline(round_.round, std::move(timeline));
+void RoundDriver::report(ReportKind kind, std::string text) {
+    if (!left_) membership_.session->report(kind, round_.round, std::move(text));
 }
 
 ClockOffset RoundDriver::clock_offset() const {

@@ -53,8 +53,9 @@ class RoundDriver {
     /// the store host waits (at most close_timeout) until every other node has left before its
     /// store goes away. No hook is called after it.
     void leave(int code, int stop_signal);
-    /// Sends this node's timeline (JSON) to the store host, tagged with the running round.
-    void report_timeline(std::string timeline);
+    /// Sends this node's report of `kind` (JSON) to the store host, tagged with the running
+    /// round.
+    void report(ReportKind kind, std::string text);
     /// This node's clock offset to the store host, measured at the last join (0 on the host).
     ClockOffset clock_offset() const;
     /// What the console says of a job the rendezvous ended, when the node ends with `code` and

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -51,6 +52,7 @@ void Agent::Impl::open_timeline() {
 void Agent::Impl::record(Phase phase, int rank, std::string detail) {
     add_event(timeline,
               {progress::monotonic_now_ns(), state.restart_count, rank, phase, std::move(detail)});
+    status_changed();  // each event of the timeline changes what /status says
 }
 
 void Agent::Impl::wait_worker_events() {
@@ -99,6 +101,12 @@ void Agent::Impl::check_ready() {
             ready_said_for = state.restart_count;
             publish_timeline();
             check_job_ready();
+        } else if (b && partial_published_for != state.restart_count) {
+            // This node's first rank has stepped: the store host learns of its ranks now, so
+            // that its deadline can name the ones that never step.
+            partial_published_for = state.restart_count;
+            publish_timeline();
+            check_job_ready();
         }
         return;
     }
@@ -142,17 +150,17 @@ void Agent::Impl::publish_timeline() {
     timeline.offset_ns = offset.offset_ns;
     timeline.offset_error_ns = offset.error_ns;
     timeline.group_rank = placement.group_rank;
-    rounds->report_timeline(encode(timeline));
+    rounds->report(ReportKind::Timeline, encode(timeline));
 }
 
 std::vector<NodeTimeline> Agent::Impl::job_timelines() {
     std::vector<NodeTimeline> nodes{timeline};
     if (!timeline_inbox) return nodes;
     nodes.front().offset_ns = 0;  // the store host's clock is the job's
-    for (auto& [id, text] : timeline_inbox->snapshot()) {
+    for (auto& [id, report] : timeline_inbox->snapshot()) {
         if (id == self_id) continue;
         try {
-            nodes.push_back(decode_node_timeline(text));
+            nodes.push_back(decode_node_timeline(report.text));
         } catch (const std::runtime_error& e) {
             if (!inbox_warned)
                 log->warn("ignoring node {}'s start-up timeline: {}", printable(id), e.what());
@@ -164,12 +172,33 @@ std::vector<NodeTimeline> Agent::Impl::job_timelines() {
 
 void Agent::Impl::check_job_ready() {
     if (!timeline_inbox || finished || job_ready_said_for == state.restart_count) return;
-    auto b = ready_breakdown(job_timelines(), state.restart_count, progress::monotonic_now_ns());
-    if (!b || !b->missing.empty() || b->ranks < placement.world_size) return;
-    job_ready_said_for = b->attempt;
-    log->info("{}", ready_line(*b));
-    last_ready = b;
-    write_trace();
+    auto b = ready_breakdown(job_timelines(), state.restart_count, progress::monotonic_now_ns(),
+                             placement.world_size);
+    if (!b) return;
+    if (b->missing.empty()) {
+        ready_deadline.cancel();
+        job_ready_said_for = b->attempt;
+        log->info("{}", ready_line(*b));
+        last_ready = b;
+        write_trace();
+        return;
+    }
+    const auto silent = std::count_if(b->missing.begin(), b->missing.end(),
+                                      [](const MissingRank& m) { return !m.node.empty(); });
+    if (ready_deadline_armed || silent == b->ranks) return;  // no rank has stepped yet
+    // A rank of the job has stepped: the others, on every node, get PTRUN_READY_DEADLINE.
+    ready_deadline_armed = true;
+    ready_deadline.expires_after(config.ready_deadline);
+    ready_deadline.async_wait([this, attempt = state.restart_count](boost::system::error_code ec) {
+        if (ec || finished || attempt != state.restart_count || job_ready_said_for == attempt)
+            return;
+        auto late = ready_breakdown(job_timelines(), attempt, progress::monotonic_now_ns(),
+                                    placement.world_size);
+        if (!late) return;
+        job_ready_said_for = attempt;
+        log->warn("{}", ready_line(*late));
+        write_trace();
+    });
 }
 
 void Agent::Impl::write_trace() {

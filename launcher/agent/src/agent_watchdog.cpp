@@ -645,6 +645,8 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     watchdog::StatusSnapshot s;
     s.run_id = config.run_id;
     s.host = config.hostname;
+    s.node_rank = placement.group_rank;
+    s.other_nodes = other_node_statuses();
     s.round = static_cast<std::uint64_t>(placement.round);
     s.restart_count = state.restart_count;
     s.uptime_seconds = seconds_between(started_at, Clock::now());

@@ -37,7 +37,8 @@ MultiNode::MultiNode(MultiNode&&) noexcept = default;
 MultiNode::~MultiNode() {
     session.reset();  // its threads first: they talk to the store
     coordinator.reset();
-    timelines.reset();  // after the coordinator, whose thread puts into it
+    timelines.reset();  // after the coordinator, whose thread puts into them
+    statuses.reset();
     server.reset();
 }
 
@@ -46,6 +47,7 @@ Membership MultiNode::membership() const {
     m.session = session.get();
     m.coordinator = coordinator.get();
     m.timelines = timelines.get();
+    m.statuses = statuses.get();
     m.self_id = self.id;
     return m;
 }
@@ -119,10 +121,12 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
         co.clear_worker_keys = [server] { server->clear_except(kRdzvKeyRoot); };
         co.auth = auth;
         co.logger = logger;
-        mn.timelines = std::make_unique<TimelineInbox>();
-        co.on_timeline = [inbox = mn.timelines.get()](const std::string& id, int,
-                                                      std::string text) {
-            inbox->put(id, std::move(text));
+        mn.timelines = std::make_unique<NodeReportInbox>();
+        mn.statuses = std::make_unique<NodeReportInbox>();
+        co.on_report = [timelines = mn.timelines.get(),
+                        statuses = mn.statuses.get()](NodeReport r) {
+            auto* inbox = r.kind == ReportKind::Timeline ? timelines : statuses;
+            inbox->put(r.id, r.round, std::move(r.text));
         };
         mn.coordinator = std::make_unique<Coordinator>(std::move(co));
     }

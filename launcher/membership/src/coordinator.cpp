@@ -185,8 +185,8 @@ struct Coordinator::Impl {
             }
             try {
                 auto event = decode_event(*text);
-                if (auto* t = std::get_if<TimelineReport>(&event)) {
-                    if (o.on_timeline) o.on_timeline(t->id, t->round, std::move(t->timeline));
+                if (auto* r = std::get_if<NodeReport>(&event)) {
+                    if (o.on_report) o.on_report(std::move(*r));
                     continue;  // news for the store host's agent, not for the rounds
                 }
                 events.push_back(std::move(event));

@@ -24,8 +24,11 @@ struct Encoder {
     json operator()(const LeavingEvent& e) const {
         return {{"type", "leaving"}, {"round", e.round}, {"id", e.id}, {"why", e.why}};
     }
-    json operator()(const TimelineReport& e) const {
-        return {{"type", "timeline"}, {"round", e.round}, {"id", e.id}, {"timeline", e.timeline}};
+    json operator()(const NodeReport& e) const {
+        return {{"type", e.kind == ReportKind::Timeline ? "timeline" : "status"},
+                {"round", e.round},
+                {"id", e.id},
+                {"text", e.text}};
     }
 };
 
@@ -51,12 +54,13 @@ RdzvEvent decode_event(const std::string& text) {
             return LeavingEvent{j.at("round").get<int>(), j.at("id").get<std::string>(),
                                 j.at("why").get<std::string>()};
         }
-        if (type == "timeline") {
-            TimelineReport report{j.at("round").get<int>(), j.at("id").get<std::string>(),
-                                  j.at("timeline").get<std::string>()};
-            if (report.timeline.size() > kMaxTimelineReport)
-                throw std::runtime_error("a timeline report over " +
-                                         std::to_string(kMaxTimelineReport) + " bytes");
+        if (type == "timeline" || type == "status") {
+            NodeReport report{type == "timeline" ? ReportKind::Timeline : ReportKind::Status,
+                              j.at("round").get<int>(), j.at("id").get<std::string>(),
+                              j.at("text").get<std::string>()};
+            if (report.text.size() > kMaxNodeReport)
+                throw std::runtime_error("a " + type + " report over " +
+                                         std::to_string(kMaxNodeReport) + " bytes");
             return report;
         }
         throw std::runtime_error("unknown event type '" + type + "'");

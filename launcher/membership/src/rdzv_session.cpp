@@ -350,9 +350,9 @@ void RdzvSession::report_success(int round) {
 void RdzvSession::report_leaving(int round, std::string why) {
     impl_->send(LeavingEvent{round, impl_->o.self.id, std::move(why)});
 }
-void RdzvSession::report_timeline(int round, std::string timeline) {
-    if (timeline.size() > kMaxTimelineReport) return;
-    impl_->send(TimelineReport{round, impl_->o.self.id, std::move(timeline)});
+void RdzvSession::report(ReportKind kind, int round, std::string text) {
+    if (text.size() > kMaxNodeReport) return;
+    impl_->send(NodeReport{kind, round, impl_->o.self.id, std::move(text)});
 }
 std::optional<ClockOffset> RdzvSession::clock_offset() const {
     std::lock_guard lock(impl_->mu);

@@ -33,7 +33,7 @@ std::string short_duration(double s) {
 }
 
 std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& nodes, int attempt,
-                                              std::uint64_t now_ns) {
+                                              std::uint64_t now_ns, int expected_ranks) {
     std::optional<std::int64_t> start, round_closed, preload;
     std::map<int, RankTimes> ranks;
     for (const auto& node : nodes) {
@@ -105,6 +105,13 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
         }
         first = std::max(first, r.first);
     }
+    for (int rank = 0; rank < expected_ranks; ++rank) {
+        if (ranks.count(rank)) continue;
+        every_first = false;
+        b.missing.push_back({rank, ""});
+    }
+    std::sort(b.missing.begin(), b.missing.end(),
+              [](const auto& x, const auto& y) { return x.rank < y.rank; });
     b.nodes = static_cast<int>(node_names.size());
     std::int64_t end = every_first ? first : static_cast<std::int64_t>(now_ns);
     b.total_s = seconds(end - t0);
@@ -161,8 +168,9 @@ std::string ready_line(const ReadyBreakdown& b) {
         line += "not ready " + short_duration(b.total_s) + since + ": no progress yet from ";
         constexpr std::size_t kNamed = 8;
         for (std::size_t i = 0; i < b.missing.size() && i < kNamed; ++i)
-            line += (i ? ", rank " : "rank ") + std::to_string(b.missing[i].rank) + " on " +
-                    b.missing[i].node;
+            line += (i ? ", rank " : "rank ") + std::to_string(b.missing[i].rank) +
+                    (b.missing[i].node.empty() ? " (its node sent no timeline)"
+                                               : " on " + b.missing[i].node);
         if (b.missing.size() > kNamed)
             line += " and " + std::to_string(b.missing.size() - kNamed) + " more";
         return line;

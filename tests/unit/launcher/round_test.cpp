@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "ptrun/launcher/membership/node_report_inbox.hpp"
 #include "ptrun/launcher/membership/rdzv_events.hpp"
 
 using namespace ptrun::launcher;
@@ -37,13 +38,41 @@ TEST_CASE("round: records survive the trip through the store", "[launcher][round
     REQUIRE(std::holds_alternative<JoinEvent>(ev));
     CHECK(std::get<JoinEvent>(ev).seq == 4);
     CHECK(std::get<JoinEvent>(ev).node == node("x", "h"));
-    auto report = decode_event(encode(RdzvEvent{TimelineReport{3, "n1", "{\"node\":\"a\"}"}}));
-    REQUIRE(std::holds_alternative<TimelineReport>(report));
-    CHECK(std::get<TimelineReport>(report).round == 3);
-    CHECK(std::get<TimelineReport>(report).timeline == "{\"node\":\"a\"}");
-    CHECK_THROWS_WITH(decode_event(encode(RdzvEvent{
-                          TimelineReport{3, "n1", std::string(kMaxTimelineReport + 1, 'x')}})),
-                      Catch::Contains("timeline report over"));
+    for (auto kind : {ReportKind::Timeline, ReportKind::Status}) {
+        auto report =
+            decode_event(encode(RdzvEvent{NodeReport{kind, 3, "n1", "{\"node\":\"a\"}"}}));
+        REQUIRE(std::holds_alternative<NodeReport>(report));
+        CHECK(std::get<NodeReport>(report).kind == kind);
+        CHECK(std::get<NodeReport>(report).round == 3);
+        CHECK(std::get<NodeReport>(report).id == "n1");
+        CHECK(std::get<NodeReport>(report).text == "{\"node\":\"a\"}");
+    }
+    CHECK_THROWS_WITH(decode_event(encode(RdzvEvent{NodeReport{
+                          ReportKind::Status, 3, "n1", std::string(kMaxNodeReport + 1, 'x')}})),
+                      Catch::Contains("status report over"));
+}
+
+TEST_CASE("round: the store host's report inbox keeps each node's latest, bounded",
+          "[launcher][round]") {
+    NodeReportInbox inbox(2, 10);
+    int changes = 0;
+    inbox.on_change([&changes] { ++changes; });
+    inbox.put("a", 1, "aaaa");
+    inbox.put("a", 2, "aaaaa");   // replaces: 5 bytes kept
+    inbox.put("b", 2, "bbbbb");   // 10 bytes: at the bound
+    inbox.put("c", 2, "c");       // a third node: dropped
+    inbox.put("b", 3, "bbbbbb");  // would make 11 bytes: dropped, "bbbbb" stays
+    inbox.put("a", 3, "aaaa");    // 9 bytes
+    auto seen = inbox.snapshot();
+    REQUIRE(seen.size() == 2);
+    CHECK(seen["a"].text == "aaaa");
+    CHECK(seen["a"].round == 3);
+    CHECK(seen["b"].text == "bbbbb");
+    CHECK(seen["b"].round == 2);
+    CHECK(changes == 4);
+    inbox.on_change(nullptr);
+    inbox.put("a", 4, "a");
+    CHECK(changes == 4);
 }
 
 TEST_CASE("round: malformed records from the network are errors, not crashes",

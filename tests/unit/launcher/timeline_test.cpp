@@ -96,6 +96,20 @@ TEST_CASE("ready line: the ranks still missing are named", "[launcher][timeline]
     CHECK_FALSE(ready_breakdown(nodes, 1, 0));  // no rank of attempt 1 started
 }
 
+TEST_CASE("ready line: the job's ranks no node's timeline has are missing too",
+          "[launcher][timeline]") {
+    auto nodes = two_nodes();
+    nodes.pop_back();                                      // node2 (ranks 2 and 3) sent no timeline
+    CHECK(ready_breakdown(nodes, 0, 0)->missing.empty());  // without the world size: ready
+    auto b = ready_breakdown(nodes, 0, 120'000 * kMs, 4);
+    REQUIRE(b);
+    REQUIRE(b->missing == std::vector<MissingRank>{{2, ""}, {3, ""}});
+    CHECK(ready_line(*b) ==
+          "2 ranks on 1 node not ready 120.00 s after start: no progress yet from rank 2 (its "
+          "node sent no timeline), rank 3 (its node sent no timeline)");
+    CHECK(ready_breakdown(two_nodes(), 0, 0, 4)->missing.empty());
+}
+
 TEST_CASE("timeline JSON round trip, hostile input refused", "[launcher][timeline]") {
     auto nodes = two_nodes();
     CHECK(decode_node_timeline(encode(nodes[1])) == nodes[1]);

@@ -95,12 +95,16 @@ TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
     CHECK(r.content_type == "application/json");
     CHECK(r.body ==
           "{\"hangs\":0,\"healthy\":true,\"host\":\"\",\"last_failure\":null,\"log_dir\":null,"
+          "\"node_rank\":0,\"node_states\":[{\"age_seconds\":0.0,\"healthy\":true,\"host\":\"\","
+          "\"last_failure\":null,\"node_rank\":0,\"phase\":\"running\",\"reason\":\"ok\","
+          "\"workers\":2}],"
           "\"nodes\":1,\"phase\":\"running\",\"ready\":null,\"reason\":\"ok\",\"restart_count\":1,"
           "\"round\":2,\"run_id\":\"job\\\"7\xef\xbf\xbd\",\"uptime_seconds\":0.0,"
-          "\"workers\":[{\"detail\":\"\","
-          "\"local_rank\":0,\"pid\":100,\"progress_count\":42,\"rank\":4,"
+          "\"workers\":[{\"detail\":\"\",\"host\":\"\","
+          "\"local_rank\":0,\"node_rank\":0,\"pid\":100,\"progress_count\":42,\"rank\":4,"
           "\"seconds_since_progress\":0.5,\"section\":null,\"state\":\"running\"},"
-          "{\"detail\":\"\",\"local_rank\":1,\"pid\":101,\"progress_count\":0,\"rank\":5,"
+          "{\"detail\":\"\",\"host\":\"\",\"local_rank\":1,\"node_rank\":0,\"pid\":101,"
+          "\"progress_count\":0,\"rank\":5,"
           "\"seconds_since_progress\":null,\"section\":\"checkpoint\",\"state\":\"starting\"}],"
           "\"world_size\":0}\n");
     s.host = "node1";
@@ -143,11 +147,17 @@ TEST_CASE("/metrics is the snapshot in Prometheus's text format", "[watchdog][he
     CHECK_THAT(m, Catch::Contains("# TYPE ptrun_restarts_total counter\nptrun_restarts_total 1\n"));
     CHECK_THAT(m, Catch::Contains("ptrun_hangs_total 1\n") && Catch::Contains("ptrun_healthy 1\n"));
     CHECK_THAT(m,
-               Catch::Contains("ptrun_worker_progress_total{rank=\"4\",local_rank=\"0\"} 42\n") &&
-                   Catch::Contains("ptrun_worker_progress_total{rank=\"5\",local_rank=\"1\"} 0\n"));
-    CHECK_THAT(m, Catch::Contains(
-                      "ptrun_worker_seconds_since_progress{rank=\"4\",local_rank=\"0\"} 0.5\n"));
-    CHECK_THAT(m, !Catch::Contains("seconds_since_progress{rank=\"5\""));  // never beaten
+               Catch::Contains("ptrun_worker_progress_total{host=\"node\\\"1\\n\",rank=\"4\","
+                               "local_rank=\"0\"} 42\n") &&
+                   Catch::Contains("ptrun_worker_progress_total{host=\"node\\\"1\\n\",rank=\"5\","
+                                   "local_rank=\"1\"} 0\n"));
+    CHECK_THAT(m, Catch::Contains("ptrun_worker_seconds_since_progress{host=\"node\\\"1\\n\","
+                                  "rank=\"4\",local_rank=\"0\"} 0.5\n"));
+    CHECK_THAT(m, !Catch::Contains(
+                      "seconds_since_progress{host=\"node\\\"1\\n\",rank=\"5\""));  // never beaten
+    CHECK_THAT(m, Catch::Contains("ptrun_job_healthy 1\n") &&
+                      Catch::Contains("ptrun_job_workers{state=\"running\"} 1\n"));
+    CHECK_THAT(m, !Catch::Contains("ptrun_node_report_age_seconds"));  // one node
     CHECK_THAT(m, !Catch::Contains("ptrun_store_"));  // not the node hosting the store
     s.store = StoreNumbers{3, 10, 2048};
     const auto with_store = answer({"GET", "/metrics"}, s).body;

@@ -4,9 +4,11 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ptrun::watchdog {
@@ -20,8 +22,15 @@ enum class WorkerState {
     Failed,     ///< exited non-zero, or died by a signal
 };
 
+/// Every state, in the order above.
+inline constexpr std::array kWorkerStates{WorkerState::Starting,  WorkerState::Running,
+                                          WorkerState::Stopped,   WorkerState::Hung,
+                                          WorkerState::Succeeded, WorkerState::Failed};
+
 /// "starting", "running", "stopped", "hung", "succeeded", "failed".
 const char* state_name(WorkerState state);
+/// The state state_name() calls `name`; nullopt for any other text.
+std::optional<WorkerState> state_named(std::string_view name);
 
 struct WorkerStatus {
     int local_rank = 0;
@@ -42,10 +51,23 @@ struct StoreNumbers {
     std::uint64_t stored_bytes = 0;
 };
 
+/// Another node's status as its agent last published it, on the store host of a multi-node
+/// job (node_status.hpp reads it).
+struct NodeStatus {
+    std::string host;
+    int node_rank = 0;
+    std::string phase;
+    double age_seconds = 0;  ///< since the store host received it
+    std::string last_failure;
+    /// Its workers; seconds_since_progress already counts the report's age.
+    std::vector<WorkerStatus> workers;
+};
+
 /// The agent's view at one moment.
 struct StatusSnapshot {
     std::string run_id;
     std::string host;         ///< this node's host name
+    int node_rank = 0;        ///< this node's group rank
     std::uint64_t round = 0;  ///< rendezvous round (0 on a single node)
     int restart_count = 0;
     std::string phase = "running";  ///< "rendezvous", "running", "restarting", "stopping", ...
@@ -64,6 +86,9 @@ struct StatusSnapshot {
     std::string ready_line;
     double ready_seconds = 0;
     std::vector<std::pair<std::string, double>> startup_phases;
+    /// On the store host of a multi-node job: the other nodes of the current round that
+    /// published their status (each agent does with --health-port), by node rank.
+    std::vector<NodeStatus> other_nodes;
 };
 
 struct Health {
@@ -73,21 +98,29 @@ struct Health {
 
 /// Healthy while every worker is starting, running or succeeded (no workers at all, e.g. during
 /// a rendezvous, is healthy); otherwise the first stopped, hung or failed worker by local rank.
+/// This node's workers only (GET /health).
 Health health_of(const StatusSnapshot& snapshot);
+/// health_of() over every worker the snapshot knows: this node's, then the other nodes' (each
+/// reason then names the worker's host); the job's health on the store host.
+Health job_health_of(const StatusSnapshot& snapshot);
 
-/// {"run_id", "host", "round", "restart_count", "phase", "healthy", "reason", "uptime_seconds",
-/// "world_size", "nodes", "log_dir" (null: none), "last_failure" (null: none), "hangs",
-/// "ready": null, or {"attempt", "line", "seconds", "phases": [["spawn", s], ...] in order},
-/// "workers": [{"local_rank", "rank", "pid", "state", "progress_count", "seconds_since_progress"
-/// (null: never), "section" (null: none), "detail"}]}; one line, valid UTF-8 (invalid bytes
-/// replaced).
+/// {"run_id", "host", "node_rank", "round", "restart_count", "phase", "healthy", "reason"
+/// (job_health_of), "uptime_seconds", "world_size", "nodes", "log_dir" (null: none),
+/// "last_failure" (null: none), "hangs", "ready": null, or {"attempt", "line", "seconds",
+/// "phases": [["spawn", s], ...] in order}, "node_states": [{"host", "node_rank", "phase",
+/// "age_seconds", "workers" (a count), "healthy", "reason", "last_failure"}] (this node first,
+/// then other_nodes), "workers": [{"host", "node_rank", "local_rank", "rank", "pid", "state",
+/// "progress_count", "seconds_since_progress" (null: never), "section" (null: none), "detail"}]
+/// (every node's, by rank)}; one line, valid UTF-8 (invalid bytes replaced).
 std::string status_json(const StatusSnapshot& snapshot);
 
 /// The snapshot in Prometheus's text exposition format (version 0.0.4): ptrun_info, uptime,
-/// workers by state, world size, nodes, round, restarts, hangs, health, per rank its progress
-/// count and seconds since its last progress, the latest ready attempt's start-up phase durations
-/// (ptrun_startup_seconds, ptrun_startup_phase_seconds{phase}), and where this node hosts the
-/// workers' store its connections, keys and bytes.
+/// this node's workers by state and every known node's (ptrun_job_workers), world size, nodes,
+/// round, restarts, hangs, this node's health and the job's, per rank (every known node's, with
+/// its host) its progress count and seconds since its last progress, each other node's report
+/// age, the latest ready attempt's start-up phase durations (ptrun_startup_seconds,
+/// ptrun_startup_phase_seconds{phase}), and where this node hosts the workers' store its
+/// connections, keys and bytes.
 std::string metrics_text(const StatusSnapshot& snapshot);
 
 }  // namespace ptrun::watchdog

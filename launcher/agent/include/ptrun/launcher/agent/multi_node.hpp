@@ -23,8 +23,10 @@ class RdzvSession;
 struct MultiNode {
     std::unique_ptr<rdzv::TcpStoreServer> server;  ///< on the store host only
     std::unique_ptr<Coordinator> coordinator;      ///< on the store host only
-    /// The members' timeline reports the coordinator passes on; on the store host only.
-    std::unique_ptr<TimelineInbox> timelines;
+    /// The members' timeline and status reports the coordinator passes on; on the store host
+    /// only.
+    std::unique_ptr<NodeReportInbox> timelines;
+    std::unique_ptr<NodeReportInbox> statuses;
     std::unique_ptr<RdzvSession> session;
     NodeInfo self;
     StoreEndpoint workers_store;  ///< MASTER_ADDR/PORT every node's workers use

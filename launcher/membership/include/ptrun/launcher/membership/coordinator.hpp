@@ -29,9 +29,9 @@ struct CoordinatorOptions {
     std::function<void()> clear_worker_keys;
     RdzvAuth auth;  ///< seals what the coordinator writes, checks the events it reads
     std::shared_ptr<spdlog::logger> logger;
-    /// A member's timeline report (id, round, its NodeTimeline JSON, unparsed), on the
-    /// coordinator's thread; null: reports are dropped.
-    std::function<void(const std::string&, int, std::string)> on_timeline;
+    /// A member's report (its timeline or status, unparsed), on the coordinator's thread; null:
+    /// reports are dropped.
+    std::function<void(NodeReport)> on_report;
     /// Opens the coordinator's one store connection; empty: a TCP client to `store` connecting
     /// within 10 s (and reconnecting within 10 s after a lost connection).
     StoreConnector connect;

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "ptrun/launcher/membership/node_placement.hpp"
+#include "ptrun/launcher/membership/node_report_inbox.hpp"
+#include "ptrun/launcher/membership/rdzv_events.hpp"
 #include "ptrun/launcher/membership/round.hpp"
 
 namespace ptrun::launcher {
@@ -46,8 +48,8 @@ class RoundMember {
     virtual void report_failure(int round, RoundEnd end) = 0;
     virtual void report_success(int round) = 0;
     virtual void report_leaving(int round, std::string why) = 0;
-    /// Sends this node's start-up timeline (JSON) to the store host's agent; by default dropped.
-    virtual void report_timeline(int /*round*/, std::string /*timeline*/) {}
+    /// Sends this node's report of `kind` (JSON) to the store host's agent; by default dropped.
+    virtual void report(ReportKind /*kind*/, int /*round*/, std::string /*text*/) {}
     /// The clock offset measured at the last join, if any.
     virtual std::optional<ClockOffset> clock_offset() const { return std::nullopt; }
     /// Sends what is queued (bounded), then stops; no callback comes after it returns.
@@ -63,26 +65,6 @@ class RoundHost {
     virtual bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) = 0;
 };
 
-/// The store host's inbox of the members' timeline reports: the latest text per node id, put on
-/// the coordinator's thread, read on the agent's. At most kMaxNodes nodes (further ids dropped).
-class TimelineInbox {
-  public:
-    static constexpr std::size_t kMaxNodes = 4096;
-    /// Keeps `text` as node `id`'s latest report, then calls the change callback (if any).
-    void put(const std::string& id, std::string text);
-    /// Every node's latest report.
-    std::map<std::string, std::string> snapshot() const;
-    /// Called (on the putting thread, under the inbox's lock: it must not use the inbox) after
-    /// each put; the agent posts onto its loop from it. on_change(nullptr) returns once no call
-    /// runs, and none comes after.
-    void on_change(std::function<void()> callback);
-
-  private:
-    mutable std::mutex mu_;
-    std::map<std::string, std::string> by_node_;
-    std::function<void()> changed_;
-};
-
 /// Multi-node: this node's rendezvous session and, on the store host, the coordinator. The
 /// agent then takes its place in the job (group rank, world size, restart count, store) from
 /// each round's assignment instead of from the command line.
@@ -91,7 +73,9 @@ struct Membership {
     RoundHost* coordinator = nullptr;  ///< non-null on the store host
     std::string self_id;
     std::chrono::milliseconds close_timeout{30'000};
-    TimelineInbox* timelines = nullptr;  ///< the members' timeline reports; on the store host
+    /// The members' reports; on the store host only.
+    NodeReportInbox* timelines = nullptr;
+    NodeReportInbox* statuses = nullptr;
 };
 
 }  // namespace ptrun::launcher

@@ -31,17 +31,19 @@ struct LeavingEvent {
     std::string why;
 };
 
-/// Agent `id`'s start-up timeline (launcher/timeline's NodeTimeline as JSON, opaque here) as of
-/// `round`, for the store host to merge; at most kMaxTimelineReport bytes.
-struct TimelineReport {
+/// What an agent tells the store host's agent about itself, opaque here: its start-up timeline
+/// (launcher/timeline's NodeTimeline as JSON) or its status (watchdog's /status document).
+enum class ReportKind { Timeline, Status };
+/// Agent `id`'s report of `kind` as of `round`; at most kMaxNodeReport bytes of `text`.
+struct NodeReport {
+    ReportKind kind = ReportKind::Timeline;
     int round = 0;
     std::string id;
-    std::string timeline;
+    std::string text;
 };
-inline constexpr std::size_t kMaxTimelineReport = 1 << 20;
+inline constexpr std::size_t kMaxNodeReport = 1 << 20;
 
-using RdzvEvent =
-    std::variant<JoinEvent, FailedEvent, SucceededEvent, LeavingEvent, TimelineReport>;
+using RdzvEvent = std::variant<JoinEvent, FailedEvent, SucceededEvent, LeavingEvent, NodeReport>;
 
 std::string encode(const RdzvEvent& event);
 /// Throws std::runtime_error on a malformed event (it came over the network).

@@ -72,9 +72,9 @@ class RdzvSession final : public RoundMember {
     void report_failure(int round, RoundEnd end) override;
     void report_success(int round) override;
     void report_leaving(int round, std::string why) override;
-    /// Queues this node's timeline for the store host (at most kMaxTimelineReport bytes, else
-    /// dropped).
-    void report_timeline(int round, std::string timeline) override;
+    /// Queues this node's report of `kind` for the store host (at most kMaxNodeReport bytes,
+    /// else dropped).
+    void report(ReportKind kind, int round, std::string text) override;
     /// Measured on the join thread once each join is admitted: the best of 5 GETs of the store
     /// host's clock key (the smallest round trip); nullopt before, or when the key never came.
     std::optional<ClockOffset> clock_offset() const override;

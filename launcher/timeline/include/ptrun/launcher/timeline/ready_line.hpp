@@ -21,17 +21,19 @@ namespace ptrun::launcher {
 /// One rank that has not made its first progress.
 struct MissingRank {
     int rank = 0;
-    std::string node;
+    std::string node;  ///< "" when no node's timeline has this rank (its node sent none)
     bool operator==(const MissingRank&) const = default;
 };
 
 /// Attempt `attempt` of the merged timelines, in seconds on the store host's clock.
 struct ReadyBreakdown {
     int attempt = 0;
-    int ranks = 0;                     ///< ranks started in the attempt
-    int nodes = 0;                     ///< nodes with a rank in it
-    std::vector<MissingRank> missing;  ///< started ranks without first progress (rank order)
-    double total_s = 0;                ///< start to the last first progress (or to `now_ns`)
+    int ranks = 0;  ///< ranks started in the attempt
+    int nodes = 0;  ///< nodes with a rank in it
+    /// Started ranks without first progress, and ranks below `expected_ranks` no timeline has
+    /// (rank order).
+    std::vector<MissingRank> missing;
+    double total_s = 0;  ///< start to the last first progress (or to `now_ns`)
     std::optional<double> rendezvous_s, preload_s, spawn_s, python_s, process_group_s, first_step_s;
     int slowest_rank = -1;  ///< the longest from running to calling init_process_group (or to
                             ///< its first progress without one); -1: none
@@ -40,9 +42,11 @@ struct ReadyBreakdown {
 };
 
 /// The breakdown of `attempt` across `nodes` (each node's offset applied); nullopt when no rank
-/// of it has started. `now_ns` (store host clock) ends the total while ranks are missing.
+/// of it has started. `now_ns` (store host clock) ends the total while ranks are missing. Ranks
+/// 0 to `expected_ranks` - 1 that no timeline has are missing too (the job's world size on the
+/// store host; 0: only the ranks the timelines have).
 std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& nodes, int attempt,
-                                              std::uint64_t now_ns);
+                                              std::uint64_t now_ns, int expected_ranks = 0);
 
 /// The line as printed: "8 ranks on 2 nodes ready ... first step +0.05 s" when none is missing,
 /// else "... not ready 120 s after start: no progress yet from rank 3 on node2, ...".
