@@ -125,12 +125,21 @@ class Pbs(LaunchedTogether):
         res = explain(self.env(self.nodefile("cn01\ncn01\ncn02\ncn02\n"), "1"))
         self.assertEqual(res.returncode, 0, res.stderr)
         table = rows(res.stdout)
-        self.assertEqual(table["mode"][0], "one agent per node (PBS)")
+        # pbsdsh -u's task: its node index shows it is its node's one ptrun.
+        self.assertEqual(table["mode"], ("one agent per node (PBS)", "PBS_NODENUM: one ptrun per node"))
         self.assertEqual(table["nodes"], ("2:2", "hosts in PBS_NODEFILE"))
         self.assertEqual(table["node rank"], ("1", "PBS_NODENUM"))
         self.assertTrue(table["store"][0].startswith("cn01:"), table)
         self.assertIn("first host of PBS_NODEFILE", table["store"][1])
         self.assertEqual(table["run id"], ("pbs-1234.pbs-server", "PBS_JOBID"))
+
+    def test_explain_in_the_job_script_of_one_node(self):
+        res = explain(self.env(self.nodefile("cn01\ncn01\n"), None))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        table = rows(res.stdout)
+        self.assertEqual(table["mode"], ("one agent per node (PBS)",
+                                         "the job script (no PBS_NODENUM): one ptrun per node"))
+        self.assertEqual(table["node rank"], ("0", "the job script: this node only"))
 
     def test_one_node_job_runs_rank_info(self):
         results = self.launch_all([self.env(self.nodefile("localhost\nlocalhost\n"))],

@@ -271,6 +271,10 @@ std::string mode_reason(const Fill& f, bool per_rank) {
     const auto& t = f.t;
     if (t.batch_script && !f.d.batch_why.empty()) return f.d.batch_why;
     if (per_rank) return f.shown(t.world_size) + " > " + f.shown(t.nodes);
+    // Tasks counted as the nodes (PBS, Kubernetes): the task's node index shows it is its node's
+    // one ptrun ("PBS_NODENUM: one ptrun per node").
+    if (t.world_size.origin == t.nodes.origin)
+        return t.rank.origin + ": " + t.local_world_size.origin;
     if (f.d.counts_tasks_only) return f.shown(t.world_size) + ": one task per node";
     return f.shown(t.world_size) + " = " + f.shown(t.nodes);
 }
