@@ -1,6 +1,6 @@
 // SLURM behind the reader interface: slurm::slurm_job_from_env's job as a Topology. The launcher
-// fills SLURM's options with apply_slurm_defaults (launcher/cli), unchanged; this reader gives
-// detection and the common view (tests compare it with the other readers').
+// fills SLURM's options from it as from every other reader's (launcher/cli: environment_defaults),
+// in SLURM's words (env_dialect: --slurm-mode, srun, PTRUN_SLURM_PORT, c10d at the head host).
 #include <initializer_list>
 
 #include "ptrun/slurm/parse_error.hpp"
@@ -35,7 +35,9 @@ Topology read(const env::EnvMap& env, std::optional<std::string_view>) {
     Topology t;
     t.kind = LauncherKind::Slurm;
     t.found_by = var::kJobId;
-    t.job_id = {slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID"};
+    t.job_id = {std::to_string(job->job_id), std::string(var::kJobId)};
+    t.run_id = Sourced<std::string>{slurm::run_id(*job), "SLURM_JOB_ID.SLURM_STEP_ID"};
+    t.gpus = Sourced<int>{job->gpus_on_node.value_or(0), std::string(var::kGpusOnNode)};
     const auto nodes = first_set(env, {var::kStepNumNodes, var::kNNodes, var::kJobNumNodes});
     const auto tasks = first_set(env, {var::kStepNumTasks, var::kNTasks, var::kNProcs});
     t.nodes = {job->num_nodes, nodes};

@@ -7,7 +7,7 @@ import re
 import subprocess
 import unittest
 
-from harness import DEADLINE, PTRUN, PtrunTestCase, _env, free_port, run_ptrun
+from harness import DEADLINE, FAKE_WORKER, PTRUN, PtrunTestCase, _env, free_port, run_ptrun
 
 RANK_INFO = os.environ.get("RANK_INFO", "build/examples/rank_info")
 LINE = re.compile(r"rank (\S+) of (\S+) \(local rank (\S+) of (\S+), node (\S+)\) on \S+, pid \d+; "
@@ -38,10 +38,10 @@ class LaunchedTogether(PtrunTestCase):
     """Starts one ptrun per environment in `envs` together (the tasks of one job on this host)
     and returns their outputs once all have ended, within the deadline."""
 
-    def launch_all(self, envs, *args):
+    def launch_all(self, envs, *args, program=(RANK_INFO,)):
         procs = []
         for env in envs:
-            procs.append(subprocess.Popen([PTRUN, *args, RANK_INFO], env=_env(env, LAUNCHER_VARS),
+            procs.append(subprocess.Popen([PTRUN, *args, *program], env=_env(env, LAUNCHER_VARS),
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         self.leftover += [p.pid for p in procs]
         results = []
@@ -86,6 +86,17 @@ class Flux(LaunchedTogether):
             ("0", "2", "0", "2", "0", "127.0.0.1", str(port)),
             ("1", "2", "1", "2", "0", "127.0.0.1", str(port))])
 
+    def test_a_failing_task_reports_its_workers_rank_and_local_rank(self):
+        # flux run -N1 -n2: task 1's worker fails; its ptrun's report names the worker's RANK and
+        # LOCAL_RANK (FLUX_TASK_RANK, FLUX_TASK_LOCAL_ID), not ptrun's index of its one worker.
+        port = free_port()
+        worker = (FAKE_WORKER, "--fail-rank", "1", "--exit", "7", "--others-succeed")
+        results = self.launch_all([self.task(0, port), self.task(1, port)], program=worker)
+        code, out, err = results[1]
+        self.assertEqual(code, 7, out + err)
+        self.assertRegex(out + err, r"rank +: 1 \(local rank 1\)")
+        self.assertNotIn("local rank 0", out + err)
+
     def test_hostile_values_are_usage_errors_naming_the_variable(self):
         for var, value, expect in (("FLUX_TASK_RANK", "2", "FLUX_TASK_RANK=2"),
                                    ("FLUX_JOB_SIZE", "1e9", "FLUX_JOB_SIZE='1e9'"),
@@ -125,12 +136,21 @@ class Pbs(LaunchedTogether):
         res = explain(self.env(self.nodefile("cn01\ncn01\ncn02\ncn02\n"), "1"))
         self.assertEqual(res.returncode, 0, res.stderr)
         table = rows(res.stdout)
-        self.assertEqual(table["mode"][0], "one agent per node (PBS)")
+        # pbsdsh -u's task: its node index shows it is its node's one ptrun.
+        self.assertEqual(table["mode"], ("one agent per node (PBS)", "PBS_NODENUM: one ptrun per node"))
         self.assertEqual(table["nodes"], ("2:2", "hosts in PBS_NODEFILE"))
         self.assertEqual(table["node rank"], ("1", "PBS_NODENUM"))
         self.assertTrue(table["store"][0].startswith("cn01:"), table)
         self.assertIn("first host of PBS_NODEFILE", table["store"][1])
         self.assertEqual(table["run id"], ("pbs-1234.pbs-server", "PBS_JOBID"))
+
+    def test_explain_in_the_job_script_of_one_node(self):
+        res = explain(self.env(self.nodefile("cn01\ncn01\n"), None))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        table = rows(res.stdout)
+        self.assertEqual(table["mode"], ("one agent per node (PBS)",
+                                         "the job script (no PBS_NODENUM): one ptrun per node"))
+        self.assertEqual(table["node rank"], ("0", "the job script: this node only"))
 
     def test_one_node_job_runs_rank_info(self):
         results = self.launch_all([self.env(self.nodefile("localhost\nlocalhost\n"))],

@@ -81,7 +81,10 @@ class UnderOpenMpi(PtrunTestCase):
         dumps = read_dumps(self.dir)
         self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
         report = res.stdout + res.stderr  # rank 2's ptrun's failure report, through mpirun
-        self.assertRegex(report, r"rank +: 2\b")
+        # The worker's own RANK and LOCAL_RANK (Open MPI's), not ptrun's index of its one worker.
+        self.assertEqual(dumps[(2, 0)]["env"]["LOCAL_RANK"], "2")
+        self.assertRegex(report, r"rank +: 2 \(local rank 2\)")
+        self.assertNotIn("local rank 0", report)
         self.assertRegex(report, r"exit +: exit code 7")
         self.assert_gone([d["pid"] for d in dumps.values()])
 

@@ -126,7 +126,7 @@ void Agent::Impl::on_child(const ChildChange& change) {
                       who(w));
             if (!copy_of_last_interrupt()) apply(SignalReceived{SIGINT, true});
         }
-        apply(WorkerExited{w.end.local_rank, w.end.exit});
+        apply(WorkerExited{w.slot, w.end.exit});
         if (!finished && w.end.exit.succeeded()) watch_stragglers();
         if (!finished && held_terminal) lend_terminal();
         return;

@@ -43,6 +43,9 @@ namespace ptrun::launcher {
 class Agent::Impl {
     /// One worker of the current attempt.
     struct Worker {
+        /// Its index here (workers[slot], local.workers[slot]); its LOCAL_RANK, end.local_rank,
+        /// is the launcher's in one-task-per-rank mode.
+        int slot = 0;
         WorkerEnd end;
         bool alive = false;
         std::vector<std::string> direct_logs;  ///< log files the worker writes itself (--redirects)

@@ -29,9 +29,9 @@ void Agent::Impl::on_stopped(Worker& w, int signo) {
         return;
     }
     for (int queued : terminal_queue) {
-        if (queued == w.end.local_rank) return;  // already waiting
+        if (queued == w.slot) return;  // already waiting
     }
-    terminal_queue.push_back(w.end.local_rank);
+    terminal_queue.push_back(w.slot);
     if (terminal.holder() != 0) {
         log->info(
             "{} wants the terminal ({}); it gets it when the worker holding it exits, or on Ctrl-Z",

@@ -729,7 +729,7 @@ void Agent::Impl::on_timer_request(const watchdog::TimerRequest& request) {
         }
         return;
     }
-    const auto lr = static_cast<std::size_t>(w->end.local_rank);
+    const auto lr = static_cast<std::size_t>(w->slot);
     if (lr < watch->timer_requests.size()) {
         watch->timer_requests[lr] += 1;
         watch->timer_last[lr] = Clock::now();

@@ -65,6 +65,7 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
     requests.reserve(static_cast<std::size_t>(world));
     for (int lr = 0; lr < world; ++lr) {
         auto& w = workers[static_cast<std::size_t>(lr)];
+        w.slot = lr;
         w.end.host = config.hostname;
         w.end.local_rank = lr;
         w.end.rank = p.rank_base + lr;
@@ -86,8 +87,9 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
         id.run_id = config.run_id;
         id.use_agent_store = store.agent_hosted;
         id.error_file = w.end.error_file;
-        if (local.scheduled) apply_placement(*local.scheduled, id);  // SLURM per-rank
-        w.end.rank = id.rank;
+        if (local.scheduled) apply_placement(*local.scheduled, id);  // one task per rank
+        w.end.rank = id.rank;  // the worker's RANK and LOCAL_RANK, for reports
+        w.end.local_rank = id.local_rank;
         requests.push_back(
             SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
         auto& request = requests.back();

@@ -33,4 +33,13 @@ SlurmMode parse_slurm_mode(const RawValue& raw) {
                      ": expected auto, per-node, per-rank or off");
 }
 
+void record_slurm_mode(LaunchOptions& options, SlurmMode mode, std::string why) {
+    auto& raw = options.at(Option::SlurmMode);
+    if (options.given(Option::SlurmMode)) {
+        raw.value = slurm_mode_name(mode);
+        return;
+    }
+    raw = RawValue{std::string(slurm_mode_name(mode)), Source::Slurm, std::move(why)};
+}
+
 }  // namespace ptrun::launcher

@@ -266,6 +266,8 @@ TEST_CASE("launcher env: PBS, one ptrun per node from pbsdsh -u", "[launcher][la
     check_env(d.options, Option::NodeRank, "2", "PBS_NODENUM");
     check_env(d.options, Option::MasterAddr, "cn01", "first host of PBS_NODEFILE");
     check_env(d.options, Option::RdzvId, "pbs-1234.pbs-server", "PBS_JOBID");
+    // The mode's reason says where it came from, not "hosts in PBS_NODEFILE=3 = hosts in ...".
+    CHECK(d.options.at(Option::SlurmMode).origin == "PBS_NODENUM: one ptrun per node");
     auto script = fx::pbs_node2();
     script.erase("PBS_NODENUM");  // the job script of a 3-node job
     CHECK_THROWS_WITH(infer(script, {}, read), Catch::Contains("pbsdsh -u ptrun"));
@@ -292,6 +294,7 @@ TEST_CASE("launcher env: Kubernetes pods meet at MASTER_ADDR, static",
     CHECK(d.options.at(Option::Nnodes).source == Source::PetEnv);  // PET_NNODES as torchrun
     CHECK(d.options.at(Option::NodeRank).source == Source::PetEnv);
     check_env(d.options, Option::MasterAddr, "pytorch-dist-master-0", "MASTER_ADDR");
+    CHECK(d.options.at(Option::SlurmMode).origin == "PET_NODE_RANK: one ptrun per pod");
     check_env(d.options, Option::MasterPort, "23456", "MASTER_PORT");
     auto c = resolve(d.options, HostFacts{});
     CHECK(c.rdzv_backend == RdzvBackend::Static);

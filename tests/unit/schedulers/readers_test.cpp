@@ -257,7 +257,9 @@ TEST_CASE("slurm reader: SLURM's job behind the same interface", "[schedulers][s
     CHECK(t.local_world_size.value == 2);
     CHECK(t.node_rank == Sourced<int>{1, "SLURM_NODEID"});
     CHECK(t.head_host->value == "node1");
-    CHECK(t.job_id.value == "slurm-2.0");
+    CHECK(t.job_id == Sourced<std::string>{"2", "SLURM_JOB_ID"});
+    CHECK(t.run_id->value == "slurm-2.0");
+    CHECK(t.gpus == Sourced<int>{0, "SLURM_GPUS_ON_NODE"});
     env["SLURM_STEP_NODELIST"] = "node[2-1]";
     CHECK_THROWS_WITH(read(LauncherKind::Slurm, env),
                       Catch::Contains("SLURM_STEP_NODELIST='node[2-1]'"));

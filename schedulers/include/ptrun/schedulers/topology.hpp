@@ -38,6 +38,12 @@ struct Topology {
     /// the environment names none (then a single-node job uses this host, a multi-node one fails).
     std::optional<Sourced<std::string>> head_host;
     std::optional<Sourced<int>> port;  ///< a master port the environment gives (MASTER_PORT)
+    /// The rendezvous run id when the environment names one finer than its job (SLURM's step:
+    /// "slurm-<job>.<step>"); nullopt: the launcher makes "<env>-<job id>".
+    std::optional<Sourced<std::string>> run_id;
+    /// The GPUs the launcher gave this node (SLURM_GPUS_ON_NODE; 0 when it gave none); nullopt
+    /// where the environment has no such count (then the devices CUDA_VISIBLE_DEVICES shows).
+    std::optional<Sourced<int>> gpus;
     /// True when ptrun runs in the job script itself, once, not as one of the job's tasks (a PBS
     /// batch script without PBS_NODENUM): one node's worth only.
     bool batch_script = false;

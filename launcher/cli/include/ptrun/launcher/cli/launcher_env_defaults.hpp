@@ -4,8 +4,10 @@
 /// flag or PET_ variable always wins. --launcher-env picks the environment (auto: the first found
 /// in schedulers/reader.hpp's detection order; off: none).
 ///
-/// SLURM is filled exactly as apply_slurm_defaults does (slurm_defaults.hpp). The others, from
-/// the reader's Topology, each filled value Source::LauncherEnv with its variables:
+/// Every environment, SLURM included, is read by its schedulers::Reader and filled from the
+/// Topology by one path (src/environment_defaults.cpp); SLURM through apply_slurm_defaults
+/// (slurm_defaults.hpp: its --slurm-mode, salloc's shell, c10d at the head host, Source::Slurm).
+/// The others, each filled value Source::LauncherEnv with its variables:
 /// Per-node mode (as many tasks as nodes: one ptrun per node spawns the node's workers; also
 /// when --nproc-per-node N > 1 is given: then every task is an agent):
 ///   nnodes         the job's nodes (the tasks, with several per node)

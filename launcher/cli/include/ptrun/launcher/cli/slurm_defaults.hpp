@@ -15,6 +15,8 @@
 ///   master-addr = first host of the step node list, master-port = port (or --rdzv-endpoint's).
 /// port = PTRUN_SLURM_PORT if set, else 29500 + SLURM_JOB_ID % 2000 (slurm::derive_port).
 /// With --standalone only nproc-per-node is inferred.
+/// The job is read by the schedulers' SLURM reader and filled by the path every launch
+/// environment takes (environment_defaults.cpp), in SLURM's dialect (env_dialect.cpp).
 
 #include <optional>
 #include <string>
