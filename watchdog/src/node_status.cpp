@@ -16,10 +16,12 @@ template <typename T>
 T integer(const json& v) {
     if (v.is_number_unsigned()) {
         const auto u = v.get<std::uint64_t>();
-        if (u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return static_cast<T>(u);
+        if (u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+            return static_cast<T>(u);
     } else if (v.is_number_integer()) {
         const auto i = v.get<std::int64_t>();
-        if (std::numeric_limits<T>::is_signed && i >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+        if (std::numeric_limits<T>::is_signed &&
+            i >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
             i <= static_cast<std::int64_t>(std::numeric_limits<T>::max()))
             return static_cast<T>(i);
         if (!std::numeric_limits<T>::is_signed && i >= 0) return static_cast<T>(i);

@@ -101,8 +101,9 @@ TEST_CASE("the store host's /status, /metrics and table cover every node",
     CHECK_THAT(m, Catch::Contains("ptrun_workers{state=\"running\"} 1\n") &&
                       Catch::Contains("ptrun_job_workers{state=\"running\"} 2\n") &&
                       Catch::Contains("ptrun_job_workers{state=\"failed\"} 1\n"));
-    CHECK_THAT(m, Catch::Contains(
-                      "ptrun_worker_progress_total{host=\"node2\",rank=\"2\",local_rank=\"0\"} 7\n"));
+    CHECK_THAT(m,
+               Catch::Contains(
+                   "ptrun_worker_progress_total{host=\"node2\",rank=\"2\",local_rank=\"0\"} 7\n"));
     CHECK_THAT(m, Catch::Contains("ptrun_worker_seconds_since_progress{host=\"node2\",rank=\"2\","
                                   "local_rank=\"0\"} 2\n"));
     CHECK_THAT(m, Catch::Contains("ptrun_node_report_age_seconds{host=\"node2\",node_rank=\"1\"} "
@@ -113,7 +114,9 @@ TEST_CASE("the store host's /status, /metrics and table cover every node",
     CHECK_FALSE(table->healthy);
     CHECK_THAT(table->text, Catch::Contains("workers      : 2 here, 4 in the job on 2 node(s)\n"));
     CHECK_THAT(table->text, Catch::Contains("NODE  HOST"));
-    CHECK_THAT(table->text, Catch::Contains("\n1     node2                running          2    1.5 s  "
-                                            "rank 3 (local rank 1, pid 103) failed: exit code 3\n"));
-    CHECK_THAT(table->text, Catch::Contains("\nnode2                3      1      103      failed "));
+    CHECK_THAT(table->text,
+               Catch::Contains("\n1     node2                running          2    1.5 s  "
+                               "rank 3 (local rank 1, pid 103) failed: exit code 3\n"));
+    CHECK_THAT(table->text,
+               Catch::Contains("\nnode2                3      1      103      failed "));
 }
