@@ -1,7 +1,8 @@
-"""ptrun under a real Open MPI mpirun (issue 28): no ptrun flag says it runs under MPI. One task
-per rank (`mpirun -np 4 ptrun W`) and one agent per task (`mpirun -np 2 ptrun --nproc-per-node 2
-W`) on this host: the workers' RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK and MASTER_ADDR; a failing
-rank ends the job with its exit code and leaves no process behind."""
+"""ptrun under real MPI launchers (issue 28): Open MPI's mpirun and, where Debian's mpich is
+installed, MPICH's Hydra (mpiexec.hydra); no ptrun flag says it runs under MPI. One task per rank
+(`mpirun -np 4 ptrun W`) and one agent per task (`mpirun -np 2 ptrun --nproc-per-node 2 W`) on this
+host: the workers' RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK and MASTER_ADDR; a failing rank ends the
+job with its exit code and leaves no process behind."""
 import os
 import shutil
 import subprocess
@@ -10,7 +11,8 @@ import unittest
 
 from harness import DEADLINE, FAKE_WORKER, PTRUN, PtrunTestCase, _env, free_port, pid_alive, read_dumps
 
-MPIRUN = shutil.which("mpirun")
+MPIRUN = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
+HYDRA = shutil.which("mpiexec.hydra")
 # What this test's own environment might carry of another launcher (a CI inside SLURM, ...).
 UNSET = ("SLURM_JOB_ID", "SLURM_PROCID", "FLUX_JOB_ID", "PBS_JOBID", "JSM_NAMESPACE_SIZE",
          "KUBERNETES_SERVICE_HOST", "MASTER_ADDR", "MASTER_PORT", "PET_LAUNCHER_ENV",
@@ -28,8 +30,17 @@ def mpirun(np, port, args, timeout=DEADLINE):
                           timeout=timeout, start_new_session=True)
 
 
-@unittest.skipUnless(MPIRUN, "Open MPI's mpirun is not installed")
-class UnderOpenMpi(PtrunTestCase):
+def hydra(np, port, args, timeout=DEADLINE):
+    """mpiexec.hydra -n NP ptrun ARGS on this host (processes forked, no ssh)."""
+    cmd = [HYDRA, "-launcher", "fork", "-n", str(np), "-genv", "MASTER_PORT", str(port)]
+    return subprocess.run([*cmd, PTRUN, *args], env=_env({}, UNSET), capture_output=True, text=True,
+                          timeout=timeout, start_new_session=True)
+
+
+class MpiCases:
+    """The cases every MPI launcher passes; `launch(np, port, args)` runs ptrun under it, VARIABLES
+    are the rank, local rank and size variables it sets, OTHERS what the other ranks do when one
+    fails."""
     def assert_gone(self, pids):
         end = time.monotonic() + 10
         while any(pid_alive(p) for p in pids) and time.monotonic() < end:
@@ -38,7 +49,7 @@ class UnderOpenMpi(PtrunTestCase):
 
     def test_one_task_per_rank(self):
         port = free_port()
-        res = mpirun(4, port, [FAKE_WORKER, "--dump", self.dir])
+        res = self.launch(4, port, [FAKE_WORKER, "--dump", self.dir])
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
         dumps = read_dumps(self.dir)
         self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
@@ -57,7 +68,7 @@ class UnderOpenMpi(PtrunTestCase):
 
     def test_one_agent_per_task_with_nproc_per_node(self):
         port = free_port()
-        res = mpirun(2, port, ["--nproc-per-node", "2", FAKE_WORKER, "--dump", self.dir])
+        res = self.launch(2, port, ["--nproc-per-node", "2", FAKE_WORKER, "--dump", self.dir])
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
         dumps = read_dumps(self.dir)
         self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
@@ -76,7 +87,8 @@ class UnderOpenMpi(PtrunTestCase):
 
     def test_a_failing_rank_ends_the_job_with_its_exit_code(self):
         port = free_port()
-        res = mpirun(4, port, [FAKE_WORKER, "--dump", self.dir, "--fail-rank", "2", "--exit", "7"])
+        res = self.launch(4, port, [FAKE_WORKER, "--dump", self.dir, "--fail-rank", "2", "--exit", "7",
+                                    *self.OTHERS])
         self.assertEqual(res.returncode, 7, res.stdout + res.stderr)
         dumps = read_dumps(self.dir)
         self.assertEqual(sorted(dumps), [(r, 0) for r in range(4)])
@@ -88,15 +100,42 @@ class UnderOpenMpi(PtrunTestCase):
         self.assertRegex(report, r"exit +: exit code 7")
         self.assert_gone([d["pid"] for d in dumps.values()])
 
-    def test_explain_under_mpirun_names_open_mpi_variables(self):
+    def test_explain_names_the_launchers_variables(self):
         port = free_port()
-        res = mpirun(2, port, ["--explain", FAKE_WORKER])
+        res = self.launch(2, port, ["--explain", FAKE_WORKER])
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
         self.assertIn("one task per rank (MPI)", res.stdout)
-        self.assertIn("(OMPI_COMM_WORLD_RANK)", res.stdout)
-        self.assertIn("(OMPI_COMM_WORLD_LOCAL_RANK)", res.stdout)
-        self.assertIn("(OMPI_COMM_WORLD_SIZE)", res.stdout)
+        for variable in self.VARIABLES:
+            self.assertIn(f"({variable})", res.stdout)
         self.assertIn(f"127.0.0.1:{port}", res.stdout)
+
+
+@unittest.skipUnless(MPIRUN, "Open MPI's mpirun is not installed")
+class UnderOpenMpi(MpiCases, PtrunTestCase):
+    VARIABLES = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE")
+    OTHERS = ()  # the other ranks wait: mpirun ends them when rank 2 fails
+
+    def launch(self, np, port, args):
+        return mpirun(np, port, args)
+
+
+@unittest.skipUnless(HYDRA, "MPICH's mpiexec.hydra is not installed (scripts/install-deps.sh: mpich)")
+class UnderHydra(MpiCases, PtrunTestCase):
+    VARIABLES = ("PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE")
+    # Hydra ends the others only for MPI processes (PMI clients): with plain tasks it waits for
+    # every one, then exits with the worst code. The other ranks end by themselves here.
+    OTHERS = ("--others-succeed",)
+
+    def launch(self, np, port, args):
+        return hydra(np, port, args)
+
+    def test_explain_says_how_a_derived_node_count_came(self):
+        # One node because MPI_LOCALNRANKS equals PMI_SIZE: the value first, then how it was told
+        # (it read "PMI_SIZE=2 > MPI_LOCALNRANKS = PMI_SIZE=1").
+        res = self.launch(2, free_port(), ["--explain", FAKE_WORKER])
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("(PMI_SIZE=2 > 1 (MPI_LOCALNRANKS = PMI_SIZE))\n", res.stdout)
+        self.assertIn("(one node: 1 (MPI_LOCALNRANKS = PMI_SIZE))\n", res.stdout)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 #include "environment_defaults.hpp"
 
 #include <utility>
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,8 +33,14 @@ struct Fill {
         o.at(key) = RawValue{std::move(value), d.source, std::move(origin)};
     }
 
-    /// "NAME=4", or as set, "NAME='4'", in the dialects that quote.
+    /// "NAME=4", or as set, "NAME='4'", in the dialects that quote; a value derived from several
+    /// variables is "4 (A / B)".
     std::string shown(const Sourced<int>& v) const {
+        const bool variable =
+            !v.origin.empty() && std::all_of(v.origin.begin(), v.origin.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+            });
+        if (!variable) return std::to_string(v.value) + " (" + v.origin + ")";
         if (d.quote_values) return v.origin + "='" + env::lookup(env, v.origin).value_or("") + "'";
         return v.origin + "=" + std::to_string(v.value);
     }
