@@ -19,13 +19,13 @@ UNSET = ("SLURM_JOB_ID", "SLURM_PROCID", "FLUX_JOB_ID", "PBS_JOBID", "JSM_NAMESP
          "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "CUDA_VISIBLE_DEVICES")
 
 
-def mpirun(np, port, args, timeout=DEADLINE):
+def mpirun(np, port, args, timeout=DEADLINE, extra_env=None):
     """mpirun -np NP ptrun ARGS on this host; MASTER_PORT passed with -x (a free port)."""
     cmd = [MPIRUN, "--oversubscribe", "--mca", "btl", "self,tcp", "-np", str(np),
            "-x", f"MASTER_PORT={port}"]
     if os.geteuid() == 0:
         cmd.insert(1, "--allow-run-as-root")
-    env = _env({"OMPI_MCA_rmaps_base_oversubscribe": "1"}, UNSET)
+    env = _env({"OMPI_MCA_rmaps_base_oversubscribe": "1", **(extra_env or {})}, UNSET)
     return subprocess.run([*cmd, PTRUN, *args], env=env, capture_output=True, text=True,
                           timeout=timeout, start_new_session=True)
 
@@ -117,6 +117,19 @@ class UnderOpenMpi(MpiCases, PtrunTestCase):
 
     def launch(self, np, port, args):
         return mpirun(np, port, args)
+
+    def test_a_hung_rank_is_named_with_its_own_local_rank(self):
+        # Rank 1's ptrun runs one worker, LOCAL_RANK 1: the hang report and the stacks name that,
+        # not ptrun's index of its one worker (they said "local rank 0").
+        here = os.path.dirname(os.path.abspath(__file__))
+        res = mpirun(2, free_port(), ["--hang-timeout", "1", os.path.join(here, "hang_worker.py"), "stuck"],
+                     extra_env={"PYTHONPATH": os.path.join(here, "..", "..", "python"),
+                                "PYTHON_EXEC": "/usr/bin/python3"})
+        report = res.stdout + res.stderr
+        self.assertNotEqual(res.returncode, 0, report)
+        self.assertRegex(report, r"worker rank 1 \(local rank 1, pid \d+\) is hung: no progress for 1 s")
+        self.assertRegex(report, r"first to stop: rank 1 \(local rank 1, pid \d+\)")
+        self.assertNotIn("local rank 0", report)
 
 
 @unittest.skipUnless(HYDRA, "MPICH's mpiexec.hydra is not installed (scripts/install-deps.sh: mpich)")

@@ -431,7 +431,8 @@ void Agent::Impl::request_stacks(watchdog::HealthServer::StacksReply reply) {
         std::string text;
         for (std::size_t lr = 0; lr < workers.size(); ++lr) {
             const auto& w = workers[lr];
-            text += fmt::format("== rank {} (local rank {}, pid {})\n", w.end.rank, lr, w.end.pid);
+            text += fmt::format("== rank {} (local rank {}, pid {})\n", w.end.rank,
+                                w.end.local_rank, w.end.pid);
             std::string dump;
             if (w.alive) dump = runner_dump(lr);
             if (!dump.empty()) {
@@ -493,8 +494,8 @@ void Agent::Impl::hang_captured(std::vector<watchdog::NativeStacks> native) {
         "hung: " + watchdog::describe_hang(
                        first, hang.ranks[static_cast<std::size_t>(first.local_rank)], hang.at);
     if (auto odd = watchdog::odd_one_out(stacks)) {
-        for (const auto& rs : stacks) {
-            if (rs.rank == odd->rank) hang.culprit = rs.local_rank;
+        for (std::size_t lr = 0; lr < workers.size(); ++lr) {
+            if (workers[lr].end.rank == odd->rank) hang.culprit = static_cast<int>(lr);
         }
         hang.culprit_why = odd->why;
         cause = "hung: " + odd->why;
@@ -524,7 +525,7 @@ std::optional<watchdog::RankStacks> Agent::Impl::captured_stacks(const Watch::Ha
     if (pid_at == hang.pids.end()) return std::nullopt;  // it had exited before the hang
     watchdog::RankStacks rs;
     rs.rank = w.end.rank;
-    rs.local_rank = static_cast<int>(lr);
+    rs.local_rank = w.end.local_rank;  // its LOCAL_RANK (the launcher's in per-rank mode)
     rs.pid = w.end.pid;
     const auto index = static_cast<std::size_t>(pid_at - hang.pids.begin());
     if (index < hang.native.size()) {
@@ -580,7 +581,7 @@ void Agent::Impl::end_watch_attempt() {
     }
     HangReport report;
     report.host = config.hostname;
-    report.first = hang->culprit;
+    report.first = workers[static_cast<std::size_t>(hang->culprit)].end.local_rank;
     report.first_why = hang->culprit_why;
     std::vector<watchdog::RankStacks> stacks;
     bool python_terminal = false;
@@ -589,7 +590,7 @@ void Agent::Impl::end_watch_attempt() {
         const auto& progress = hang->ranks[lr];
         HangReportRank row;
         row.rank = w.end.rank;
-        row.local_rank = static_cast<int>(lr);
+        row.local_rank = w.end.local_rank;
         row.pid = w.end.pid;
         row.count = progress.count;
         if (progress.last_progress) {
@@ -597,13 +598,13 @@ void Agent::Impl::end_watch_attempt() {
         }
         row.section = progress.section;
         for (const auto& h : hang->verdict.hung) {
-            if (h.local_rank != row.local_rank) continue;
+            if (h.local_rank != static_cast<int>(lr)) continue;  // the detector's index
             row.hung = true;
             row.what = watchdog::describe_hang(h, progress, hang->at);
         }
         report.ranks.push_back(row);
         if (auto rs = captured_stacks(*hang, lr, python_terminal)) {
-            if (rs->local_rank == report.first && !watch->stack_files.empty()) {
+            if (static_cast<int>(lr) == hang->culprit && !watch->stack_files.empty()) {
                 report.first_python_stack = rs->python_text;  // the runner's dump alone
             }
             stacks.push_back(std::move(*rs));
@@ -676,7 +677,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
         const auto& w = workers[lr];
         const auto& r = ranks[lr];
         watchdog::WorkerStatus ws;
-        ws.local_rank = static_cast<int>(lr);
+        ws.local_rank = w.end.local_rank;  // its LOCAL_RANK (the launcher's in per-rank mode)
         ws.rank = w.end.rank;
         ws.pid = w.end.pid;
         ws.progress_count = r.count;
@@ -700,7 +701,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
             ws.detail = "heartbeat record " + r.record_problem + ": its progress is unknown";
         }
         for (const auto& h : hung) {
-            if (h.local_rank != ws.local_rank) continue;
+            if (h.local_rank != static_cast<int>(lr)) continue;  // the detector's index
             ws.state = watchdog::WorkerState::Hung;
             ws.detail = watchdog::describe_hang(h, r, now);
         }

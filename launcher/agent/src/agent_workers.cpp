@@ -133,9 +133,9 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
         record(Phase::Started, w.end.rank);
     } catch (const EnvironmentError& e) {
         state.alive -= 1;  // never started: no exit will come
-        throw EnvironmentError("local rank " + std::to_string(lr) + ": " + e.what());
+        throw EnvironmentError("local rank " + std::to_string(w.end.local_rank) + ": " + e.what());
     } catch (const SpawnError& e) {
-        log->error("local rank {}: {}", lr, e.what());
+        log->error("local rank {}: {}", w.end.local_rank, e.what());
         w.end.exit = WorkerExit{127, 0};
         w.end.time = std::chrono::system_clock::now();
         asio::post(io, [this, lr] { apply(WorkerExited{lr, WorkerExit{127, 0}}); });
