@@ -407,6 +407,57 @@ class MultiNode(unittest.TestCase):
             self.assertEqual(names, ["spawn", "python start", "python+imports", "process group", "until first step",
                                      "running"], rank)
 
+    def test_a_restart_across_two_hosts_keeps_the_attempts_apart(self):
+        """2 hosts x 2 workers of the real gloo DDP job, rank 3 (node2) failing in attempt 0 after
+        init_process_group: node1 says one ready line, attempt 1's; its trace.json has both
+        attempts of every rank, back to back, never overlapping, node2's offset applied; its
+        ptrun.log names the restart's cause and ends with the exit code."""
+        script = os.path.join(self.dir, "rank3_fails_once.py")
+        with open(script, "w") as f:
+            f.write(f"""import os, sys
+if os.environ['TORCHELASTIC_RESTART_COUNT'] == '0' and os.environ['RANK'] == '3':
+    import datetime, torch.distributed as dist
+    dist.init_process_group('gloo', timeout=datetime.timedelta(seconds=60))
+    sys.exit(3)
+sys.argv = [{TORCH_DDP_SCRIPT!r}, sys.argv[1]]
+exec(compile(open({TORCH_DDP_SCRIPT!r}).read(), {TORCH_DDP_SCRIPT!r}, 'exec'))
+""")
+        env = {"PYTHON_EXEC": TORCH_PYTHON, "GLOO_SOCKET_IFNAME": "eth0"}
+        started = time.monotonic()
+        for h in (1, 2):
+            args = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", f"node1:{self.port}",
+                    "--rdzv-id", "restart", "--rdzv-conf", FAST, "--max-restarts", "1",
+                    "--log-dir", os.path.join(self.dir, f"logs{h}"), script, os.path.join(self.dir, "out.json")]
+            prefix = ("unshare", "-T", "--monotonic", "1000") if h == 2 else ()
+            self.agents.append(Agent(h, args, env=env, prefix=prefix))
+        results = self.finish_all(self.agents, 240)
+        wall = time.monotonic() - started
+        for code, err in results:
+            self.assertEqual(code, 0, err)
+        ready = re.findall(r"(attempt \d+: )?(\d+) ranks on (\d+) nodes ready \S+ m?s after (start|the restart)",
+                           results[0][1])
+        self.assertEqual(ready, [("attempt 1: ", "4", "2", "the restart")], results[0][1])
+        [path] = glob.glob(os.path.join(self.dir, "logs1", "*_*", "trace.json"))
+        trace = json.loads(Path(path).read_text())
+        spans = {}
+        for e in trace["traceEvents"]:
+            if e["ph"] == "X":
+                self.assertGreaterEqual(e["ts"], 0)
+                self.assertLess(e["ts"] + e["dur"], wall * 1e6, "every span within the run: offsets applied")
+                spans.setdefault((e["tid"] - 1, e["args"]["attempt"]), []).append((e["name"], e["ts"], e["dur"]))
+        self.assertEqual(sorted(spans), [(r, a) for r in range(4) for a in (0, 1)])
+        for rank in range(4):
+            first, second = sorted(spans[(rank, 0)], key=lambda s: s[1]), sorted(spans[(rank, 1)], key=lambda s: s[1])
+            self.assertLessEqual(first[-1][1] + first[-1][2], second[0][1] + 1, f"rank {rank}: attempts overlap")
+            self.assertEqual([n for n, _, _ in second], ["spawn", "python start", "python+imports", "process group",
+                                                          "until first step", "running"], rank)
+            for a, b in zip(second, second[1:]):
+                self.assertLessEqual(a[1] + a[2], b[1] + 1, f"rank {rank}: {a[0]} then {b[0]} out of order")
+        [log] = glob.glob(os.path.join(self.dir, "logs1", "*_*", "ptrun.log"))
+        text = Path(log).read_text()
+        self.assertRegex(text, r"rank 3 .*exit code 3", text)
+        self.assertTrue(text.rstrip().endswith("ptrun exits with code 0"), text[-500:])
+
     def test_the_store_host_names_a_rank_of_another_node_that_never_steps(self):
         """PTRUN_READY_DEADLINE=1: ranks 0-2 step, rank 3 (node2) never does; node1 names it in the
         job's one not-ready line, from node2's timeline sent at node2's first step."""
