@@ -367,24 +367,30 @@ class MultiNode(unittest.TestCase):
 
     @unittest.skipUnless(os.path.exists(TORCH_PYTHON) and os.path.exists("/usr/bin/torchrun"),
                          "Debian's python3-torch is not installed")
-    def test_startup_timeline_across_two_hosts(self):
-        """2 hosts x 2 workers of a real gloo DDP job, node2's CLOCK_MONOTONIC 1000 s ahead (its ptrun
-        in a time namespace): the store host says one ready line for the 4 ranks on 2 nodes and
-        writes one trace.json with every rank's phases from both nodes, node2's measured offset
-        applied; node2 says no ready line of its own."""
+    def torch_job_with_node2_ahead(self, rdzv_id, script, *extra):
+        """SCRIPT OUT on 2 hosts x 2 workers (gloo over eth0), --log-dir logs1 and logs2, node2's ptrun
+        in a time namespace whose CLOCK_MONOTONIC is 1000 s ahead; both must exit 0. Returns
+        ([(code, stderr)] per host, the wall time in seconds)."""
         env = {"PYTHON_EXEC": TORCH_PYTHON, "GLOO_SOCKET_IFNAME": "eth0"}
-        out = os.path.join(self.dir, "out.json")
         started = time.monotonic()
         for h in (1, 2):
             args = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", f"node1:{self.port}",
-                    "--rdzv-id", "timeline", "--rdzv-conf", FAST, "--log-dir", os.path.join(self.dir, f"logs{h}"),
-                    TORCH_DDP_SCRIPT, out]
+                    "--rdzv-id", rdzv_id, "--rdzv-conf", FAST, *extra, "--log-dir",
+                    os.path.join(self.dir, f"logs{h}"), script, os.path.join(self.dir, "out.json")]
             prefix = ("unshare", "-T", "--monotonic", "1000") if h == 2 else ()
             self.agents.append(Agent(h, args, env=env, prefix=prefix))
         results = self.finish_all(self.agents, 240)
         wall = time.monotonic() - started
         for code, err in results:
             self.assertEqual(code, 0, err)
+        return results, wall
+
+    def test_startup_timeline_across_two_hosts(self):
+        """2 hosts x 2 workers of a real gloo DDP job, node2's CLOCK_MONOTONIC 1000 s ahead (its ptrun
+        in a time namespace): the store host says one ready line for the 4 ranks on 2 nodes and
+        writes one trace.json with every rank's phases from both nodes, node2's measured offset
+        applied; node2 says no ready line of its own."""
+        results, wall = self.torch_job_with_node2_ahead("timeline", TORCH_DDP_SCRIPT)
         ready = re.findall(r"(\d+) ranks on (\d+) nodes ready (\S+ m?s) after start: rendezvous \S+ m?s, "
                            r"spawn \S+ m?s, python\+imports \S+ m?s \(slowest: rank \d on node[12], \S+ m?s\), "
                            r"process group \S+ m?s, first step \+\S+ m?s", results[0][1])
@@ -422,18 +428,7 @@ if os.environ['TORCHELASTIC_RESTART_COUNT'] == '0' and os.environ['RANK'] == '3'
 sys.argv = [{TORCH_DDP_SCRIPT!r}, sys.argv[1]]
 exec(compile(open({TORCH_DDP_SCRIPT!r}).read(), {TORCH_DDP_SCRIPT!r}, 'exec'))
 """)
-        env = {"PYTHON_EXEC": TORCH_PYTHON, "GLOO_SOCKET_IFNAME": "eth0"}
-        started = time.monotonic()
-        for h in (1, 2):
-            args = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", f"node1:{self.port}",
-                    "--rdzv-id", "restart", "--rdzv-conf", FAST, "--max-restarts", "1",
-                    "--log-dir", os.path.join(self.dir, f"logs{h}"), script, os.path.join(self.dir, "out.json")]
-            prefix = ("unshare", "-T", "--monotonic", "1000") if h == 2 else ()
-            self.agents.append(Agent(h, args, env=env, prefix=prefix))
-        results = self.finish_all(self.agents, 240)
-        wall = time.monotonic() - started
-        for code, err in results:
-            self.assertEqual(code, 0, err)
+        results, wall = self.torch_job_with_node2_ahead("restart", script, "--max-restarts", "1")
         ready = re.findall(r"(attempt \d+: )?(\d+) ranks on (\d+) nodes ready \S+ m?s after (start|the restart)",
                            results[0][1])
         self.assertEqual(ready, [("attempt 1: ", "4", "2", "the restart")], results[0][1])
