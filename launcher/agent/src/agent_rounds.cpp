@@ -25,7 +25,11 @@ void RoundDriver::join() {
         [this](RendezvousError e) {
             asio::post(io_, [this, e] {
                 if (left_) return;
-                log_->error("{}", e.what());
+                if (e.exit_code == 0) {
+                    log_->info("{}", e.what());  // a spare the job never needed: not a failure
+                } else {
+                    log_->error("{}", e.what());
+                }
                 hooks_.failed(e.exit_code);
             });
         });

@@ -274,6 +274,11 @@ struct Coordinator::Impl {
             client->set(key, o.auth.seal(key, encode(Admission{AdmissionRefused{r->message}})));
         } else if (auto* s = std::get_if<PublishStatus>(&command)) {
             client->set(o.keys.status(), o.auth.seal(o.keys.status(), std::to_string(s->joined)));
+        } else if (auto* m = std::get_if<MarkSpares>(&command)) {
+            for (const auto& [id, seq] : m->spares) {
+                const std::string key = o.keys.spare(id, seq);
+                client->set(key, o.auth.seal(key, std::to_string(m->round)));
+            }
         }
     }
 };

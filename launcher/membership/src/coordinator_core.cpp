@@ -1,7 +1,9 @@
 #include "ptrun/launcher/membership/coordinator_core.hpp"
 
 #include <algorithm>
+#include <utility>
 
+#include "ptrun/launcher/membership/admission.hpp"
 #include "ptrun/launcher/output/duration_text.hpp"
 
 namespace ptrun::launcher {
@@ -43,24 +45,39 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,
                                      ": expected the same value on every node"});
         return;
     }
-    std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == e.node.id; });
-    pending_.push_back(e);
+    // A node joining again keeps its place among the spares (its join seq is the new one).
+    auto it = std::find_if(pending_.begin(), pending_.end(),
+                           [&](const JoinEvent& p) { return p.node.id == e.node.id; });
+    if (it != pending_.end()) {
+        *it = e;
+    } else {
+        pending_.push_back(e);
+    }
     if (phase_ == Phase::Running) {
-        // A node waiting while the job runs: admit it at the next round if there is room.
-        if (static_cast<int>(running_.members.size()) < policy_.max_nodes &&
-            !is_member(e.node.id)) {
+        // A node waiting while the job runs: admit it at the next round if there is room, else
+        // it waits as a spare.
+        if (is_member(e.node.id)) return;
+        if (static_cast<int>(running_.members.size()) < policy_.max_nodes) {
             end_round(RoundEnd{.reason = EndReason::ScaleUp,
                                .exit_code = 0,
                                .host = e.node.hostname,
                                .message = "node " + e.node.hostname +
                                           " joined; re-forming the group with it"},
                       now, out);
+        } else {
+            out.push_back(MarkSpares{round_, {{e.node.id, e.seq}}});
         }
         return;
     }
+    out.push_back(PublishStatus{static_cast<int>(pending_.size())});
+    settle(now, out);
+}
+
+void CoordinatorCore::settle(SteadyTime now, std::vector<CoordinatorCommand>& out) {
     const int joined = static_cast<int>(pending_.size());
-    out.push_back(PublishStatus{joined});
-    if (joined >= policy_.max_nodes || all_expected_back()) {
+    // A round re-forming waits for the last one's survivors (a spare never takes the place of a
+    // survivor rejoining a moment later); without survivors it closes at MAX, as the first does.
+    if (all_expected_back() || (expected_.empty() && joined >= policy_.max_nodes)) {
         close(now, out);
     } else if (joined >= policy_.min_nodes && !last_call_end_) {
         last_call_end_ = now + policy_.last_call;
@@ -79,6 +96,10 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     last_call_end_.reset();
     for (const auto& id : watched_members()) lost_notes_.push_back(absence_note(id, now, false));
     expected_.clear();
+    // The last round's members first, then the others in the order they joined.
+    std::stable_partition(pending_.begin(), pending_.end(), [&](const JoinEvent& p) {
+        return running_.group_rank_of(p.node.id) >= 0;
+    });
     const auto take =
         std::min<std::size_t>(pending_.size(), static_cast<std::size_t>(policy_.max_nodes));
     std::vector<JoinEvent> admitted(pending_.begin(),
@@ -108,7 +129,19 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     left_.clear();
     beats_.clear();
     for (const auto& m : running_.members) beats_[m.id] = {-1, now};
-    // Nodes beyond MAX keep waiting; they trigger nothing until a member is lost.
+    // Nodes beyond MAX keep waiting as spares; they trigger nothing until a member is lost.
+    if (!pending_.empty()) {
+        MarkSpares spares{round_, {}};
+        for (const auto& p : pending_) spares.spares.emplace_back(p.node.id, p.seq);
+        out.push_back(std::move(spares));
+    }
+}
+
+std::vector<std::string> CoordinatorCore::spares() const {
+    std::vector<std::string> ids;
+    if (phase_ != Phase::Running) return ids;
+    for (const auto& p : pending_) ids.push_back(p.node.id);
+    return ids;
 }
 
 void CoordinatorCore::end_round(RoundEnd end, SteadyTime now, std::vector<CoordinatorCommand>& out,
@@ -126,6 +159,8 @@ void CoordinatorCore::end_round(RoundEnd end, SteadyTime now, std::vector<Coordi
     if (final) {
         phase_ = Phase::Finished;
         finished_ = true;
+        for (const auto& p : std::exchange(pending_, {}))
+            out.push_back(RejectJoin{p.node.id, p.seq, kJobEnded});  // spares go
         return;
     }
     if (failure) restart_count_ += 1;
@@ -136,6 +171,7 @@ void CoordinatorCore::end_round(RoundEnd end, SteadyTime now, std::vector<Coordi
         if (m.id != lost_id) expected_.insert(m.id);
     }
     phase_ = Phase::Joining;  // waiting nodes stay in pending_; the members rejoin
+    if (expected_.empty()) settle(now, out);  // no survivor: the spares alone may form it
 }
 
 std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event, SteadyTime now) {
@@ -143,7 +179,7 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
     if (finished_) {
         if (auto* l = std::get_if<LeavingEvent>(&event)) left_.insert(l->id);
         if (auto* j = std::get_if<JoinEvent>(&event)) {
-            out.push_back(RejectJoin{j->node.id, j->seq, "the job has ended"});
+            out.push_back(RejectJoin{j->node.id, j->seq, kJobEnded});
         }
         return out;
     }
@@ -165,8 +201,9 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
         }
     } else if (auto* l = std::get_if<LeavingEvent>(&event)) {
         std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == l->id; });
-        expected_.erase(l->id);
-        if (phase_ == Phase::Joining && all_expected_back()) close(now, out);
+        const bool was_expected = expected_.erase(l->id) > 0;
+        if (phase_ == Phase::Joining && (all_expected_back() || (was_expected && expected_.empty())))
+            settle(now, out);
         if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
             const auto& m =
                 running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
@@ -184,8 +221,9 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
     const std::map<std::string, std::int64_t>& counters, SteadyTime now) {
     std::vector<CoordinatorCommand> out;
     if (phase_ == Phase::Joining) {
+        const bool waited = !expected_.empty();
         drop_silent_expected(counters, now);
-        if (all_expected_back()) close(now, out);
+        if (all_expected_back() || (waited && expected_.empty())) settle(now, out);
         return out;
     }
     if (phase_ != Phase::Running) return out;

@@ -180,7 +180,8 @@ struct RdzvSession::Impl {
         const std::string join = encode(RdzvEvent{JoinEvent{o.self, my_seq}});
         join_client->queue_push(o.keys.events(), o.auth.seal(o.keys.events(), join));
         const std::string admit = o.keys.admit(o.self.id, my_seq);
-        const auto deadline = start + o.settings.join_timeout;
+        auto deadline = start + o.settings.join_timeout;
+        bool spare = false;
         std::string verdict;
         bool waited = false;
         struct EndProgress {  // the person waiting hears that the join ended, however it ends
@@ -209,6 +210,15 @@ struct RdzvSession::Impl {
                 }
                 continue;
             } catch (const rdzv::StoreTimeout&) {
+                if (!spare && (spare = is_spare(my_seq))) {
+                    // A spare waits for a place as long as the job runs: no join_timeout.
+                    deadline = Clock::time_point::max();
+                    o.logger->info(
+                        "this node waits as a spare: the job runs with its {} nodes (--nnodes "
+                        "max); it takes the place of a node that is lost",
+                        o.nnodes.max);
+                }
+                if (spare) continue;
                 if (Clock::now() >= deadline) {
                     throw RendezvousError("rendezvous timed out after " +
                                           std::to_string(seconds_since(start)) +
@@ -229,11 +239,27 @@ struct RdzvSession::Impl {
         }
         auto admission = decode_admission(verdict);
         if (auto* refused = std::get_if<AdmissionRefused>(&admission)) {
+            if (spare && refused->message == kJobEnded) {
+                RendezvousError e("the job ended while this node waited as a spare");
+                e.exit_code = 0;
+                throw e;
+            }
             RendezvousError e("rendezvous refused this node: " + refused->message);
             e.exit_code = 2;
             throw e;
         }
         return std::get<NodePlacement>(std::move(admission));
+    }
+
+    /// True when the coordinator marked this node's `seq`-th join a spare (authentic).
+    bool is_spare(int seq) {
+        const std::string key = o.keys.spare(o.self.id, seq);
+        try {
+            if (!join_client->check({key})) return false;
+            return authentic(key, join_client->get(key, o.settings.read_timeout)).has_value();
+        } catch (const rdzv::StoreError&) {
+            return false;
+        }
     }
 
     /// Nodes joined so far per the coordinator's status key, -1 when unknown.

@@ -18,6 +18,9 @@ struct AdmissionRefused {
 
 using Admission = std::variant<NodePlacement, AdmissionRefused>;
 
+/// The refusal a join gets once the job has ended (a spare waiting then exits 0).
+inline constexpr const char* kJobEnded = "the job has ended";
+
 /// JSON: {"placement": {...}} or {"refused": "<message>"}.
 std::string encode(const Admission& admission);
 /// Throws std::runtime_error naming what is missing or malformed (the text came over the network).

@@ -53,7 +53,14 @@ struct RejectJoin {
 struct PublishStatus {
     int joined = 0;
 };
-using CoordinatorCommand = std::variant<PublishRound, EndRound, RejectJoin, PublishStatus>;
+/// Nodes that joined while `round` has its MAX nodes: they wait as spares (in join order) and
+/// take the places of nodes lost later.
+struct MarkSpares {
+    int round = 0;
+    std::vector<std::pair<std::string, int>> spares;  ///< (node id, join seq)
+};
+using CoordinatorCommand =
+    std::variant<PublishRound, EndRound, RejectJoin, PublishStatus, MarkSpares>;
 
 class CoordinatorCore {
   public:
@@ -74,6 +81,8 @@ class CoordinatorCore {
     /// The nodes whose heartbeats to read: the running round's members, or while a round is
     /// formed, the last round's members that have not joined it yet.
     std::vector<std::string> watched_members() const;
+    /// The nodes waiting as spares, in the order they take places.
+    std::vector<std::string> spares() const;
     /// True once a final RoundEnd was issued and every member other than `self` has left.
     bool drained(const std::string& self) const;
     bool finished() const { return finished_; }
@@ -81,6 +90,9 @@ class CoordinatorCore {
   private:
     enum class Phase { Joining, Running, Finished };
     void close(SteadyTime now, std::vector<CoordinatorCommand>& out);
+    /// While a round forms: closes it when it can (every survivor back, or MAX joined without
+    /// survivors to wait for), else opens the last call once MIN have joined.
+    void settle(SteadyTime now, std::vector<CoordinatorCommand>& out);
     /// Ends the running round at `now`; `lost_id` (if any) is the member not expected back.
     void end_round(RoundEnd end, SteadyTime now, std::vector<CoordinatorCommand>& out,
                    const std::string& lost_id = {});

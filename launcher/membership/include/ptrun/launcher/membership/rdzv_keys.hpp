@@ -19,6 +19,11 @@ struct RdzvKeys {
     std::string admit(const std::string& id, int seq) const {
         return prefix + "admit/" + id + "/" + std::to_string(seq);
     }
+    /// Set (to the round's number) when node `id`'s `seq`-th join waits as a spare: the round
+    /// has its MAX nodes, and the node takes a place when one is lost.
+    std::string spare(const std::string& id, int seq) const {
+        return prefix + "spare/" + id + "/" + std::to_string(seq);
+    }
     /// How a running round ended (RoundEnd as JSON); set once.
     std::string end(int round) const { return prefix + "round/" + std::to_string(round) + "/end"; }
     /// The store host's clock: a GET answers its CLOCK_MONOTONIC (TcpStoreServerOptions::
