@@ -309,6 +309,44 @@ class MultiNode(unittest.TestCase):
             self.assertIn("that failure likely followed the loss of node3", note[0])
         self.assert_no_workers()
 
+    def test_a_spare_takes_a_lost_nodes_place_without_the_last_call(self):
+        # --nnodes 2 and a third node: it waits as a spare (says so, starts no worker). node2's
+        # agent is SIGKILLed: node1 and the spare form the next round as soon as node1 is back,
+        # not after the last call (30 s here), and the job then ends 0 on both.
+        conf = FAST.replace("last_call_timeout=1", "last_call_timeout=30")
+        worker = self.fake("--hang", "--usr1-exit", "0")
+        agents = self.start([1, 2], "2", worker, ["--max-restarts", "1"], conf=conf)
+        first = self.notifier.wait_lines(4)
+        [spare] = self.start([3], "2", worker, ["--max-restarts", "1"], conf=conf)
+        spare.wait_log("this node waits as a spare")
+        lost = time.monotonic()
+        os.kill(agents[1].proc.pid, signal.SIGKILL)
+        later = self.notifier.wait_lines(4)
+        took = time.monotonic() - lost
+        self.assertEqual(sorted((int(w[1]), int(w[2])) for w in later), [(r, 1) for r in range(4)])
+        self.assertLess(took, 15, "the round waited for the last call")
+        print(f"\nspare: {took:.2f} s from the kill to the new round's 4 workers running", file=sys.stderr)
+        for a in (agents[0], spare):
+            a.proc.send_signal(signal.SIGUSR1)
+        for code, err in self.finish_all([agents[0], spare]):
+            self.assertEqual(code, 0, err)
+        self.assertNotIn("waits as a spare", agents[0].err)
+        self.assertEqual(len(first), 4)
+        self.assert_no_workers()
+
+    def test_a_spare_the_job_never_needed_exits_0(self):
+        worker = self.fake("--hang", "--usr1-exit", "0")
+        agents = self.start([1, 2], "2", worker)
+        self.notifier.wait_lines(4)
+        [spare] = self.start([3], "2", worker)
+        spare.wait_log("this node waits as a spare")
+        for a in agents:
+            a.proc.send_signal(signal.SIGUSR1)
+        for code, err in self.finish_all([*agents, spare]):
+            self.assertEqual(code, 0, err)
+        self.assertIn("the job ended while this node waited as a spare", spare.err)
+        self.assertNotIn("error", spare.err)
+
     def test_cut_link_detected_in_bounded_time(self):
         agents = self.start([1, 2, 3], "2:3", self.fake("--hang", "--fail-attempts", "1"), ["--max-restarts", "1"])
         self.notifier.wait_lines(6)

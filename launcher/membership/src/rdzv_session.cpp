@@ -251,9 +251,9 @@ struct RdzvSession::Impl {
         return std::get<NodePlacement>(std::move(admission));
     }
 
-    /// True when the coordinator marked this node's `seq`-th join a spare (authentic).
-    bool is_spare(int seq) {
-        const std::string key = o.keys.spare(o.self.id, seq);
+    /// True when the coordinator marked this node's `join_seq`-th join a spare (authentic).
+    bool is_spare(int join_seq) {
+        const std::string key = o.keys.spare(o.self.id, join_seq);
         try {
             if (!join_client->check({key})) return false;
             return authentic(key, join_client->get(key, o.settings.read_timeout)).has_value();

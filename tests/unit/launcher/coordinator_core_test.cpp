@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <optional>
 
+#include "ptrun/launcher/membership/admission.hpp"
 #include "ptrun/launcher/membership/node_placement.hpp"
 
 using namespace ptrun::launcher;
@@ -266,4 +267,83 @@ TEST_CASE("node placement: notes from the network are bounded", "[launcher][coor
     auto too_many = placed[0];
     too_many.notes.push_back("one more");
     CHECK_THROWS_WITH(decode_placement(encode(too_many)), Catch::Contains("notes"));
+}
+
+TEST_CASE("coordinator: nodes beyond MAX wait as spares, in the order they joined",
+          "[launcher][coordinator][spares]") {
+    CoordinatorCore c(policy(2, 2, 1));
+    join(c, "a", t0, 1, 1);
+    REQUIRE(find<PublishRound>(join(c, "b", t0, 1, 1)));
+    auto spare = find<MarkSpares>(join(c, "c", t0 + 1s, 1, 1));
+    REQUIRE(spare);
+    CHECK(spare->round == 0);
+    CHECK(spare->spares == std::vector<std::pair<std::string, int>>{{"c", 1}});
+    CHECK(find<EndRound>(join(c, "d", t0 + 2s, 1, 1)) == std::nullopt);  // full: no re-forming
+    CHECK(c.spares() == std::vector<std::string>{"c", "d"});
+}
+
+TEST_CASE("coordinator: a lost node's place goes to the first spare at once, no last call",
+          "[launcher][coordinator][spares]") {
+    CoordinatorCore c(policy(2, 2, 1));
+    join(c, "a", t0, 1, 1);
+    join(c, "b", t0, 1, 1);
+    join(c, "c", t0, 1, 1);  // the spare
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
+    auto end = find<EndRound>(c.on_beats({{"a", 2}, {"b", 1}}, t0 + 5s));
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::NodeLost);
+    auto round = find<PublishRound>(join(c, "a", t0 + 5s, 2, 1));  // the survivor is back
+    REQUIRE(round);
+    REQUIRE(round->assignment.members.size() == 2);
+    CHECK(round->assignment.members[0].id == "a");
+    CHECK(round->assignment.members[1].id == "c");
+    CHECK(round->admitted == std::vector<std::pair<std::string, int>>{{"a", 2}, {"c", 1}});
+    CHECK(c.spares().empty());
+}
+
+TEST_CASE("coordinator: after a failure the survivors rejoin before any spare takes a place",
+          "[launcher][coordinator][spares]") {
+    CoordinatorCore c(policy(2, 2, 1));
+    join(c, "a", t0, 1, 1);
+    join(c, "b", t0, 1, 1);
+    join(c, "c", t0, 1, 1);  // the spare
+    REQUIRE(find<EndRound>(c.on_event(FailedEvent{0, "b", RoundEnd{.reason = EndReason::Failure,
+                                                                    .exit_code = 1,
+                                                                    .message = "rank 3 failed"}},
+                                      t0 + 1s)));
+    // a is back and a spare waits: MAX joined, yet b (a member) is still coming.
+    CHECK(find<PublishRound>(join(c, "a", t0 + 2s, 2, 1)) == std::nullopt);
+    auto out = join(c, "b", t0 + 2s, 2, 1);
+    auto round = find<PublishRound>(out);
+    REQUIRE(round);
+    CHECK(round->assignment.members.size() == 2);
+    CHECK(round->assignment.restart_count == 1);
+    auto spare = find<MarkSpares>(out);
+    REQUIRE(spare);  // c keeps waiting, told so for the new round
+    CHECK(spare->round == 1);
+    CHECK(spare->spares == std::vector<std::pair<std::string, int>>{{"c", 1}});
+}
+
+TEST_CASE("coordinator: spares alone re-form a job whose every member is lost; the end sends "
+          "waiting spares away",
+          "[launcher][coordinator][spares]") {
+    CoordinatorCore c(policy(1, 1, 2));
+    join(c, "a", t0, 1, 2);
+    join(c, "b", t0, 1, 2);
+    join(c, "c", t0, 1, 2);
+    CHECK(c.spares() == std::vector<std::string>{"b", "c"});
+    CHECK(c.on_beats({{"a", 1}}, t0 + 1s).empty());
+    auto out = c.on_beats({{"a", 1}}, t0 + 5s);  // a is lost: b, the first spare, takes its place
+    REQUIRE(find<EndRound>(out));
+    auto round = find<PublishRound>(out);
+    REQUIRE(round);
+    REQUIRE(round->assignment.members.size() == 1);
+    CHECK(round->assignment.members[0].id == "b");
+    CHECK(c.spares() == std::vector<std::string>{"c"});
+    auto done = c.on_event(SucceededEvent{1, "b"}, t0 + 6s);
+    REQUIRE(find<EndRound>(done));
+    auto gone = find<RejectJoin>(done);
+    REQUIRE(gone);
+    CHECK(gone->id == "c");
+    CHECK(gone->message == kJobEnded);
 }
