@@ -315,10 +315,17 @@ class MultiNode(unittest.TestCase):
         # not after the last call (30 s here), and the job then ends 0 on both.
         conf = FAST.replace("last_call_timeout=1", "last_call_timeout=30")
         worker = self.fake("--hang", "--usr1-exit", "0")
-        agents = self.start([1, 2], "2", worker, ["--max-restarts", "1"], conf=conf)
+        health = next(_ports)
+        extra = ["--max-restarts", "1", "--health-port", str(health)]
+        agents = self.start([1, 2], "2", worker, extra, conf=conf)
         first = self.notifier.wait_lines(4)
-        [spare] = self.start([3], "2", worker, ["--max-restarts", "1"], conf=conf)
+        [spare] = self.start([3], "2", worker, extra, conf=conf)
         spare.wait_log("this node waits as a spare")
+        # The store host lists it: /status, /metrics and `ptrun status`.
+        self.status_until(health, lambda d: d["spares"] == ["node3"], "node3 as a spare")
+        res = subprocess.run(argv("exec", 1, PTRUN, "status", f"127.0.0.1:{health}"), env=ENV,
+                             capture_output=True, text=True, timeout=30)
+        self.assertIn("spares       : 1 waiting: node3\n", res.stdout)
         lost = time.monotonic()
         os.kill(agents[1].proc.pid, signal.SIGKILL)
         later = self.notifier.wait_lines(4)

@@ -145,6 +145,7 @@ std::string status_json(const StatusSnapshot& s) {
         {"last_failure", text_or_null(s.last_failure)},
         {"hangs", s.hangs},
         {"ready", std::move(ready)},
+        {"spares", s.spares},
         {"node_states", std::move(nodes)},
         {"workers", std::move(workers)},
     };

@@ -67,6 +67,9 @@ std::string metrics_text(const StatusSnapshot& s) {
     out += fmt::format("ptrun_world_size {}\n", s.world_size);
     family(out, "ptrun_nodes", "gauge", "Nodes in the job's current round.");
     out += fmt::format("ptrun_nodes {}\n", s.nodes);
+    family(out, "ptrun_spare_nodes", "gauge",
+           "Nodes waiting as spares beyond --nnodes MAX (the store host knows them).");
+    out += fmt::format("ptrun_spare_nodes {}\n", s.spares.size());
     family(out, "ptrun_round", "gauge", "The rendezvous round of the current attempt.");
     out += fmt::format("ptrun_round {}\n", s.round);
     family(out, "ptrun_restarts_total", "counter", "Restarts of the worker group in this run.");

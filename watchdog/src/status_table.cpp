@@ -57,6 +57,11 @@ std::optional<StatusTable> status_table(const std::string& text) {
     t.text += fmt::format("workers      : {} here, {} in the job on {} node(s)\n",
                           with_nodes ? shown(nodes[0]["workers"]) : shown(doc["workers"].size()),
                           shown(get("world_size")), shown(get("nodes")));
+    if (const json spares = get("spares"); spares.is_array() && !spares.empty()) {
+        std::string hosts;
+        for (const auto& h : spares) hosts += (hosts.empty() ? "" : ", ") + shown(h);
+        t.text += fmt::format("spares       : {} waiting: {}\n", spares.size(), hosts);
+    }
     if (!get("log_dir").is_null()) t.text += "log dir      : " + shown(get("log_dir")) + "\n";
     if (!get("last_failure").is_null())
         t.text += "last failure : " + shown(get("last_failure")) + "\n";

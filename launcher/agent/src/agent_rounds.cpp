@@ -111,6 +111,11 @@ void RoundDriver::report(ReportKind kind, std::string text) {
     if (!left_) membership_.session->report(kind, round_.round, std::move(text));
 }
 
+std::vector<std::string> RoundDriver::spare_hosts() const {
+    return membership_.coordinator ? membership_.coordinator->spare_hosts()
+                                   : std::vector<std::string>{};
+}
+
 ClockOffset RoundDriver::clock_offset() const {
     if (membership_.coordinator) return {};  // the store host's clock is the timeline's
     return membership_.session->clock_offset().value_or(ClockOffset{});

@@ -56,6 +56,8 @@ class RoundDriver {
     /// Sends this node's report of `kind` (JSON) to the store host, tagged with the running
     /// round.
     void report(ReportKind kind, std::string text);
+    /// On the store host: the host names of the nodes waiting as spares; elsewhere none.
+    std::vector<std::string> spare_hosts() const;
     /// This node's clock offset to the store host, measured at the last join (0 on the host).
     ClockOffset clock_offset() const;
     /// What the console says of a job the rendezvous ended, when the node ends with `code` and

@@ -648,6 +648,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     s.host = config.hostname;
     s.node_rank = placement.group_rank;
     s.other_nodes = other_node_statuses();
+    if (rounds) s.spares = rounds->spare_hosts();
     s.round = static_cast<std::uint64_t>(placement.round);
     s.restart_count = state.restart_count;
     s.uptime_seconds = seconds_between(started_at, Clock::now());

@@ -287,6 +287,11 @@ Coordinator::Coordinator(CoordinatorOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 Coordinator::~Coordinator() = default;
 
+std::vector<std::string> Coordinator::spare_hosts() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->core.spare_hosts();
+}
+
 bool Coordinator::wait_drained(const std::string& self, std::chrono::milliseconds timeout) {
     std::unique_lock lock(impl_->mu);
     return impl_->changed.wait_for(lock, timeout, [&] { return impl_->core.drained(self); });

@@ -1,7 +1,7 @@
 #include "ptrun/launcher/membership/coordinator_core.hpp"
 
-#include <algorithm>
 #include <utility>
+#include <algorithm>
 
 #include "ptrun/launcher/membership/admission.hpp"
 #include "ptrun/launcher/output/duration_text.hpp"
@@ -144,6 +144,13 @@ std::vector<std::string> CoordinatorCore::spares() const {
     return ids;
 }
 
+std::vector<std::string> CoordinatorCore::spare_hosts() const {
+    std::vector<std::string> hosts;
+    if (phase_ != Phase::Running) return hosts;
+    for (const auto& p : pending_) hosts.push_back(p.node.hostname);
+    return hosts;
+}
+
 void CoordinatorCore::end_round(RoundEnd end, SteadyTime now, std::vector<CoordinatorCommand>& out,
                                 const std::string& lost_id) {
     last_end_ = LastEnd{round_, end, now};
@@ -170,7 +177,7 @@ void CoordinatorCore::end_round(RoundEnd end, SteadyTime now, std::vector<Coordi
     for (const auto& m : running_.members) {
         if (m.id != lost_id) expected_.insert(m.id);
     }
-    phase_ = Phase::Joining;  // waiting nodes stay in pending_; the members rejoin
+    phase_ = Phase::Joining;                  // waiting nodes stay in pending_; the members rejoin
     if (expected_.empty()) settle(now, out);  // no survivor: the spares alone may form it
 }
 
@@ -202,7 +209,8 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
     } else if (auto* l = std::get_if<LeavingEvent>(&event)) {
         std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == l->id; });
         const bool was_expected = expected_.erase(l->id) > 0;
-        if (phase_ == Phase::Joining && (all_expected_back() || (was_expected && expected_.empty())))
+        if (phase_ == Phase::Joining &&
+            (all_expected_back() || (was_expected && expected_.empty())))
             settle(now, out);
         if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
             const auto& m =

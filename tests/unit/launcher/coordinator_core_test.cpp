@@ -307,10 +307,11 @@ TEST_CASE("coordinator: after a failure the survivors rejoin before any spare ta
     join(c, "a", t0, 1, 1);
     join(c, "b", t0, 1, 1);
     join(c, "c", t0, 1, 1);  // the spare
-    REQUIRE(find<EndRound>(c.on_event(FailedEvent{0, "b", RoundEnd{.reason = EndReason::Failure,
-                                                                    .exit_code = 1,
-                                                                    .message = "rank 3 failed"}},
-                                      t0 + 1s)));
+    REQUIRE(find<EndRound>(c.on_event(
+        FailedEvent{
+            0, "b",
+            RoundEnd{.reason = EndReason::Failure, .exit_code = 1, .message = "rank 3 failed"}},
+        t0 + 1s)));
     // a is back and a spare waits: MAX joined, yet b (a member) is still coming.
     CHECK(find<PublishRound>(join(c, "a", t0 + 2s, 2, 1)) == std::nullopt);
     auto out = join(c, "b", t0 + 2s, 2, 1);
@@ -324,9 +325,10 @@ TEST_CASE("coordinator: after a failure the survivors rejoin before any spare ta
     CHECK(spare->spares == std::vector<std::pair<std::string, int>>{{"c", 1}});
 }
 
-TEST_CASE("coordinator: spares alone re-form a job whose every member is lost; the end sends "
-          "waiting spares away",
-          "[launcher][coordinator][spares]") {
+TEST_CASE(
+    "coordinator: spares alone re-form a job whose every member is lost, and the end sends "
+    "waiting spares away",
+    "[launcher][coordinator][spares]") {
     CoordinatorCore c(policy(1, 1, 2));
     join(c, "a", t0, 1, 2);
     join(c, "b", t0, 1, 2);

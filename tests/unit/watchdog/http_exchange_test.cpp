@@ -99,7 +99,7 @@ TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
           "\"last_failure\":null,\"node_rank\":0,\"phase\":\"running\",\"reason\":\"ok\","
           "\"workers\":2}],"
           "\"nodes\":1,\"phase\":\"running\",\"ready\":null,\"reason\":\"ok\",\"restart_count\":1,"
-          "\"round\":2,\"run_id\":\"job\\\"7\xef\xbf\xbd\",\"uptime_seconds\":0.0,"
+          "\"round\":2,\"run_id\":\"job\\\"7\xef\xbf\xbd\",\"spares\":[],\"uptime_seconds\":0.0,"
           "\"workers\":[{\"detail\":\"\",\"host\":\"\","
           "\"local_rank\":0,\"node_rank\":0,\"pid\":100,\"progress_count\":42,\"rank\":4,"
           "\"seconds_since_progress\":0.5,\"section\":null,\"state\":\"running\"},"

@@ -89,6 +89,8 @@ struct StatusSnapshot {
     /// On the store host of a multi-node job: the other nodes of the current round that
     /// published their status (each agent does with --health-port), by node rank.
     std::vector<NodeStatus> other_nodes;
+    /// On the store host of a multi-node job: the host names of the nodes waiting as spares.
+    std::vector<std::string> spares;
 };
 
 struct Health {
@@ -107,11 +109,11 @@ Health job_health_of(const StatusSnapshot& snapshot);
 /// {"run_id", "host", "node_rank", "round", "restart_count", "phase", "healthy", "reason"
 /// (job_health_of), "uptime_seconds", "world_size", "nodes", "log_dir" (null: none),
 /// "last_failure" (null: none), "hangs", "ready": null, or {"attempt", "line", "seconds",
-/// "phases": [["spawn", s], ...] in order}, "node_states": [{"host", "node_rank", "phase",
-/// "age_seconds", "workers" (a count), "healthy", "reason", "last_failure"}] (this node first,
-/// then other_nodes), "workers": [{"host", "node_rank", "local_rank", "rank", "pid", "state",
-/// "progress_count", "seconds_since_progress" (null: never), "section" (null: none), "detail"}]
-/// (every node's, by rank)}; one line, valid UTF-8 (invalid bytes replaced).
+/// "phases": [["spawn", s], ...] in order}, "spares": [host, ...], "node_states": [{"host",
+/// "node_rank", "phase", "age_seconds", "workers" (a count), "healthy", "reason", "last_failure"}]
+/// (this node first, then other_nodes), "workers": [{"host", "node_rank", "local_rank", "rank",
+/// "pid", "state", "progress_count", "seconds_since_progress" (null: never), "section" (null:
+/// none), "detail"}] (every node's, by rank)}; one line, valid UTF-8 (invalid bytes replaced).
 std::string status_json(const StatusSnapshot& snapshot);
 
 /// The snapshot in Prometheus's text exposition format (version 0.0.4): ptrun_info, uptime,

@@ -50,6 +50,8 @@ class Coordinator final : public RoundHost {
     /// Blocks until the job has ended and every member but `self` has left, at most `timeout`;
     /// true when drained. The store host calls it before it stops the store.
     bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) override;
+    /// The host names of the nodes waiting as spares (the core's, under its lock).
+    std::vector<std::string> spare_hosts() const override;
 
   private:
     struct Impl;

@@ -81,8 +81,9 @@ class CoordinatorCore {
     /// The nodes whose heartbeats to read: the running round's members, or while a round is
     /// formed, the last round's members that have not joined it yet.
     std::vector<std::string> watched_members() const;
-    /// The nodes waiting as spares, in the order they take places.
+    /// The nodes waiting as spares (ids; host names), in the order they take places.
     std::vector<std::string> spares() const;
+    std::vector<std::string> spare_hosts() const;
     /// True once a final RoundEnd was issued and every member other than `self` has left.
     bool drained(const std::string& self) const;
     bool finished() const { return finished_; }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ptrun/launcher/membership/node_placement.hpp"
 #include "ptrun/launcher/membership/node_report_inbox.hpp"
@@ -63,6 +64,8 @@ class RoundHost {
     /// Blocks until the job has ended and every member but `self` has left, at most `timeout`;
     /// true when drained.
     virtual bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) = 0;
+    /// The host names of the nodes waiting as spares, in the order they take places.
+    virtual std::vector<std::string> spare_hosts() const { return {}; }
 };
 
 /// Multi-node: this node's rendezvous session and, on the store host, the coordinator. The
