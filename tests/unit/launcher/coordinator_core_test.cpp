@@ -50,6 +50,13 @@ std::vector<CoordinatorCommand> join(CoordinatorCore& c, const std::string& id, 
     return c.on_event(e, at);
 }
 
+/// a and b form round 0 of a --nnodes 2 job (--max-restarts 1); c joins it as a spare.
+void running_with_a_spare(CoordinatorCore& c) {
+    join(c, "a", t0, 1, 1);
+    join(c, "b", t0, 1, 1);
+    join(c, "c", t0, 1, 1);
+}
+
 }  // namespace
 
 TEST_CASE("coordinator: a fixed-size round closes when the last node joins",
@@ -285,9 +292,7 @@ TEST_CASE("coordinator: nodes beyond MAX wait as spares, in the order they joine
 TEST_CASE("coordinator: a lost node's place goes to the first spare at once, no last call",
           "[launcher][coordinator][spares]") {
     CoordinatorCore c(policy(2, 2, 1));
-    join(c, "a", t0, 1, 1);
-    join(c, "b", t0, 1, 1);
-    join(c, "c", t0, 1, 1);  // the spare
+    running_with_a_spare(c);
     CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
     auto end = find<EndRound>(c.on_beats({{"a", 2}, {"b", 1}}, t0 + 5s));
     REQUIRE(end);
@@ -304,9 +309,7 @@ TEST_CASE("coordinator: a lost node's place goes to the first spare at once, no 
 TEST_CASE("coordinator: after a failure the survivors rejoin before any spare takes a place",
           "[launcher][coordinator][spares]") {
     CoordinatorCore c(policy(2, 2, 1));
-    join(c, "a", t0, 1, 1);
-    join(c, "b", t0, 1, 1);
-    join(c, "c", t0, 1, 1);  // the spare
+    running_with_a_spare(c);
     REQUIRE(find<EndRound>(c.on_event(
         FailedEvent{
             0, "b",
