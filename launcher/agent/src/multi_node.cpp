@@ -13,6 +13,7 @@
 
 #include "ptrun/launcher/agent/agent_store.hpp"
 #include "ptrun/launcher/membership/coordinator.hpp"
+#include "ptrun/launcher/membership/etcd_leadership.hpp"
 #include "ptrun/launcher/membership/rdzv_keys.hpp"
 #include "ptrun/launcher/membership/rdzv_session.hpp"
 #include "ptrun/launcher/membership/store_listen.hpp"
@@ -20,6 +21,7 @@
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 #include "ptrun/sys/route.hpp"
+#include "round_store.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -37,6 +39,8 @@ MultiNode::MultiNode(MultiNode&&) noexcept = default;
 MultiNode::~MultiNode() {
     session.reset();  // its threads first: they talk to the store
     coordinator.reset();
+    leadership.reset();
+    round_store.reset();
     timelines.reset();  // after the coordinator, whose thread puts into them
     statuses.reset();
     server.reset();
@@ -45,7 +49,7 @@ MultiNode::~MultiNode() {
 Membership MultiNode::membership() const {
     Membership m;
     m.session = session.get();
-    m.coordinator = coordinator.get();
+    m.coordinator = coordinator ? static_cast<RoundHost*>(coordinator.get()) : leadership.get();
     m.timelines = timelines.get();
     m.statuses = statuses.get();
     m.self_id = self.id;
@@ -54,6 +58,8 @@ Membership MultiNode::membership() const {
 
 MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
                            const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger) {
+    if (c.rdzv_backend == RdzvBackend::Etcd)
+        return start_etcd_multi_node(c, random_id, auth, logger);
     MultiNode mn;
     const HostPort& store = c.rendezvous_store;
     const bool v6 = store.host.find(':') != std::string::npos;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -111,11 +112,91 @@ struct Coordinator::Impl {
     std::map<int, std::string> round_tokens;  ///< coordinator thread only
     std::thread thread;
 
+    std::string saved_state;  ///< what was last written under state_key (coordinator thread)
+
+    /// True when node `id` keeps its lease alive (etcd backend).
+    bool alive(const std::string& id) { return client->check({o.keys.alive(id)}); }
+
+    /// Takes over the state another coordinator left under state_key, if any.
+    void take_over() {
+        if (o.state_key.empty() || !client->check({o.state_key})) return;
+        std::string why;
+        auto text = o.auth.open(o.state_key, client->get(o.state_key, kIoTimeout), &why);
+        if (!text) {
+            o.logger->warn("rendezvous coordinator: ignoring the state at {} ({})", o.state_key,
+                           why);
+            return;
+        }
+        CoordinatorCore restored(o.policy);
+        std::string previous;
+        std::map<int, std::string> tokens;
+        try {
+            auto j = nlohmann::json::parse(*text);
+            previous = j.at("leader").get<std::string>();
+            restored.restore(j.at("core").get<std::string>(), Clock::now());
+            for (const auto& [round, token] : j.at("tokens").items())
+                tokens[std::stoi(round)] = token.get<std::string>();
+        } catch (const std::exception& e) {
+            o.logger->warn("rendezvous coordinator: ignoring a malformed state at {} ({})",
+                           o.state_key, e.what());
+            return;
+        }
+        std::vector<std::string> gone;
+        bool any_alive = false;
+        for (const auto& id : restored.known_nodes()) {
+            if (alive(id)) {
+                any_alive = true;
+            } else {
+                gone.push_back(id);
+            }
+        }
+        if (restored.finished() || !any_alive) {
+            o.logger->info(
+                "rendezvous: the state left under {} is of an earlier job (none of its "
+                "nodes lives{}); starting afresh",
+                o.state_key, restored.finished() ? ", or it finished" : "");
+            return;
+        }
+        {
+            std::lock_guard lock(mu);
+            core = std::move(restored);
+        }
+        round_tokens = std::move(tokens);
+        saved_state = *text;
+        if (previous != o.self_id)
+            o.logger->info("rendezvous coordinator taken over from {}", previous);
+        const auto now = Clock::now();
+        for (const auto& id : gone) {
+            run([&] { return core.on_gone(id, "its rendezvous lease expired", now); });
+        }
+    }
+
+    /// Writes the state for a coordinator that may take over, when it changed.
+    void save_state() {
+        if (o.state_key.empty()) return;
+        nlohmann::json tokens = nlohmann::json::object();
+        std::string core_state;
+        {
+            std::lock_guard lock(mu);
+            core_state = core.save();
+        }
+        // The running round's token, and the one before (its end may be read late).
+        for (auto it = round_tokens.rbegin(); it != round_tokens.rend() && tokens.size() < 2; ++it)
+            tokens[std::to_string(it->first)] = it->second;
+        auto text =
+            nlohmann::json{{"leader", o.self_id}, {"core", core_state}, {"tokens", tokens}}.dump();
+        if (text == saved_state) return;
+        client->set(o.state_key, o.auth.seal(o.state_key, text));
+        saved_state = std::move(text);
+    }
+
     void loop() {
         try {
             client->set(o.keys.clock(), "");  // exists: a GET of it answers the server's clock
-        } catch (const rdzv::StoreError&) {
+            take_over();
+        } catch (const rdzv::StoreError& e) {
             // the loop below says what is wrong with the store
+            if (!o.state_key.empty()) o.logger->warn("rendezvous coordinator: {}", e.what());
         }
         auto next_beat = Clock::now() + o.heartbeat;
         bool lost = false;  // since the last ConnectionLost, no call has succeeded
@@ -189,6 +270,10 @@ struct Coordinator::Impl {
                     if (o.on_report) o.on_report(std::move(*r));
                     continue;  // news for the store host's agent, not for the rounds
                 }
+                if (auto* j = std::get_if<JoinEvent>(&event);
+                    j && !o.state_key.empty() && !alive(j->node.id)) {
+                    continue;  // an agent whose lease expired (or an earlier job's)
+                }
                 events.push_back(std::move(event));
             } catch (const std::runtime_error& e) {
                 malformed.warn(std::string("rendezvous: ignoring a malformed event (") + e.what() +
@@ -239,6 +324,7 @@ struct Coordinator::Impl {
             commands = step();
         }
         for (const auto& c : commands) execute(c);
+        save_state();
         changed.notify_all();
     }
 

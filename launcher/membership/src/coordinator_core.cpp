@@ -120,6 +120,10 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
         finished_ = true;
         return;
     }
+    if (a.master_addr.empty()) {  // the workers' store moves with the round's group rank 0
+        a.master_addr = a.members.front().addr;
+        a.master_port = a.members.front().store_port;
+    }
     PublishRound publish{a, {}};
     for (const auto& j : admitted) publish.admitted.emplace_back(j.node.id, j.seq);
     out.push_back(std::move(publish));
@@ -300,6 +304,26 @@ std::string CoordinatorCore::absence_note(const std::string& id, SteadyTime now,
             " (" + last_end_->end.message + "): that failure likely followed the loss of " + host;
     }
     return note;
+}
+
+std::vector<CoordinatorCommand> CoordinatorCore::on_gone(const std::string& id,
+                                                         const std::string& why, SteadyTime now) {
+    std::vector<CoordinatorCommand> out;
+    std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == id; });
+    if (phase_ == Phase::Running && is_member(id) && !succeeded_.count(id)) {
+        const auto& m = running_.members[static_cast<std::size_t>(running_.group_rank_of(id))];
+        end_round(RoundEnd{.reason = EndReason::NodeLost,
+                           .host = m.hostname,
+                           .message = "node " + m.hostname + " is lost: " + why},
+                  now, out, m.id);
+    } else if (phase_ == Phase::Joining && expected_.erase(id) > 0) {
+        const auto g = running_.group_rank_of(id);
+        const std::string host =
+            g >= 0 ? running_.members[static_cast<std::size_t>(g)].hostname : id;
+        lost_notes_.push_back("node " + host + " is lost: " + why);
+        settle(now, out);
+    }
+    return out;
 }
 
 std::vector<CoordinatorCommand> CoordinatorCore::on_tick(SteadyTime now) {

@@ -75,7 +75,9 @@ struct RdzvSession::Impl {
         return o.settings.heartbeat * o.settings.keep_alive_max_attempt;
     }
 
-    std::string where() const { return format_endpoint(o.store.host, o.store.port); }
+    std::string where() const {
+        return o.store_name.empty() ? format_endpoint(o.store.host, o.store.port) : o.store_name;
+    }
 
     void beat_loop() {
         std::unique_lock lock(mu);
@@ -177,7 +179,9 @@ struct RdzvSession::Impl {
     NodePlacement join_round(int my_seq) {
         const auto start = Clock::now();
         join_client->add(o.keys.heartbeat(o.self.id), 1);
-        const std::string join = encode(RdzvEvent{JoinEvent{o.self, my_seq}});
+        NodeInfo self = o.self;
+        if (o.before_join) self.store_port = o.before_join();
+        const std::string join = encode(RdzvEvent{JoinEvent{std::move(self), my_seq}});
         join_client->queue_push(o.keys.events(), o.auth.seal(o.keys.events(), join));
         const std::string admit = o.keys.admit(o.self.id, my_seq);
         auto deadline = start + o.settings.join_timeout;

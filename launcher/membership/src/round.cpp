@@ -16,7 +16,8 @@ json node_json(const NodeInfo& n) {
                 {"nproc", n.nproc},
                 {"node_rank", n.node_rank},
                 {"store_host", n.is_store_host},
-                {"max_restarts", n.max_restarts}};
+                {"max_restarts", n.max_restarts},
+                {"store_port", n.store_port}};
 }
 
 json parse(const std::string& text, const char* what) {
@@ -48,6 +49,12 @@ NodeInfo node_from(const json& j) {
     n.max_restarts = field<int>(j, "max_restarts", "node");
     if (n.nproc < 1 || n.nproc > 4096)
         throw std::runtime_error("node record has nproc out of range");
+    if (j.contains("store_port")) {
+        const auto& port = j["store_port"];
+        if (!port.is_number_unsigned() || port.get<std::uint64_t>() > 65535)
+            throw std::runtime_error("node record has a malformed 'store_port'");
+        n.store_port = static_cast<std::uint16_t>(port.get<std::uint64_t>());
+    }
     return n;
 }
 

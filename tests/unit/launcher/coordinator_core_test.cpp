@@ -352,3 +352,89 @@ TEST_CASE(
     CHECK(gone->id == "c");
     CHECK(gone->message == kJobEnded);
 }
+
+TEST_CASE("coordinator: without a fixed master the round's group rank 0 hosts the workers' store",
+          "[launcher][coordinator][etcd]") {
+    auto p = policy(2, 2);
+    p.master_addr.clear();
+    p.master_port = 0;
+    CoordinatorCore c(p);
+    JoinEvent a{node("a"), 1};
+    a.node.addr = "10.0.0.1";
+    a.node.store_port = 41000;
+    a.node.node_rank = 1;
+    JoinEvent b{node("b"), 1};
+    b.node.addr = "10.0.0.2";
+    b.node.store_port = 42000;
+    c.on_event(a, t0);
+    auto round = find<PublishRound>(c.on_event(b, t0));
+    REQUIRE(round);
+    CHECK(round->assignment.members[0].id == "b");
+    CHECK(round->assignment.master_addr == "10.0.0.2");
+    CHECK(round->assignment.master_port == 42000);
+}
+
+TEST_CASE("coordinator: a coordinator restored from another's state carries on its round",
+          "[launcher][coordinator][etcd]") {
+    CoordinatorCore first(policy(2, 2, 1));
+    running_with_a_spare(first);
+    first.on_event(SucceededEvent{0, "b"}, t0 + 1s);
+    const auto state = first.save();
+
+    CoordinatorCore second(policy(2, 2, 1));
+    second.restore(state, t0 + 100s);
+    CHECK(second.spares() == first.spares());
+    CHECK(second.save() == state);
+    // Silence counts from the takeover: 2 s later nobody is lost, 4 s later a silent a is.
+    CHECK(second.on_beats({{"b", 7}}, t0 + 102s).empty());
+    auto end = find<EndRound>(second.on_beats({{"b", 8}}, t0 + 104s));
+    REQUIRE(end);
+    CHECK(end->round == 0);
+    CHECK(end->end.host == "host-a");
+}
+
+TEST_CASE("coordinator: the node whose lease expired is lost at once, and its spare takes over",
+          "[launcher][coordinator][etcd]") {
+    CoordinatorCore c(policy(2, 2, 1));
+    running_with_a_spare(c);
+    auto out = c.on_gone("a", "its rendezvous lease expired", t0 + 1s);
+    auto end = find<EndRound>(out);
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::NodeLost);
+    CHECK(end->end.message == "node host-a is lost: its rendezvous lease expired");
+    auto round = find<PublishRound>(join(c, "b", t0 + 2s, 2, 1));  // no last call: c is waiting
+    REQUIRE(round);
+    CHECK(round->assignment.members.size() == 2);
+    CHECK(round->assignment.restart_count == 1);
+    CHECK(c.on_gone("x", "unknown", t0 + 3s).empty());  // not a member: nothing to do
+}
+
+TEST_CASE("coordinator: a gone node is no longer waited for while a round forms",
+          "[launcher][coordinator][etcd]") {
+    CoordinatorCore c(policy(2, 3, 1));
+    join(c, "a", t0, 1, 1);
+    join(c, "b", t0, 1, 1);
+    join(c, "c", t0, 1, 1);
+    REQUIRE(find<EndRound>(c.on_event(
+        FailedEvent{0, "c", RoundEnd{.reason = EndReason::Failure, .message = "rank 5 failed"}},
+        t0 + 1s)));
+    join(c, "a", t0 + 2s, 2, 1);
+    join(c, "c", t0 + 2s, 2, 1);
+    auto round = find<PublishRound>(c.on_gone("b", "its rendezvous lease expired", t0 + 3s));
+    REQUIRE(round);  // a and c were all that was left to wait for
+    CHECK(round->assignment.members.size() == 2);
+    REQUIRE(round->assignment.notes.size() == 1);
+    CHECK(round->assignment.notes[0] == "node host-b is lost: its rendezvous lease expired");
+}
+
+TEST_CASE("coordinator: a malformed state is refused with a reason",
+          "[launcher][coordinator][etcd]") {
+    CoordinatorCore c(policy(1, 2));
+    CHECK_THROWS_WITH(c.restore("[]", t0), "malformed coordinator state");
+    CHECK_THROWS_WITH(c.restore(R"({"phase":"dancing"})", t0),
+                      "coordinator state has an unknown phase 'dancing'");
+    CoordinatorCore ok(policy(1, 2));
+    auto j = ok.save();
+    auto bad = j.replace(j.find("\"round\":0"), 9, "\"round\":1e30");
+    CHECK_THROWS_WITH(c.restore(bad, t0), "state lacks 'round'");
+}

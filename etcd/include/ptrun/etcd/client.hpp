@@ -62,9 +62,9 @@ struct Op {
     enum class Kind { Put, Delete, Range };
     Kind kind = Kind::Put;
     std::string key;
-    std::string value;      ///< Put
-    std::int64_t lease = 0; ///< Put: attach to this lease (0: none)
-    std::string range_end;  ///< Delete, Range: "" = the key alone
+    std::string value;       ///< Put
+    std::int64_t lease = 0;  ///< Put: attach to this lease (0: none)
+    std::string range_end;   ///< Delete, Range: "" = the key alone
 };
 
 struct TxnResult {

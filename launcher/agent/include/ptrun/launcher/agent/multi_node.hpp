@@ -18,7 +18,9 @@ class TcpStoreServer;
 namespace ptrun::launcher {
 
 class Coordinator;
+class EtcdLeadership;
 class RdzvSession;
+class RoundStore;
 
 struct MultiNode {
     std::unique_ptr<rdzv::TcpStoreServer> server;  ///< on the store host only
@@ -28,6 +30,10 @@ struct MultiNode {
     std::unique_ptr<NodeReportInbox> timelines;
     std::unique_ptr<NodeReportInbox> statuses;
     std::unique_ptr<RdzvSession> session;
+    /// etcd backend: the coordinator role (campaigned for by every node) and the workers' store
+    /// this node hosts for each round it joins.
+    std::unique_ptr<EtcdLeadership> leadership;
+    std::unique_ptr<RoundStore> round_store;
     NodeInfo self;
     StoreEndpoint workers_store;  ///< MASTER_ADDR/PORT every node's workers use
 
@@ -44,5 +50,12 @@ struct MultiNode {
 /// when it cannot be reached.
 MultiNode start_multi_node(const LaunchConfig& config, const std::string& random_id,
                            const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger);
+
+/// The etcd backend's part (start_multi_node with --rdzv-backend etcd-v2): no node hosts the
+/// rendezvous; every node campaigns for the coordinator role and hosts a workers' store per
+/// round. Throws RendezvousError naming every etcd endpoint when none answers within
+/// join_timeout.
+MultiNode start_etcd_multi_node(const LaunchConfig& config, const std::string& random_id,
+                                const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger);
 
 }  // namespace ptrun::launcher

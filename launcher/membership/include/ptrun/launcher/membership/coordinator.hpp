@@ -35,6 +35,14 @@ struct CoordinatorOptions {
     /// Opens the coordinator's one store connection; empty: a TCP client to `store` connecting
     /// within 10 s (and reconnecting within 10 s after a lost connection).
     StoreConnector connect;
+    /// Non-empty (etcd backend, where the coordinator role moves between nodes): the key under
+    /// which the coordinator keeps its state (CoordinatorCore::save, the round tokens and its
+    /// node's id; sealed), written after every change. A coordinator finding state there carries
+    /// on from it; its nodes whose keys.alive() is gone (their leases expired) are lost. A state
+    /// none of whose nodes lives, or of a finished job, is another job's under the same run id:
+    /// the coordinator starts afresh. Joins from nodes without an alive key are dropped.
+    std::string state_key;
+    std::string self_id;
 };
 
 class Coordinator final : public RoundHost {

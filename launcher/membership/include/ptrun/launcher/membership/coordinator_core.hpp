@@ -32,7 +32,9 @@ struct CoordinatorPolicy {
     std::chrono::milliseconds last_call{30'000};
     std::chrono::milliseconds lost_after{15'000};  ///< heartbeat x keep_alive_max_attempt
     std::chrono::milliseconds heartbeat{5'000};    ///< how often counters are read
-    std::string master_addr;                       ///< where workers find their store
+    /// Where workers find their store; empty: the store of the round's group rank 0 (its
+    /// NodeInfo addr and store_port), which each round may put elsewhere (etcd backend).
+    std::string master_addr;
     std::uint16_t master_port = 0;
 };
 
@@ -73,6 +75,11 @@ class CoordinatorCore {
     /// and says, in its assignment's notes, that they were lost.
     std::vector<CoordinatorCommand> on_beats(const std::map<std::string, std::int64_t>& counters,
                                              SteadyTime now);
+    /// Node `id` is known to be gone (its lease expired: the coordinator it ran is lost with it):
+    /// as a member of the running round, the round ends as after a silent one; while a round
+    /// forms, it is no longer waited for. `why` says how it was found.
+    std::vector<CoordinatorCommand> on_gone(const std::string& id, const std::string& why,
+                                            SteadyTime now);
     /// Time passed: closes a round whose last call is over.
     std::vector<CoordinatorCommand> on_tick(SteadyTime now);
 
@@ -87,6 +94,15 @@ class CoordinatorCore {
     /// True once a final RoundEnd was issued and every member other than `self` has left.
     bool drained(const std::string& self) const;
     bool finished() const { return finished_; }
+
+    /// Every node the state names: the running round's members and the joined or waiting ones.
+    std::vector<std::string> known_nodes() const;
+    /// What another coordinator needs to carry on where this one stopped (JSON; no times):
+    /// the phase, round, restart count, the running round, the joined and waiting nodes.
+    std::string save() const;
+    /// Takes over the state `save()` wrote, at `now`: every member's silence and a last call are
+    /// counted from `now`. Throws std::runtime_error on a malformed state (it came from etcd).
+    void restore(const std::string& text, SteadyTime now);
 
   private:
     enum class Phase { Joining, Running, Finished };

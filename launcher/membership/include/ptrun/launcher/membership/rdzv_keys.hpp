@@ -29,6 +29,12 @@ struct RdzvKeys {
     /// The store host's clock: a GET answers its CLOCK_MONOTONIC (TcpStoreServerOptions::
     /// clock_key); the coordinator sets it once so that the WAIT before a GET returns.
     std::string clock() const { return prefix + "clock"; }
+    /// etcd backend: the coordinator role's holder (its value the holder's id; bound to its lease).
+    std::string leader() const { return prefix + "leader"; }
+    /// etcd backend: the coordinator's state, for the next holder of the role.
+    std::string coordinator_state() const { return prefix + "coordinator"; }
+    /// etcd backend: exists while agent `id` keeps its lease alive.
+    std::string alive(const std::string& id) const { return prefix + "alive/" + id; }
     /// Node `id`'s heartbeat counter.
     std::string heartbeat(const std::string& id) const { return prefix + "hb/" + id; }
 };

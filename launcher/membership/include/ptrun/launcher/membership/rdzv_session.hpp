@@ -5,6 +5,7 @@
 /// its event loop), so a slow or unreachable store never blocks supervision.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -48,6 +49,11 @@ struct RdzvSessionOptions {
     /// Opens the session's three store connections (join, watch, heartbeat); empty: TCP clients
     /// to `store`, each connecting within join_timeout (store_connector.hpp).
     StoreConnector connect;
+    /// How messages name the store; empty: `store` as host:port.
+    std::string store_name;
+    /// Called on the join thread before each join: the port of the workers' store this node
+    /// hosts for the round it joins (NodeInfo::store_port); null: the self's store_port as given.
+    std::function<std::uint16_t()> before_join;
 };
 
 class RdzvSession final : public RoundMember {

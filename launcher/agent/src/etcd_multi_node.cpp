@@ -1,0 +1,152 @@
+// start_etcd_multi_node: the etcd backend's side of a multi-node job.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <unistd.h>
+
+#include "ptrun/etcd/etcd_store.hpp"
+#include "ptrun/launcher/agent/multi_node.hpp"
+#include "ptrun/launcher/membership/coordinator.hpp"
+#include "ptrun/launcher/membership/etcd_leadership.hpp"
+#include "ptrun/launcher/membership/rdzv_keys.hpp"
+#include "ptrun/launcher/membership/rdzv_session.hpp"
+#include "ptrun/launcher/membership/wait_progress.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/sys/route.hpp"
+#include "round_store.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+using std::chrono::milliseconds;
+
+/// The longest one exchange with one etcd member may take before the next member is tried.
+constexpr milliseconds kMemberTimeout{5'000};
+
+etcd::ClientOptions client_options(const LaunchConfig& c) {
+    etcd::ClientOptions o;
+    for (const auto& e : c.etcd.endpoints) o.endpoints.push_back(etcd::Endpoint{e.host, e.port});
+    o.https = c.etcd.https;
+    o.cacert = c.etcd.cacert;
+    o.cert = c.etcd.cert;
+    o.key = c.etcd.key;
+    o.io_timeout = std::min(c.rdzv.read_timeout, kMemberTimeout);
+    return o;
+}
+
+/// The lease's TTL in whole seconds: a node silent for heartbeat x keep_alive_max_attempt is
+/// lost, as with c10d; etcd grants no less than 2 s.
+std::int64_t lease_ttl(const LaunchConfig& c) {
+    const auto after = c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt;
+    return std::max<std::int64_t>(2, (after.count() + 999) / 1000);
+}
+
+std::string etcd_name(const etcd::ClientOptions& o) {
+    std::string text = "etcd ";
+    for (std::size_t i = 0; i < o.endpoints.size(); ++i) {
+        if (i) text += ", ";
+        text += format_endpoint(o.endpoints[i].host, o.endpoints[i].port);
+    }
+    return text;
+}
+
+/// Opens leases and the leadership, retrying while etcd does not answer (at most join_timeout).
+std::unique_ptr<EtcdLeadership> campaign(EtcdLeadershipOptions options, milliseconds within,
+                                         const std::string& name) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    for (bool said = false;; said = true) {
+        try {
+            return std::make_unique<EtcdLeadership>(options);
+        } catch (const rdzv::StoreError& e) {
+            if (std::chrono::steady_clock::now() + milliseconds(500) >= deadline) {
+                throw RendezvousError("cannot reach the rendezvous's " + name +
+                                      " within join_timeout: " + e.what());
+            }
+            if (!said) {
+                options.coordinator.logger->warn("{}; retrying until join_timeout", e.what());
+            }
+        }
+        std::this_thread::sleep_for(milliseconds(500));  // etcd may still be starting
+    }
+}
+
+}  // namespace
+
+MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random_id,
+                                const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger) {
+    MultiNode mn;
+    const auto client = client_options(c);
+    const auto name = etcd_name(client);
+    const auto& first = c.etcd.endpoints.front();
+    mn.self.id = c.hostname + ":" + std::to_string(::getpid()) + ":" + random_id;
+    mn.self.hostname = c.hostname;
+    mn.self.addr =
+        !c.local_addr.empty() ? c.local_addr : sys::route_source_address(first.host, first.port);
+    mn.self.nproc = c.nproc_per_node;
+    mn.self.node_rank = c.node_rank_given ? c.node_rank : -1;
+    mn.self.max_restarts = c.max_restarts;
+    mn.round_store = std::make_unique<RoundStore>(mn.self.addr, logger);
+
+    const auto keys = rdzv_keys(c.run_id);
+    EtcdLeadershipOptions lo;
+    lo.client = client;
+    lo.self_id = mn.self.id;
+    lo.lease_ttl_s = lease_ttl(c);
+    auto& co = lo.coordinator;
+    co.keys = keys;
+    co.policy.min_nodes = c.nnodes.min;
+    co.policy.max_nodes = c.nnodes.max;
+    co.policy.max_restarts = c.max_restarts;
+    co.policy.last_call = c.rdzv.last_call_timeout;
+    co.policy.lost_after = c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt;
+    co.policy.heartbeat = c.rdzv.heartbeat;
+    // master_addr left empty: each round's group rank 0 hosts its workers' store.
+    co.heartbeat = c.rdzv.heartbeat;
+    co.auth = auth;
+    co.logger = logger;
+    mn.timelines = std::make_unique<NodeReportInbox>();
+    mn.statuses = std::make_unique<NodeReportInbox>();
+    co.on_report = [timelines = mn.timelines.get(), statuses = mn.statuses.get()](NodeReport r) {
+        auto* inbox = r.kind == ReportKind::Timeline ? timelines : statuses;
+        inbox->put(r.id, r.round, std::move(r.text));
+    };
+    mn.leadership = campaign(std::move(lo), c.rdzv.join_timeout, name);
+
+    RdzvSessionOptions so;
+    so.store = HostPort{first.host, first.port};
+    so.store_name = name;
+    so.keys = keys;
+    so.self = mn.self;
+    so.nnodes = c.nnodes;
+    so.settings = c.rdzv;
+    so.auth = auth;
+    so.logger = logger;
+    so.connect = [client](milliseconds io_timeout) {
+        etcd::EtcdStoreOptions eo;
+        eo.client = client;
+        eo.client.io_timeout = std::min(eo.client.io_timeout, io_timeout);
+        return std::unique_ptr<rdzv::Store>(std::make_unique<etcd::EtcdStore>(std::move(eo)));
+    };
+    so.before_join = [store = mn.round_store.get()] { return store->renew(); };
+    auto progress = std::make_shared<WaitProgress>(c, logger);
+    so.on_waiting = [progress](const JoinProgress& p) { progress->update(p); };
+    so.progress_every = progress->interval();
+    try {
+        mn.session = std::make_unique<RdzvSession>(std::move(so));
+    } catch (const rdzv::StoreError& e) {
+        throw RendezvousError("cannot reach the rendezvous's " + name +
+                              " within join_timeout: " + e.what());
+    }
+    mn.workers_store = StoreEndpoint{"", 0, true, {}, [store = mn.round_store.get()] {
+                                         return store->stats();
+                                     }};
+    logger->info("rendezvous through {} (lease {} s): each round's group rank 0 hosts its "
+                 "workers' store",
+                 name, lease_ttl(c));
+    return mn;
+}
+
+}  // namespace ptrun::launcher

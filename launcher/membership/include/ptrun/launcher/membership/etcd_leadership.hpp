@@ -1,0 +1,52 @@
+#pragma once
+/// The etcd backend's coordinator role: every agent campaigns for it under a lease of its own
+/// (etcd's leader election: the leader key exists while its holder keeps the lease alive); the
+/// holder runs the Coordinator on a store fenced by that key, and another agent takes over
+/// within the lease's TTL when the holder dies, carrying on from the state it left in etcd.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ptrun/etcd/client.hpp"
+#include "ptrun/launcher/membership/coordinator.hpp"
+#include "ptrun/launcher/membership/membership.hpp"
+
+namespace ptrun::launcher {
+
+struct EtcdLeadershipOptions {
+    etcd::ClientOptions client;
+    std::string self_id;
+    std::int64_t lease_ttl_s = 15;
+    /// What the coordinator runs with while this node leads; its connect, state_key and self_id
+    /// are set here.
+    CoordinatorOptions coordinator;
+};
+
+class EtcdLeadership final : public RoundHost {
+  public:
+    /// Grants this agent's lease and starts campaigning. Throws rdzv::StoreError when etcd
+    /// cannot be reached.
+    explicit EtcdLeadership(EtcdLeadershipOptions options);
+    /// Stops coordinating and revokes the lease: another agent takes over at once.
+    ~EtcdLeadership() override;
+    EtcdLeadership(const EtcdLeadership&) = delete;
+    EtcdLeadership& operator=(const EtcdLeadership&) = delete;
+
+    /// While this node coordinates: until the job has ended and every other member has left (at
+    /// most `timeout`), so that no member waits a lease's TTL for a new coordinator at the end.
+    /// Otherwise true at once.
+    bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) override;
+    /// The spares, while this node coordinates.
+    std::vector<std::string> spare_hosts() const override;
+    /// True while this node holds the coordinator role.
+    bool leads() const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ptrun::launcher

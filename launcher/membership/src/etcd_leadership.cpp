@@ -1,0 +1,201 @@
+#include "ptrun/launcher/membership/etcd_leadership.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "ptrun/etcd/errors.hpp"
+#include "ptrun/etcd/etcd_store.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+/// After a failed exchange with etcd, the pause before the next try.
+constexpr milliseconds kRetryPause{500};
+
+}  // namespace
+
+struct EtcdLeadership::Impl {
+    explicit Impl(EtcdLeadershipOptions options) : o(std::move(options)), client(o.client) {
+        lease = client.lease_grant(o.lease_ttl_s);
+        client.put(keys().alive(o.self_id), o.self_id, lease);
+        thread = std::thread([this] { loop(); });
+    }
+
+    ~Impl() {
+        {
+            std::lock_guard lock(mu);
+            stopping = true;
+        }
+        wake.notify_all();
+        client.interrupt();
+        thread.join();
+        step_down();
+        try {
+            etcd::Client last(o.client);  // the loop's client is interrupted
+            last.lease_revoke(lease);     // the leader and alive keys go at once
+        } catch (const rdzv::StoreError&) {
+            // the lease expires by itself within its TTL
+        }
+    }
+
+    EtcdLeadershipOptions o;
+    etcd::Client client;
+    std::int64_t lease = 0;
+    mutable std::mutex mu;  ///< guards coordinator, stopping
+    std::condition_variable wake;
+    bool stopping = false;
+    std::shared_ptr<Coordinator> coordinator;  ///< while this node leads
+    std::thread thread;
+
+    const RdzvKeys& keys() const { return o.coordinator.keys; }
+    milliseconds renew_every() const { return milliseconds(o.lease_ttl_s * 1000 / 3); }
+
+    void loop() {
+        auto next_renewal = Clock::now() + renew_every();
+        std::string last_error;
+        while (true) {
+            {
+                std::unique_lock lock(mu);
+                if (stopping) return;
+            }
+            try {
+                if (Clock::now() >= next_renewal) {
+                    renew();
+                    next_renewal = Clock::now() + renew_every();
+                }
+                const auto left =
+                    std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(
+                                                  next_renewal - Clock::now()));
+                if (leads()) {
+                    std::unique_lock lock(mu);
+                    wake.wait_for(lock, left, [this] { return stopping; });
+                } else {
+                    campaign(left);
+                }
+                if (!last_error.empty()) o.coordinator.logger->info("etcd answers again");
+                last_error.clear();
+            } catch (const rdzv::StoreError& e) {
+                if (e.what() != last_error) {
+                    o.coordinator.logger->warn("rendezvous leadership: {}", e.what());
+                    last_error = e.what();
+                }
+                std::unique_lock lock(mu);
+                wake.wait_for(lock, kRetryPause, [this] { return stopping; });
+            }
+        }
+    }
+
+    /// Keeps the lease alive; a lease that expired (etcd did not hear from this node for its TTL)
+    /// ends this node's coordinating, and a new one is granted.
+    void renew() {
+        if (client.lease_keepalive(lease) > 0) return;
+        if (leads()) {
+            o.coordinator.logger->warn(
+                "rendezvous: this node's etcd lease expired; it no longer coordinates");
+        }
+        step_down();
+        lease = client.lease_grant(o.lease_ttl_s);
+        client.put(keys().alive(o.self_id), o.self_id, lease);
+    }
+
+    /// Takes the role if nobody holds it, else waits (at most `left`) for its holder to go.
+    void campaign(milliseconds left) {
+        const auto key = keys().leader();
+        etcd::Compare vacant{.key = key, .target = etcd::Compare::Target::Create, .number = 0};
+        etcd::Op take{.kind = etcd::Op::Kind::Put, .key = key, .value = o.self_id, .lease = lease};
+        etcd::Op read{.kind = etcd::Op::Kind::Range, .key = key};
+        auto result = client.txn({vacant}, {take}, {read});
+        if (result.succeeded) {
+            lead(etcd::Fence{key, result.revision});
+            return;
+        }
+        std::int64_t after = result.revision + 1;
+        if (!result.ranges.empty() && !result.ranges[0].empty()) {
+            const auto& holder = result.ranges[0][0];
+            if (holder.value == o.self_id && holder.lease == lease) {
+                lead(etcd::Fence{key, holder.create_revision});  // this node's, from before
+                return;
+            }
+        }
+        for (const auto& e : client.watch(key, "", after, left)) {
+            if (e.type == etcd::WatchEvent::Type::Delete) return;  // campaign again at once
+        }
+    }
+
+    void lead(etcd::Fence fence) {
+        auto co = o.coordinator;
+        co.state_key = keys().coordinator_state();
+        co.self_id = o.self_id;
+        auto client_options = o.client;
+        co.connect = [client_options, fence](milliseconds io_timeout) {
+            etcd::EtcdStoreOptions so;
+            so.client = client_options;
+            so.client.io_timeout = std::min(so.client.io_timeout, io_timeout);
+            so.fence = fence;
+            return std::unique_ptr<rdzv::Store>(std::make_unique<etcd::EtcdStore>(std::move(so)));
+        };
+        o.coordinator.logger->info("this node now coordinates the rendezvous (etcd lease {:x})",
+                                   lease);
+        auto started = std::make_shared<Coordinator>(std::move(co));
+        std::lock_guard lock(mu);
+        coordinator = std::move(started);
+    }
+
+    void step_down() {
+        std::shared_ptr<Coordinator> old;
+        {
+            std::lock_guard lock(mu);
+            old = std::move(coordinator);
+        }
+        old.reset();  // joins its thread outside the lock
+    }
+
+    bool leads() const {
+        std::lock_guard lock(mu);
+        return coordinator != nullptr;
+    }
+};
+
+EtcdLeadership::EtcdLeadership(EtcdLeadershipOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+EtcdLeadership::~EtcdLeadership() = default;
+
+bool EtcdLeadership::leads() const { return impl_->leads(); }
+
+bool EtcdLeadership::wait_drained(const std::string& self, std::chrono::milliseconds timeout) {
+    std::shared_ptr<Coordinator> c;
+    {
+        std::lock_guard lock(impl_->mu);
+        c = impl_->coordinator;
+    }
+    if (!c) return true;
+    if (!c->wait_drained(self, timeout)) return false;
+    c.reset();
+    impl_->step_down();
+    // The job is over and its nodes have left: its keys go, so that a later job under the same
+    // run id starts afresh.
+    const auto& prefix = impl_->keys().prefix;
+    try {
+        impl_->client.delete_range(prefix, etcd::prefix_end(prefix));
+    } catch (const rdzv::StoreError& e) {
+        impl_->o.coordinator.logger->warn("could not remove the job's keys from etcd: {}",
+                                          e.what());
+    }
+    return true;
+}
+
+std::vector<std::string> EtcdLeadership::spare_hosts() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->coordinator ? impl_->coordinator->spare_hosts() : std::vector<std::string>{};
+}
+
+}  // namespace ptrun::launcher
