@@ -65,6 +65,8 @@ struct Op {
     std::string value;       ///< Put
     std::int64_t lease = 0;  ///< Put: attach to this lease (0: none)
     std::string range_end;   ///< Delete, Range: "" = the key alone
+    std::int64_t limit = 0;  ///< Range: at most this many keys (0: all)
+    bool keys_only = false;  ///< Range: leave the values out (KeyValue::value is "")
 };
 
 struct TxnResult {

@@ -1,0 +1,165 @@
+// EtcdStore's queues: queue K's items are the keys <root>K/q/<32 hex digits>, popped in creation
+// order; and the listing of the store's keys, which leaves the items out.
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "ptrun/etcd/etcd_store.hpp"
+#include "store_impl.hpp"
+
+namespace ptrun::etcd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kQueueMark = "/q/";
+constexpr std::size_t kSuffixDigits = 32;
+/// Items popped by one transaction: one compare each, and etcd allows kMaxTxnOps compares
+/// (less the fence's).
+constexpr std::size_t kMaxPop = kMaxTxnOps - 1;
+
+std::string hex16(std::uint64_t v) {
+    char out[17];
+    std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(v));
+    return out;
+}
+
+}  // namespace
+
+std::string random_tag() {
+    std::random_device device;
+    const std::uint64_t v = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+    return hex16(v);
+}
+
+std::string EtcdStore::Impl::item_suffix() { return store_tag + hex16(pushed.fetch_add(1)); }
+
+bool EtcdStore::Impl::is_item_of(std::string_view prefix, std::string_view key) {
+    return key.size() == prefix.size() + kSuffixDigits && key.substr(0, prefix.size()) == prefix &&
+           is_queue_item(key.substr(key.size() - kSuffixDigits - kQueueMark.size()));
+}
+
+bool EtcdStore::Impl::is_queue_item(std::string_view key) {
+    if (key.size() < kQueueMark.size() + kSuffixDigits) return false;
+    const auto suffix = key.substr(key.size() - kSuffixDigits);
+    const auto mark = key.substr(key.size() - kSuffixDigits - kQueueMark.size(), kQueueMark.size());
+    return mark == kQueueMark && std::all_of(suffix.begin(), suffix.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+std::vector<std::string> EtcdStore::Impl::keys() {
+    Op all;
+    all.kind = Op::Kind::Range;
+    all.key = options.root;
+    all.range_end = prefix_end(options.root);
+    all.keys_only = true;
+    auto r = client.txn({}, {all});
+    std::vector<std::string> out;
+    if (r.ranges.empty()) return out;
+    for (auto& kv : r.ranges.front()) {
+        auto key = kv.key.substr(std::min(kv.key.size(), options.root.size()));
+        if (!is_queue_item(key)) out.push_back(std::move(key));
+    }
+    return out;
+}
+
+std::vector<std::string> EtcdStore::Impl::pop(std::string_view operation, std::string_view key,
+                                              std::size_t max, rdzv::Duration timeout) {
+    const std::size_t want = std::clamp<std::size_t>(max, 1, kMaxPop);
+    const auto prefix = queue_prefix(key);
+    const auto end = prefix_end(prefix);
+    const auto start = Clock::now();
+    const auto deadline = start + timeout;
+    auto items_of = [&](std::vector<KeyValue> kvs) {
+        std::vector<KeyValue> out;
+        for (auto& kv : kvs) {
+            if (out.size() < want && is_item_of(prefix, kv.key)) {
+                out.push_back(std::move(kv));
+            }
+        }
+        return out;
+    };
+    for (;;) {
+        auto r = client.range(prefix, end, static_cast<std::int64_t>(want), /*by_creation=*/true);
+        auto items = items_of(r.kvs);
+        if (items.size() < r.kvs.size() && static_cast<std::int64_t>(r.kvs.size()) < r.count) {
+            // Keys of nested queues took some of the places: read them all.
+            r = client.range(prefix, end, 0, /*by_creation=*/true);
+            items = items_of(std::move(r.kvs));
+        }
+        if (items.empty()) {
+            const auto left = std::chrono::duration_cast<rdzv::Duration>(deadline - Clock::now());
+            if (left.count() <= 0) {
+                throw rdzv::StoreTimeout(
+                    operation, {std::string(key)},
+                    std::chrono::duration_cast<rdzv::Duration>(Clock::now() - start));
+            }
+            client.watch(prefix, end, r.revision + 1, left);
+            continue;
+        }
+        std::vector<Compare> compares;
+        std::vector<Op> deletes;
+        for (const auto& item : items) {
+            Compare c;
+            c.key = item.key;
+            c.target = Compare::Target::Mod;
+            c.number = item.mod_revision;
+            compares.push_back(std::move(c));
+            Op del;
+            del.kind = Op::Kind::Delete;
+            del.key = item.key;
+            deletes.push_back(std::move(del));
+        }
+        if (fenced(operation, std::move(compares), std::move(deletes)).succeeded) {
+            std::vector<std::string> out;
+            out.reserve(items.size());
+            for (auto& item : items) out.push_back(std::move(item.value));
+            return out;
+        }
+        // Another consumer took some of them first: try again while there is time.
+        if (Clock::now() >= deadline) return {};
+    }
+}
+
+void EtcdStore::queue_push(std::string_view key, std::string_view value) {
+    const auto item = impl_->queue_prefix(key) + impl_->item_suffix();
+    if (!impl_->options.fence) {
+        impl_->client.put(item, std::string(value));
+        return;
+    }
+    Op put;
+    put.kind = Op::Kind::Put;
+    put.key = item;
+    put.value = std::string(value);
+    impl_->fenced("queue_push", {}, {std::move(put)});
+}
+
+std::string EtcdStore::queue_pop(std::string_view key, rdzv::Duration timeout) {
+    const auto start = Clock::now();
+    auto items = impl_->pop("queue_pop", key, 1, timeout);
+    if (items.empty()) {  // lost every race for an item until the deadline
+        throw rdzv::StoreTimeout("queue_pop", {std::string(key)},
+                                 std::chrono::duration_cast<rdzv::Duration>(Clock::now() - start));
+    }
+    return std::move(items.front());
+}
+
+std::vector<std::string> EtcdStore::queue_pop_batch(std::string_view key, std::size_t max,
+                                                    rdzv::Duration timeout) {
+    return impl_->pop("queue_pop_batch", key, max, timeout);
+}
+
+std::int64_t EtcdStore::queue_len(std::string_view key) {
+    Op items;
+    items.kind = Op::Kind::Range;
+    items.key = impl_->queue_prefix(key);
+    items.range_end = prefix_end(items.key);
+    items.keys_only = true;
+    auto r = impl_->client.txn({}, {items});
+    if (r.ranges.empty()) return 0;
+    return std::count_if(r.ranges.front().begin(), r.ranges.front().end(),
+                         [&](const KeyValue& kv) { return Impl::is_item_of(items.key, kv.key); });
+}
+
+}  // namespace ptrun::etcd

@@ -1,0 +1,306 @@
+#include "ptrun/etcd/etcd_store.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "store_impl.hpp"
+
+namespace ptrun::etcd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Keys = std::vector<std::string>;
+
+rdzv::Duration since(Clock::time_point start) {
+    return std::chrono::duration_cast<rdzv::Duration>(Clock::now() - start);
+}
+
+Op put_op(std::string key, std::string value) {
+    Op op;
+    op.kind = Op::Kind::Put;
+    op.key = std::move(key);
+    op.value = std::move(value);
+    return op;
+}
+
+Op range_op(std::string key, std::string range_end = "", std::int64_t limit = 0,
+            bool keys_only = false) {
+    Op op;
+    op.kind = Op::Kind::Range;
+    op.key = std::move(key);
+    op.range_end = std::move(range_end);
+    op.limit = limit;
+    op.keys_only = keys_only;
+    return op;
+}
+
+Compare compare(std::string key, Compare::Target target, std::int64_t number) {
+    Compare c;
+    c.key = std::move(key);
+    c.target = target;
+    c.result = Compare::Result::Equal;
+    c.number = number;
+    return c;
+}
+
+/// The key `kv` is unchanged since it was read (or still absent when it was absent).
+Compare unchanged(const std::string& key, const std::optional<KeyValue>& kv) {
+    return kv ? compare(key, Compare::Target::Mod, kv->mod_revision)
+              : compare(key, Compare::Target::Version, 0);
+}
+
+std::optional<KeyValue> first(const std::vector<KeyValue>& kvs) {
+    if (kvs.empty()) return std::nullopt;
+    return kvs.front();
+}
+
+/// The counter text as rdzv's stores read it (strtoll-like: blanks, a sign, digits, the rest
+/// ignored); StoreError naming the key otherwise.
+std::int64_t counter_of(std::string_view key, std::string_view text) {
+    std::size_t i = 0;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i < text.size() && text[i] == '+') ++i;
+    std::int64_t value = 0;
+    const char* begin = text.data() + i;
+    const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec != std::errc{} || end == begin) {
+        throw rdzv::StoreError("add: value of key " + rdzv::describe_keys({std::string(key)}) +
+                               " is not a decimal integer");
+    }
+    return value;
+}
+
+}  // namespace
+
+// ---- shared steps -----------------------------------------------------------------------------
+
+EtcdStore::Impl::Impl(EtcdStoreOptions o) : options(std::move(o)), client(options.client) {
+    if (options.root.empty()) {
+        throw rdzv::StoreError(
+            "EtcdStore: the root prefix is empty (expected e.g. /ptrun/<run id>)");
+    }
+    if (options.fence && options.fence->key.empty()) {
+        throw rdzv::StoreError("EtcdStore: the fence key is empty");
+    }
+    store_tag = random_tag();
+}
+
+TxnResult EtcdStore::Impl::fenced(std::string_view operation, std::vector<Compare> compares,
+                                  std::vector<Op> success, std::vector<Op> failure) {
+    if (!options.fence) return client.txn(compares, success, failure);
+    const auto& fence = *options.fence;
+    compares.push_back(compare(fence.key, Compare::Target::Create, fence.create_revision));
+    failure.push_back(range_op(fence.key, "", 0, /*keys_only=*/true));
+    auto result = client.txn(compares, success, failure);
+    if (result.succeeded || result.ranges.empty()) return result;
+    const auto& now = result.ranges.back();
+    if (now.empty() || now.front().create_revision != fence.create_revision) {
+        throw FenceLost(
+            std::string(operation) + ": this node no longer leads: fence key " +
+            rdzv::describe_keys({fence.key}) +
+            (now.empty()
+                 ? " is gone"
+                 : " was re-created at revision " + std::to_string(now.front().create_revision)) +
+            " (expected create revision " + std::to_string(fence.create_revision) + ")");
+    }
+    result.ranges.pop_back();
+    return result;
+}
+
+bool EtcdStore::Impl::Presence::all() const {
+    return std::all_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });
+}
+
+EtcdStore::Impl::Presence EtcdStore::Impl::read(const Keys& keys) {
+    Presence out;
+    out.values.resize(keys.size());
+    constexpr std::size_t kPerTxn = kMaxTxnOps / 2;  // a key's value and its queue's first item
+    for (std::size_t begin = 0; begin < keys.size(); begin += kPerTxn) {
+        const std::size_t end = std::min(keys.size(), begin + kPerTxn);
+        std::vector<Op> ops;
+        for (std::size_t i = begin; i < end; ++i) {
+            ops.push_back(range_op(full(keys[i])));
+            const auto q = queue_prefix(keys[i]);
+            ops.push_back(range_op(q, prefix_end(q), 1, /*keys_only=*/true));
+        }
+        const auto r = client.txn({}, ops);
+        if (r.ranges.size() != ops.size()) {
+            throw rdzv::StoreError("etcd answered " + std::to_string(r.ranges.size()) +
+                                   " reads to a txn of " + std::to_string(ops.size()));
+        }
+        out.revision = out.revision == 0 ? r.revision : std::min(out.revision, r.revision);
+        for (std::size_t i = begin; i < end; ++i) {
+            const auto& value = r.ranges[2 * (i - begin)];
+            const auto& queue = r.ranges[2 * (i - begin) + 1];
+            if (!value.empty()) {
+                out.values[i] = value.front().value;
+            } else if (std::any_of(queue.begin(), queue.end(), [&](const KeyValue& kv) {
+                           return is_item_of(queue_prefix(keys[i]), kv.key);
+                       })) {
+                out.values[i] = std::string();
+            }
+        }
+    }
+    return out;
+}
+
+EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, const Keys& keys,
+                                                rdzv::Duration timeout) {
+    const auto start = Clock::now();
+    for (;;) {
+        auto presence = read(keys);
+        if (presence.all()) return presence;
+        const auto left =
+            std::chrono::duration_cast<rdzv::Duration>(start + timeout - Clock::now());
+        if (left.count() <= 0) throw rdzv::StoreTimeout(operation, keys, since(start));
+        // One watch over the span of the missing keys (and their queues); any event there means
+        // read again. Events after the read are not missed: the watch starts right after it.
+        std::string low, high;
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            if (presence.values[i]) continue;
+            const auto k = full(keys[i]);
+            const auto end = prefix_end(k);
+            if (low.empty() || k < low) low = k;
+            if (high != std::string(1, '\0') && (end == std::string(1, '\0') || end > high)) {
+                high = end;
+            }
+        }
+        client.watch(low, high, presence.revision + 1, left);
+    }
+}
+
+// ---- EtcdStore --------------------------------------------------------------------------------
+
+EtcdStore::EtcdStore(EtcdStoreOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+EtcdStore::~EtcdStore() = default;
+
+Client& EtcdStore::client() { return impl_->client; }
+
+void EtcdStore::interrupt() noexcept { impl_->client.interrupt(); }
+
+void EtcdStore::set(std::string_view key, std::string_view value) {
+    if (!impl_->options.fence) {
+        impl_->client.put(impl_->full(key), std::string(value));
+        return;
+    }
+    impl_->fenced("set", {}, {put_op(impl_->full(key), std::string(value))});
+}
+
+std::string EtcdStore::get(std::string_view key, rdzv::Duration timeout) {
+    return std::move(*impl_->wait("get", {std::string(key)}, timeout).values.front());
+}
+
+std::int64_t EtcdStore::add(std::string_view key, std::int64_t delta) {
+    const auto k = impl_->full(key);
+    auto current = first(impl_->client.range(k).kvs);
+    for (;;) {
+        const std::int64_t before = current ? counter_of(key, current->value) : 0;
+        std::int64_t after = 0;
+        if (__builtin_add_overflow(before, delta, &after)) {
+            throw rdzv::StoreError("add: counter at key " +
+                                   rdzv::describe_keys({std::string(key)}) + " would overflow");
+        }
+        auto r = impl_->fenced("add", {unchanged(k, current)}, {put_op(k, std::to_string(after))},
+                               {range_op(k)});
+        if (r.succeeded) return after;
+        current = first(r.ranges.front());  // another writer won: try again on what it wrote
+    }
+}
+
+std::string EtcdStore::compare_set(std::string_view key, std::string_view expected,
+                                   std::string_view desired) {
+    const auto k = impl_->full(key);
+    std::optional<KeyValue> current;  // what the last failed attempt read; nullopt: absent
+    bool read = false;
+    for (;;) {
+        Compare c;
+        if (!read) {
+            // First try: the expected value itself (an empty one also matches an absent key).
+            c = expected.empty() ? compare(k, Compare::Target::Version, 0) : Compare{};
+            if (!expected.empty()) {
+                c.key = k;
+                c.target = Compare::Target::Value;
+                c.value = std::string(expected);
+            }
+        } else {
+            if (!current) {
+                if (!expected.empty()) return std::string(expected);
+            } else if (current->value != expected) {
+                return current->value;
+            }
+            c = unchanged(k, current);
+        }
+        auto r =
+            impl_->fenced("compare_set", {c}, {put_op(k, std::string(desired))}, {range_op(k)});
+        if (r.succeeded) return std::string(desired);
+        current = first(r.ranges.front());
+        read = true;
+    }
+}
+
+bool EtcdStore::check(const std::vector<std::string>& keys) {
+    if (keys.empty()) return true;
+    return impl_->read(keys).all();
+}
+
+void EtcdStore::wait(const std::vector<std::string>& keys, rdzv::Duration timeout) {
+    if (keys.empty()) return;
+    impl_->wait("wait", keys, timeout);
+}
+
+bool EtcdStore::delete_key(std::string_view key) {
+    const auto k = impl_->full(key);
+    if (!impl_->options.fence) return impl_->client.delete_range(k) > 0;
+    Op del;
+    del.kind = Op::Kind::Delete;
+    del.key = k;
+    auto r = impl_->fenced("delete_key", {}, {range_op(k, "", 0, true), del});
+    return !r.ranges.front().empty();
+}
+
+std::int64_t EtcdStore::num_keys() { return static_cast<std::int64_t>(impl_->keys().size()); }
+
+std::vector<std::string> EtcdStore::list_keys() { return impl_->keys(); }
+
+void EtcdStore::append(std::string_view key, std::string_view value) {
+    const auto k = impl_->full(key);
+    auto current = first(impl_->client.range(k).kvs);
+    for (;;) {
+        std::string after = current ? current->value : std::string();
+        after.append(value);
+        auto r = impl_->fenced("append", {unchanged(k, current)}, {put_op(k, std::move(after))},
+                               {range_op(k)});
+        if (r.succeeded) return;
+        current = first(r.ranges.front());
+    }
+}
+
+std::vector<std::string> EtcdStore::multi_get(const std::vector<std::string>& keys,
+                                              rdzv::Duration timeout) {
+    if (keys.empty()) return {};
+    auto presence = impl_->wait("multi_get", keys, timeout);
+    std::vector<std::string> out;
+    out.reserve(keys.size());
+    for (auto& v : presence.values) out.push_back(std::move(*v));
+    return out;
+}
+
+void EtcdStore::multi_set(const std::vector<std::string>& keys,
+                          const std::vector<std::string>& values) {
+    if (keys.size() != values.size()) {
+        throw rdzv::StoreError("multi_set: " + std::to_string(keys.size()) + " keys but " +
+                               std::to_string(values.size()) + " values");
+    }
+    // One transaction per kMaxTxnOps keys: atomic within a chunk, not across chunks.
+    for (std::size_t begin = 0; begin < keys.size(); begin += kMaxTxnOps) {
+        std::vector<Op> puts;
+        for (std::size_t i = begin; i < std::min(keys.size(), begin + kMaxTxnOps); ++i) {
+            puts.push_back(put_op(impl_->full(keys[i]), values[i]));
+        }
+        impl_->fenced("multi_set", {}, std::move(puts));
+    }
+}
+
+}  // namespace ptrun::etcd
