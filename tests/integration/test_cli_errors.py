@@ -25,7 +25,7 @@ class CliErrors(PtrunTestCase):
         self.assert_rejected(["--nnodes", "x", *self.dump()], "--nnodes 'x'", "N or MIN:MAX")
         self.assert_rejected(["--nproc-per-node", "0", *self.dump()], "'0'", "positive integer")
         self.assert_rejected(["--nproc_per_node", "gpu", *self.dump()], "no GPU", env={"CUDA_VISIBLE_DEVICES": ""})
-        self.assert_rejected(["--rdzv-backend", "zookeeper", *self.dump()], "'zookeeper'", "c10d or static")
+        self.assert_rejected(["--rdzv-backend", "zookeeper", *self.dump()], "'zookeeper'", "static, c10d or etcd-v2")
         self.assert_rejected(["--rdzv-conf", "join_timeout", *self.dump()], "'join_timeout'", "KEY=VALUE")
         self.assert_rejected(["--max-restarts", "-1", *self.dump()], "--max-restarts '-1'")
         self.assert_rejected(["--redirects", "7", *self.dump()], "--redirects '7'")
@@ -78,7 +78,6 @@ class CliErrors(PtrunTestCase):
         self.assert_rejected(["--node-rank", "1", *self.dump()], "single-node")
         self.assert_rejected(["--nnodes", "2", "--rdzv-endpoint", "h", "--rdzv-conf", "heartbeat=x", *self.dump()],
                              "heartbeat=x")
-        self.assert_rejected(["--rdzv-backend", "etcd", *self.dump()], "not supported")
 
     def test_help_and_version(self):
         res = run_ptrun(["--help"])

@@ -78,7 +78,6 @@ TEST_CASE("resolve: inconsistent multi-node options are refused naming the value
     CHECK_THROWS_WITH(config_for({"--rdzv-conf", "join_timeout=-1"}),
                       Catch::Contains("join_timeout=-1"));
     CHECK_THROWS_WITH(config_for({"--rdzv-conf", "bogus=1"}), Catch::Contains("'bogus'"));
-    CHECK_THROWS_AS(config_for({"--rdzv-backend", "etcd"}), NotSupportedError);
     CHECK_THROWS_WITH(config_for({"--standalone", "--nnodes", "2"}),
                       Catch::Contains("single node"));
 }
