@@ -304,3 +304,19 @@ TEST_CASE("slurm defaults: etcd-v2 takes the topology from SLURM and the members
         infer(cols::column_E(), {"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1"}),
         Catch::Contains("--rdzv-backend 'etcd-v2': one-task-per-rank mode"));
 }
+
+TEST_CASE("explain: etcd-v2 lists the members and elects the coordinator",
+          "[launcher][slurm][explain][etcd]") {
+    auto text = explain_of(infer({}, {"--rdzv-backend", "etcd", "--rdzv-endpoint",
+                                      "https://e1,e2:2380", "--nnodes", "1:2"}));
+    CHECK_THAT(text, Catch::Contains("rdzv backend      etcd-v2  "));
+    CHECK_THAT(text, Catch::Contains("etcd              e1:2379, e2:2380 (https)  "));
+    CHECK_THAT(text, Catch::Contains("(flag --rdzv-endpoint)\n"));
+    CHECK_THAT(text, Catch::Contains("assigned at rendezvous"));
+    CHECK_THAT(text, Catch::Contains("store             none: the coordinator is elected among "
+                                     "the agents (no node hosts the store)"));
+    CHECK_THAT(explain_of(infer({}, {"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1",
+                                     "--rdzv-conf", "protocol=http"})),
+               Catch::Contains("e1:2379 (http)") &&
+                   Catch::Contains("(flag --rdzv-endpoint, flag --rdzv-conf)"));
+}
