@@ -1,5 +1,6 @@
 """torchrun habits on the command line: the last of a repeated flag wins (wrapper scripts append
 overrides), `--` before PROGRAM, --help's usage line, --explain's aligned columns."""
+import os
 import unittest
 
 from harness import PtrunTestCase, read_dumps, run_ptrun
@@ -35,7 +36,8 @@ class TorchrunHabits(PtrunTestCase):
     def test_explain_columns_stay_aligned(self):
         for args in (["--nnodes", "2", "x"], ["--standalone", "--nproc-per-node", "2", "x"],
                      ["--nnodes", "1:4", "--rdzv-endpoint", "127.0.0.1:29400", "--rdzv-id", "a-rather-long-job-id",
-                      "x"]):
+                      "x"],
+                     ["--rdzv-backend", "etcd", "--rdzv-endpoint", "https://e1:2379,[fd00::1]", "x"]):
             res = run_ptrun(["--explain", *args])
             self.assertEqual(res.returncode, 0, res.stderr)
             lines = res.stdout.splitlines()
@@ -43,6 +45,17 @@ class TorchrunHabits(PtrunTestCase):
             self.assertEqual(len(set(sources)), 1, "the source column starts at one column:\n" + res.stdout)
             for line in lines:
                 self.assertEqual(line[sources[0] - 2:sources[0]], "  ", f"value runs into its source: {line!r}")
+    def test_explain_etcd_lists_every_member_and_elects_the_coordinator(self):
+        res = run_ptrun(["--explain", "--rdzv-backend", "etcd", "--nnodes", "1:4", "--rdzv-endpoint",
+                         "e1,e2:2380,[fd00::1]", "--rdzv-conf", "protocol=http", "x"])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        rows = {line.split("  ")[0]: line for line in res.stdout.splitlines()}
+        self.assertRegex(rows["rdzv backend"], r"etcd-v2 +\(flag --rdzv-backend\)$")
+        self.assertRegex(rows["etcd"],
+                         r"e1:2379, e2:2380, \[fd00::1\]:2379 \(http\) +\(flag --rdzv-endpoint, flag --rdzv-conf\)$")
+        self.assertIn("none: the coordinator is elected among the agents (no node hosts the store)", rows["store"])
+        self.assertIn("assigned at rendezvous", rows["node rank"])
+        self.assertEqual(os.listdir(self.dir), [], "--explain starts nothing")
 
 if __name__ == "__main__":
     unittest.main()

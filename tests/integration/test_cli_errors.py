@@ -25,7 +25,7 @@ class CliErrors(PtrunTestCase):
         self.assert_rejected(["--nnodes", "x", *self.dump()], "--nnodes 'x'", "N or MIN:MAX")
         self.assert_rejected(["--nproc-per-node", "0", *self.dump()], "'0'", "positive integer")
         self.assert_rejected(["--nproc_per_node", "gpu", *self.dump()], "no GPU", env={"CUDA_VISIBLE_DEVICES": ""})
-        self.assert_rejected(["--rdzv-backend", "zookeeper", *self.dump()], "'zookeeper'", "c10d or static")
+        self.assert_rejected(["--rdzv-backend", "zookeeper", *self.dump()], "'zookeeper'", "static, c10d or etcd-v2")
         self.assert_rejected(["--rdzv-conf", "join_timeout", *self.dump()], "'join_timeout'", "KEY=VALUE")
         self.assert_rejected(["--max-restarts", "-1", *self.dump()], "--max-restarts '-1'")
         self.assert_rejected(["--redirects", "7", *self.dump()], "--redirects '7'")
@@ -78,7 +78,39 @@ class CliErrors(PtrunTestCase):
         self.assert_rejected(["--node-rank", "1", *self.dump()], "single-node")
         self.assert_rejected(["--nnodes", "2", "--rdzv-endpoint", "h", "--rdzv-conf", "heartbeat=x", *self.dump()],
                              "heartbeat=x")
-        self.assert_rejected(["--rdzv-backend", "etcd", *self.dump()], "not supported")
+
+    def test_bad_etcd_settings_name_the_input(self):
+        etcd = ["--rdzv-backend", "etcd-v2"]
+        self.assert_rejected([*etcd, *self.dump()], "--rdzv-backend etcd-v2 needs --rdzv-endpoint")
+        self.assert_rejected([*etcd, "--rdzv-endpoint", "e1,,e2", *self.dump()],
+                             "--rdzv-endpoint 'e1,,e2'", "member 2 is empty")
+        self.assert_rejected(["--rdzv-backend", "etcd", "--rdzv-endpoint", "e1,e2:x", *self.dump()],
+                             "--rdzv-endpoint 'e1,e2:x'", "member 'e2:x'", "PORT from 1 to 65535")
+        self.assert_rejected([*etcd, "--rdzv-endpoint", "e1,e1:2379", *self.dump()], "'e1' and 'e1:2379'",
+                             "the same member")
+        self.assert_rejected([*etcd, "--rdzv-endpoint", "e1", "--rdzv-conf", "protocol=gopher", *self.dump()],
+                             "--rdzv-conf protocol=gopher", "http or https")
+        self.assert_rejected([*etcd, "--rdzv-endpoint", "http://e1,https://e2", *self.dump()],
+                             "'http://e1' and 'https://e2'")
+        cert = os.path.join(os.path.dirname(self.dir), os.path.basename(self.dir) + "-cert.pem")
+        self.addCleanup(os.unlink, cert)
+        with open(cert, "w") as f:
+            f.write("-----BEGIN CERTIFICATE-----\n")
+        self.assert_rejected([*etcd, "--rdzv-endpoint", "https://e1", "--rdzv-conf", f"cert={cert}", *self.dump()],
+                             f"--rdzv-conf cert={cert}", "key=FILE")
+        missing = cert + ".missing"
+        self.assert_rejected([*etcd, "--rdzv-endpoint", "e1", "--rdzv-conf", f"protocol=https,cacert={missing}",
+                              *self.dump()], f"--rdzv-conf cacert={missing}", "No such file")
+        self.assert_rejected([*etcd, "--rdzv-endpoint", "e1", "--rdzv-conf", f"ca_cert={cert}", *self.dump()],
+                             f"--rdzv-conf ca_cert={cert}", "protocol=https")
+        self.assert_rejected(["--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h", "--rdzv-conf",
+                              f"protocol=https,cacert={cert}", *self.dump()],
+                             f"--rdzv-conf cacert={cert}", "only applies to --rdzv-backend etcd-v2",
+                             "the backend is c10d")
+        self.assert_rejected(["--rdzv-conf", "ssl_cert=c.pem", *self.dump()], "ssl_cert=c.pem",
+                             "the backend is static")
+        self.assert_rejected([*self.dump()], "--rdzv-endpoint 'e1,'", "(from PET_RDZV_ENDPOINT)",
+                             env={"PET_RDZV_BACKEND": "etcd-v2", "PET_RDZV_ENDPOINT": "e1,"})
 
     def test_help_and_version(self):
         res = run_ptrun(["--help"])

@@ -137,6 +137,14 @@ std::optional<Sourced<std::string>> master_host(const Fill& f, int nodes) {
                      std::string(option));
 }
 
+/// True when the user asked for --rdzv-backend etcd-v2 (or etcd); a bad name is resolve's to
+/// refuse.
+bool user_backend_is_etcd(const LaunchOptions& o) {
+    if (!o.given(Option::RdzvBackend)) return false;
+    const auto& name = o.at(Option::RdzvBackend).value;
+    return name == backend_name(RdzvBackend::Etcd) || name == "etcd";
+}
+
 /// One agent per node: the node's place, then how the agents meet.
 void fill_per_node(const Fill& f) {
     auto& o = f.o;
@@ -169,6 +177,8 @@ void fill_per_node(const Fill& f) {
                                : Sourced<int>{t.rank.value, t.rank.origin + " (one task per node)"};
         f.set(Option::NodeRank, std::to_string(node.value), node.origin);
     }
+    // etcd-v2: the agents meet in the etcd cluster the user names, never at the head host.
+    if (user_backend_is_etcd(o)) return;
     if (f.d.c10d_agents) {  // c10d at the head host, one node or several
         auto host = master_host(f, t.nodes.value);
         if (!host) no_master(f, "--rdzv-endpoint");
@@ -232,6 +242,11 @@ FixedPlacement fill_per_rank(const Fill& f, const std::string& why) {
     }
     if (o.given(Option::MaxRestarts) && o.at(Option::MaxRestarts).value != "0") {
         refuse(Option::MaxRestarts, f.d.restart_hint);
+    }
+    if (user_backend_is_etcd(o)) {  // its members would be taken for rank 0's store address
+        const std::string hint =
+            "the tasks need no rendezvous; drop it, or start one task per node";
+        refuse(Option::RdzvBackend, hint + f.d.per_node_hint);
     }
     f.set(Option::NprocPerNode, "1", "one task per rank");
     fill_run_id(f);

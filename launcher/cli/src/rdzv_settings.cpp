@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/cli/etcd_settings.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 
 namespace ptrun::launcher {
@@ -11,7 +12,8 @@ namespace {
 
 constexpr const char* kKnownKeys =
     "join_timeout, last_call_timeout, close_timeout, read_timeout, heartbeat, keep_alive_interval, "
-    "keep_alive_max_attempt, is_host, use_agent_store, timeout, key_file";
+    "keep_alive_max_attempt, is_host, use_agent_store, timeout, key_file; with etcd-v2: protocol, "
+    "cacert, ca_cert, cert, ssl_cert, key, ssl_cert_key";
 
 std::string item(const std::string& key, const std::string& value) {
     return "--rdzv-conf " + key + "=" + value;
@@ -64,6 +66,8 @@ RdzvSettings rdzv_settings(const RdzvConf& conf) {
                                  ": ptrun always hosts the workers' store in its agent "
                                  "(expected true)");
             }
+        } else if (is_etcd_conf_key(key)) {
+            // etcd_settings reads them; resolve refuses them with the other backends.
         } else {
             throw UsageError("--rdzv-conf key '" + key + "': unknown; expected one of " +
                              kKnownKeys);

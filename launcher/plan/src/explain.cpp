@@ -98,6 +98,23 @@ void explain_placement(Table& out, const FixedPlacement& p) {
     row(out, "local world size", std::to_string(p.local_world_size), origin(p, "local world size"));
 }
 
+/// "etcd": every member, the protocol and the TLS files ("a:2379, b:2379 (https, cacert ca.pem)").
+void explain_etcd(Table& out, const LaunchConfig& c, const LaunchOptions& o) {
+    std::string members;
+    for (const auto& m : c.etcd.endpoints)
+        members += (members.empty() ? "" : ", ") + format_endpoint(m.host, m.port);
+    std::string how = c.etcd.https ? "https" : "http";
+    for (auto [name, file] : {std::pair{"cacert", &c.etcd.cacert}, std::pair{"cert", &c.etcd.cert},
+                              std::pair{"key", &c.etcd.key}}) {
+        if (!file->empty()) how += std::string(", ") + name + " " + *file;
+    }
+    std::string from = source_of(o, Option::RdzvEndpoint);
+    const bool conf = std::any_of(c.rdzv_conf.begin(), c.rdzv_conf.end(),
+                                  [](const auto& kv) { return is_etcd_conf_key(kv.first); });
+    if (conf) from += ", " + source_of(o, Option::RdzvConf);
+    row(out, "etcd", members + " (" + how + ")", from);
+}
+
 }  // namespace
 
 std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const LaunchOptions& o,
@@ -112,8 +129,11 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
         row(out, "nodes", std::to_string(c.nnodes.min) + ":" + std::to_string(c.nnodes.max),
             source_of(o, Option::Nnodes));
         const bool assigned = c.multi_node() && !c.node_rank_given;
+        const bool etcd = c.rdzv_backend == RdzvBackend::Etcd;
         row(out, "node rank", assigned ? "assigned at rendezvous" : std::to_string(c.node_rank),
-            assigned ? "store host first, then by hostname" : source_of(o, Option::NodeRank));
+            !assigned ? source_of(o, Option::NodeRank)
+            : etcd    ? "by the coordinator elected among the agents"
+                      : "store host first, then by hostname");
         row(out, "workers per node", std::to_string(c.nproc_per_node),
             source_of(o, Option::NprocPerNode));
         std::string world = std::to_string(c.nproc_per_node * c.nnodes.min);
@@ -133,13 +153,16 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
         : c.rdzv_endpoint.empty() ? "(local)"
                                   : c.rdzv_endpoint,
         source_of(o, Option::RdzvEndpoint));
+    if (!fixed && c.rdzv_backend == RdzvBackend::Etcd) explain_etcd(out, c, o);
     row(out, "run id", c.run_id,
         c.standalone && !o.given(Option::RdzvId) ? "random, --standalone"
                                                  : source_of(o, Option::RdzvId));
     std::string store =
         c.master_addr + ":" + (c.master_port ? std::to_string(*c.master_port) : "<free port>");
     if (fixed) store += fixed->hosts_store ? " (hosted here)" : " (hosted by node 0's first task)";
-    if (!fixed && c.multi_node()) {
+    if (!fixed && c.rdzv_backend == RdzvBackend::Etcd) {
+        store = "none: the coordinator is elected among the agents (no node hosts the store)";
+    } else if (!fixed && c.multi_node()) {
         store = format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port) +
                 (c.rdzv.is_host == true    ? " (hosted here)"
                  : c.rdzv.is_host == false ? " (hosted elsewhere)"
@@ -148,7 +171,9 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
     std::string store_from =
         fixed ? source_of(o, Option::MasterAddr) + ", " + source_of(o, Option::MasterPort)
               : source_of(o, Option::MasterPort);
-    if (!fixed && c.multi_node()) {
+    if (!fixed && c.rdzv_backend == RdzvBackend::Etcd) {
+        store_from = source_of(o, Option::RdzvBackend);
+    } else if (!fixed && c.multi_node()) {
         store_from =
             c.rdzv_backend == RdzvBackend::Static
                 ? source_of(o, Option::MasterAddr) + ", " + source_of(o, Option::MasterPort)

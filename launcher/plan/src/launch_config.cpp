@@ -247,6 +247,7 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
         c.master_port = c.rendezvous_store.port;
         return;
     }
+    if (c.rdzv_backend == RdzvBackend::Etcd) return;  // the agents meet in etcd (resolve_etcd)
     if (c.rdzv_endpoint.empty()) {
         throw UsageError(
             "--rdzv-endpoint '': a multi-node c10d rendezvous needs HOST[:PORT] of the node "
@@ -263,6 +264,53 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
     c.master_port = c.rendezvous_store.port;
 }
 
+/// `e`'s message, naming the PET_ variable `key`'s value came from when it starts with `key`'s
+/// flag (etcd_settings's messages name either --rdzv-endpoint or --rdzv-conf).
+UsageError with_origin(const UsageError& e, const LaunchOptions& o) {
+    std::string what = e.what();
+    for (auto key : {Option::RdzvEndpoint, Option::RdzvConf}) {
+        const auto& raw = o.at(key);
+        if (what.rfind(flag_text(key) + " ", 0) != 0) continue;
+        if (raw.source == Source::PetEnv && !raw.origin.empty())
+            what += " (from " + raw.origin + ")";
+        break;
+    }
+    return UsageError(what);
+}
+
+/// --rdzv-backend etcd-v2: the members and how to reach them. The etcd keys of --rdzv-conf are
+/// refused with the backend `given` otherwise (they would be ignored); --standalone overrides
+/// etcd like the other backends, and then nothing of etcd is read.
+void resolve_etcd(LaunchConfig& c, const LaunchOptions& o, RdzvBackend given) {
+    if (given != RdzvBackend::Etcd) {
+        for (const auto& [key, value] : c.rdzv_conf) {
+            if (!is_etcd_conf_key(key)) continue;
+            const std::string why = ": only applies to --rdzv-backend etcd-v2 (the backend is ";
+            throw with_origin(UsageError("--rdzv-conf " + key + "=" + value + why +
+                                         std::string(backend_name(given)) + ")"),
+                              o);
+        }
+        return;
+    }
+    if (c.rdzv_backend != RdzvBackend::Etcd) return;  // --standalone
+    if (c.rdzv.is_host) {
+        throw with_origin(UsageError("--rdzv-conf is_host=" + c.rdzv_conf.find("is_host")->second +
+                                     ": etcd-v2 elects the coordinator among the agents (no node "
+                                     "hosts the store); drop is_host"),
+                          o);
+    }
+    if (c.rdzv_endpoint.empty()) {
+        throw UsageError(
+            "--rdzv-backend etcd-v2 needs --rdzv-endpoint naming the etcd members (e.g. "
+            "--rdzv-endpoint etcd1:2379,etcd2:2379,etcd3:2379)");
+    }
+    try {
+        c.etcd = etcd_settings(c.rdzv_endpoint, c.rdzv_conf);
+    } catch (const UsageError& e) {
+        throw with_origin(e, o);
+    }
+}
+
 }  // namespace
 
 LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
@@ -273,6 +321,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     c.nnodes = parsed(o, Option::Nnodes, [](const std::string& v) { return parse_node_range(v); });
     c.nproc_per_node = nproc(c, o, host);
     check_backend(c, o);
+    const RdzvBackend given_backend = c.rdzv_backend;
     c.slurm_mode = parse_slurm_mode(o.at(Option::SlurmMode));
     c.rdzv_endpoint = o.at(Option::RdzvEndpoint).value;
     c.rdzv_conf =
@@ -353,11 +402,14 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
             throw UsageError("--standalone with --nnodes " + o.at(Option::Nnodes).value +
                              ": expected a single node (--nnodes 1) in standalone mode");
         }
+        // etcd's members are no store endpoint: the local store takes a free port.
+        if (c.rdzv_backend == RdzvBackend::Etcd) c.rdzv_endpoint.clear();
         c.rdzv_backend = RdzvBackend::C10d;
         if (!o.given(Option::RdzvId)) c.run_id = host.random_id;
         if (!o.given(Option::MasterAddr)) c.master_addr = "localhost";  // as torchrun
     }
     if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");
+    resolve_etcd(c, o, given_backend);
     resolve_rendezvous(c, o);
     c.program = o.program;
     c.program_args = o.program_args;

@@ -78,9 +78,94 @@ TEST_CASE("resolve: inconsistent multi-node options are refused naming the value
     CHECK_THROWS_WITH(config_for({"--rdzv-conf", "join_timeout=-1"}),
                       Catch::Contains("join_timeout=-1"));
     CHECK_THROWS_WITH(config_for({"--rdzv-conf", "bogus=1"}), Catch::Contains("'bogus'"));
-    CHECK_THROWS_AS(config_for({"--rdzv-backend", "etcd"}), NotSupportedError);
     CHECK_THROWS_WITH(config_for({"--standalone", "--nnodes", "2"}),
                       Catch::Contains("single node"));
+}
+
+TEST_CASE("resolve: etcd-v2 reads every member and is multi-node even on one node",
+          "[launcher][config][etcd]") {
+    auto c = config_for({"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1:2379,e2,[::1]:2380",
+                         "--rdzv-id", "j"});
+    CHECK(c.rdzv_backend == RdzvBackend::Etcd);
+    CHECK(c.nnodes.max == 1);
+    CHECK(c.multi_node());
+    CHECK(c.etcd.endpoints == std::vector<HostPort>{{"e1", 2379}, {"e2", 2379}, {"::1", 2380}});
+    CHECK_FALSE(c.etcd.https);
+    CHECK(c.rendezvous_store.host.empty());  // no node hosts the store
+    CHECK_FALSE(c.master_port);
+    CHECK_FALSE(c.rdzv.is_host);
+    CHECK_FALSE(c.node_rank_given);
+    CHECK(config_for({"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1"}).rdzv_backend ==
+          RdzvBackend::Etcd);
+    // MIN:MAX, like c10d, and the rendezvous's timeouts
+    auto elastic = config_for({"--rdzv-backend", "etcd-v2", "--nnodes", "2:4", "--rdzv-endpoint",
+                               "https://e1", "--rdzv-conf", "join_timeout=5,last_call_timeout=1"});
+    CHECK(elastic.nnodes.min == 2);
+    CHECK(elastic.nnodes.max == 4);
+    CHECK(elastic.etcd.https);
+    CHECK(elastic.rdzv.join_timeout == std::chrono::milliseconds(5000));
+    CHECK(config_for({"--rdzv-backend", "etcd-v2", "--nnodes", "3", "--node-rank", "2",
+                      "--rdzv-endpoint", "e1"})
+              .node_rank == 2);
+    // the other backends leave it empty
+    CHECK(config_for({"--nnodes", "2", "--rdzv-endpoint", "h"}).etcd.endpoints.empty());
+}
+
+TEST_CASE("resolve: PET_RDZV_BACKEND=etcd-v2 and PET_RDZV_ENDPOINT name the etcd members",
+          "[launcher][config][etcd]") {
+    auto c =
+        config_for({}, {}, {{"PET_RDZV_BACKEND", "etcd-v2"}, {"PET_RDZV_ENDPOINT", "e1,e2:1"}});
+    CHECK(c.rdzv_backend == RdzvBackend::Etcd);
+    CHECK(c.etcd.endpoints == std::vector<HostPort>{{"e1", 2379}, {"e2", 1}});
+    CHECK_THROWS_WITH(
+        config_for({"--rdzv-backend", "etcd-v2"}, {}, {{"PET_RDZV_ENDPOINT", "e1,,"}}),
+        Catch::Contains("--rdzv-endpoint 'e1,,': member 2 is empty") &&
+            Catch::Contains("(from PET_RDZV_ENDPOINT)"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1"}, {},
+                                 {{"PET_RDZV_CONF", "protocol=tcp"}}),
+                      "--rdzv-conf protocol=tcp: expected http or https (from PET_RDZV_CONF)");
+}
+
+TEST_CASE("resolve: etcd-v2 needs its members and refuses what it cannot honour",
+          "[launcher][config][etcd]") {
+    CHECK_THROWS_WITH(config_for({"--rdzv-backend", "etcd-v2"}),
+                      "--rdzv-backend etcd-v2 needs --rdzv-endpoint naming the etcd members (e.g. "
+                      "--rdzv-endpoint etcd1:2379,etcd2:2379,etcd3:2379)");
+    CHECK_THROWS_WITH(config_for({"--rdzv-backend", "etcd", "--nnodes", "4"}),
+                      Catch::Contains("needs --rdzv-endpoint"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1",
+                                  "--rdzv-conf", "is_host=true"}),
+                      Catch::Contains("--rdzv-conf is_host=true: etcd-v2 elects the coordinator"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1,e1"}),
+                      Catch::Contains("the same member"));
+    CHECK_THROWS_WITH(config_for({"--rdzv-backend", "etcd-v2", "--nnodes", "2", "--node-rank", "2",
+                                  "--rdzv-endpoint", "e1"}),
+                      Catch::Contains("--node-rank 2"));
+    CHECK_THROWS_WITH(
+        config_for({"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1", "--node-rank", "1"}),
+        Catch::Contains("--node-rank 1: expected a node rank below --nnodes"));
+}
+
+TEST_CASE("resolve: etcd's --rdzv-conf keys only apply to etcd-v2", "[launcher][config][etcd]") {
+    for (auto item : {"protocol=https", "cacert=ca.pem", "ca_cert=ca.pem", "cert=c.pem",
+                      "ssl_cert=c.pem", "key=k.pem", "ssl_cert_key=k.pem"}) {
+        INFO(item);
+        CHECK_THROWS_WITH(
+            config_for({"--nnodes", "2", "--rdzv-endpoint", "h", "--rdzv-conf", item}),
+            "--rdzv-conf " + std::string(item) +
+                ": only applies to --rdzv-backend etcd-v2 (the backend is c10d)");
+        CHECK_THROWS_WITH(config_for({"--rdzv-conf", item}),
+                          Catch::Contains("(the backend is static)"));
+    }
+    // --standalone overrides etcd as it overrides the others: a local store on a free port.
+    auto s = config_for({"--standalone", "--rdzv-backend", "etcd-v2", "--rdzv-endpoint",
+                         "e1:2379,e2:2379", "--rdzv-conf", "protocol=https"});
+    CHECK(s.rdzv_backend == RdzvBackend::C10d);
+    CHECK_FALSE(s.multi_node());
+    CHECK_FALSE(s.master_port);
+    CHECK(s.etcd.endpoints.empty());
+    CHECK_THROWS_WITH(config_for({"--standalone", "--rdzv-conf", "protocol=https"}),
+                      Catch::Contains("only applies to --rdzv-backend etcd-v2"));
 }
 
 TEST_CASE("resolve: store port from --master-port or the c10d endpoint", "[launcher][config]") {

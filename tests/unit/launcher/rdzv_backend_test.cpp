@@ -15,21 +15,26 @@ RawValue given(std::string value, Source source = Source::Flag) {
 }  // namespace
 
 TEST_CASE("rdzv backend: torchrun's names round trip", "[launcher][config]") {
-    for (auto backend : {RdzvBackend::Static, RdzvBackend::C10d}) {
+    for (auto backend : {RdzvBackend::Static, RdzvBackend::C10d, RdzvBackend::Etcd}) {
         CHECK(parse_rdzv_backend(given(std::string(backend_name(backend)))) == backend);
     }
     CHECK(backend_name(RdzvBackend::Static) == "static");
     CHECK(backend_name(RdzvBackend::C10d) == "c10d");
+    CHECK(backend_name(RdzvBackend::Etcd) == "etcd-v2");
+}
+
+TEST_CASE("rdzv backend: etcd, torchrun's older name, is etcd-v2", "[launcher][config][etcd]") {
+    CHECK(parse_rdzv_backend(given("etcd")) == RdzvBackend::Etcd);
+    CHECK(parse_rdzv_backend(given("etcd-v2", Source::PetEnv)) == RdzvBackend::Etcd);
 }
 
 TEST_CASE("rdzv backend: others are refused naming the value and the accepted ones",
           "[launcher][config]") {
-    CHECK_THROWS_AS(parse_rdzv_backend(given("etcd")), NotSupportedError);
-    CHECK_THROWS_WITH(
-        parse_rdzv_backend(given("etcd-v2")),
-        Catch::Contains("--rdzv-backend 'etcd-v2'") && Catch::Contains("use c10d or static"));
     CHECK_THROWS_WITH(parse_rdzv_backend(given("C10D")),
-                      "--rdzv-backend 'C10D': expected c10d or static");
+                      "--rdzv-backend 'C10D': expected static, c10d or etcd-v2 (or etcd, its "
+                      "older name)");
+    CHECK_THROWS_WITH(parse_rdzv_backend(given("etcd-v3")), Catch::Contains("'etcd-v3'"));
     CHECK_THROWS_WITH(parse_rdzv_backend(given("zmq", Source::PetEnv)),
-                      "--rdzv-backend 'zmq' (from PET_ environment): expected c10d or static");
+                      Catch::StartsWith("--rdzv-backend 'zmq' (from PET_ environment): expected "
+                                        "static, c10d or etcd-v2"));
 }

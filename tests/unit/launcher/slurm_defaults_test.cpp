@@ -284,3 +284,39 @@ TEST_CASE("explain names the SLURM variable behind each value", "[launcher][slur
     CHECK_THAT(text, Catch::Contains("node1:29501"));
     CHECK_THAT(text, Catch::Contains("one agent per node"));
 }
+
+TEST_CASE("slurm defaults: etcd-v2 takes the topology from SLURM and the members from the user",
+          "[launcher][slurm][etcd]") {
+    auto d = infer(cols::column_C(), {"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1,e2"});
+    check_slurm(d.options, Option::Nnodes, "2", "SLURM_STEP_NUM_NODES");
+    check_slurm(d.options, Option::NodeRank, "1", "SLURM_NODEID");
+    check_slurm(d.options, Option::RdzvId, "slurm-1.0", "SLURM_JOB_ID.SLURM_STEP_ID");
+    CHECK(d.options.at(Option::RdzvEndpoint).value == "e1,e2");
+    auto c = resolve(d.options, HostFacts{});
+    CHECK(c.rdzv_backend == RdzvBackend::Etcd);
+    CHECK(c.etcd.endpoints == std::vector<HostPort>{{"e1", 2379}, {"e2", 2379}});
+    // never the head host's c10d endpoint: etcd's members are the user's to name
+    d = infer(cols::column_C(), {"--rdzv-backend", "etcd"});
+    CHECK(d.options.at(Option::RdzvEndpoint).source == Source::Default);
+    CHECK_THROWS_WITH(resolve(d.options, HostFacts{}), Catch::Contains("needs --rdzv-endpoint"));
+    // one task per rank starts no rendezvous: etcd there is refused by name
+    CHECK_THROWS_WITH(
+        infer(cols::column_E(), {"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1"}),
+        Catch::Contains("--rdzv-backend 'etcd-v2': one-task-per-rank mode"));
+}
+
+TEST_CASE("explain: etcd-v2 lists the members and elects the coordinator",
+          "[launcher][slurm][explain][etcd]") {
+    auto text = explain_of(infer({}, {"--rdzv-backend", "etcd", "--rdzv-endpoint",
+                                      "https://e1,e2:2380", "--nnodes", "1:2"}));
+    CHECK_THAT(text, Catch::Contains("rdzv backend      etcd-v2  "));
+    CHECK_THAT(text, Catch::Contains("etcd              e1:2379, e2:2380 (https)  "));
+    CHECK_THAT(text, Catch::Contains("(flag --rdzv-endpoint)\n"));
+    CHECK_THAT(text, Catch::Contains("assigned at rendezvous"));
+    CHECK_THAT(text, Catch::Contains("store             none: the coordinator is elected among "
+                                     "the agents (no node hosts the store)"));
+    CHECK_THAT(explain_of(infer({}, {"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1",
+                                     "--rdzv-conf", "protocol=http"})),
+               Catch::Contains("e1:2379 (http)") &&
+                   Catch::Contains("(flag --rdzv-endpoint, flag --rdzv-conf)"));
+}

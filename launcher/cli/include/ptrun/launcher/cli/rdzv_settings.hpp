@@ -26,7 +26,8 @@ struct RdzvSettings {
 };
 
 /// Reads the known keys of `conf`; throws UsageError naming the key and value on a malformed or
-/// unknown key (the message lists the known ones).
+/// unknown key (the message lists the known ones). The etcd backend's keys (is_etcd_conf_key)
+/// are accepted and left to etcd_settings.
 RdzvSettings rdzv_settings(const RdzvConf& conf);
 
 }  // namespace ptrun::launcher

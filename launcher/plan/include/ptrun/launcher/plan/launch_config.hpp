@@ -11,6 +11,7 @@
 #include "ptrun/env/cuda_devices.hpp"
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/cli/endpoint.hpp"
+#include "ptrun/launcher/cli/etcd_settings.hpp"
 #include "ptrun/launcher/cli/launch_options.hpp"
 #include "ptrun/launcher/cli/node_range.hpp"
 #include "ptrun/launcher/cli/rdzv_backend.hpp"
@@ -43,10 +44,14 @@ struct LaunchConfig {
     std::string run_id = "none";
     RdzvConf rdzv_conf;
     RdzvSettings rdzv;  ///< rdzv_conf's timeouts and switches
+    /// --rdzv-backend etcd-v2: the members --rdzv-endpoint lists and rdzv_conf's TLS keys;
+    /// empty with the other backends.
+    EtcdSettings etcd;
     int node_rank = 0;
     bool node_rank_given = false;  ///< --node-rank (or PET_NODE_RANK) was given
     /// Multi-node: the rendezvous store every agent meets at (the c10d endpoint, or static's
-    /// master address and port); empty host for a single-node job.
+    /// master address and port); empty host for a single-node job and for etcd-v2 (the agents
+    /// meet in etcd, `etcd`).
     HostPort rendezvous_store;
     std::string master_addr = "127.0.0.1";
     std::optional<std::uint16_t> master_port;  ///< nullopt: ptrun picks a free port
@@ -90,12 +95,12 @@ struct LaunchConfig {
     std::string program;
     std::vector<std::string> program_args;
 
-    /// True when the job spans (or may span) several nodes and needs the rendezvous.
-    bool multi_node() const { return nnodes.max > 1; }
+    /// True when the job spans (or may span) several nodes and needs the rendezvous; always
+    /// with etcd-v2, which the user asked for even with --nnodes 1.
+    bool multi_node() const { return nnodes.max > 1 || rdzv_backend == RdzvBackend::Etcd; }
 };
 
-/// Validates `opts` into a LaunchConfig; throws UsageError naming the value and what was expected
-/// (NotSupportedError for the etcd backends).
+/// Validates `opts` into a LaunchConfig; throws UsageError naming the value and what was expected.
 LaunchConfig resolve(const LaunchOptions& opts, const HostFacts& host);
 
 /// About how many file descriptors ptrun needs for this job at most: its own few; per local
