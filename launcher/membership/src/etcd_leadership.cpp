@@ -110,9 +110,17 @@ struct EtcdLeadership::Impl {
     /// Takes the role if nobody holds it, else waits (at most `left`) for its holder to go.
     void campaign(milliseconds left) {
         const auto key = keys().leader();
-        etcd::Compare vacant{.key = key, .target = etcd::Compare::Target::Create, .number = 0};
-        etcd::Op take{.kind = etcd::Op::Kind::Put, .key = key, .value = o.self_id, .lease = lease};
-        etcd::Op read{.kind = etcd::Op::Kind::Range, .key = key};
+        etcd::Compare vacant;  // nobody holds the role: the key was never created
+        vacant.key = key;
+        vacant.target = etcd::Compare::Target::Create;
+        vacant.number = 0;
+        etcd::Op take;
+        take.key = key;
+        take.value = o.self_id;
+        take.lease = lease;
+        etcd::Op read;
+        read.kind = etcd::Op::Kind::Range;
+        read.key = key;
         auto result = client.txn({vacant}, {take}, {read});
         if (result.succeeded) {
             lead(etcd::Fence{key, result.revision});
