@@ -45,6 +45,7 @@ class TorchrunHabits(PtrunTestCase):
             self.assertEqual(len(set(sources)), 1, "the source column starts at one column:\n" + res.stdout)
             for line in lines:
                 self.assertEqual(line[sources[0] - 2:sources[0]], "  ", f"value runs into its source: {line!r}")
+
     def test_explain_etcd_lists_every_member_and_elects_the_coordinator(self):
         res = run_ptrun(["--explain", "--rdzv-backend", "etcd", "--nnodes", "1:4", "--rdzv-endpoint",
                          "e1,e2:2380,[fd00::1]", "--rdzv-conf", "protocol=http", "x"])
@@ -56,6 +57,18 @@ class TorchrunHabits(PtrunTestCase):
         self.assertIn("none: the coordinator is elected among the agents (no node hosts the store)", rows["store"])
         self.assertIn("assigned at rendezvous", rows["node rank"])
         self.assertEqual(os.listdir(self.dir), [], "--explain starts nothing")
+
+    def test_explain_says_how_spares_arise(self):
+        for args in (["--nnodes", "2:3", "--rdzv-endpoint", "127.0.0.1:29400"],
+                     ["--rdzv-backend", "etcd-v2", "--nnodes", "3", "--rdzv-endpoint", "e1,e2,e3"]):
+            res = run_ptrun(["--explain", *args, "x"])
+            self.assertEqual(res.returncode, 0, res.stderr)
+            rows = {line.split("  ")[0]: line for line in res.stdout.splitlines()}
+            self.assertIn("a node joining beyond 3 waits as a spare, then takes a lost node's place",
+                          rows["spares"])
+            self.assertIn("(--nnodes MAX)", rows["spares"])
+        res = run_ptrun(["--explain", "--nnodes", "2", "--node-rank", "0", "--master-addr", "h", "x"])
+        self.assertNotIn("spares", res.stdout)  # static: no spares
 
 if __name__ == "__main__":
     unittest.main()

@@ -140,6 +140,13 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
         if (c.nnodes.max > c.nnodes.min)
             world += " to " + std::to_string(c.nproc_per_node * c.nnodes.max);
         row(out, "world size", world, "nodes x workers per node");
+        if (c.multi_node() && c.rdzv_backend != RdzvBackend::Static) {
+            // Which node ends up a spare is known only at the rendezvous: the rule is.
+            row(out, "spares",
+                "a node joining beyond " + std::to_string(c.nnodes.max) +
+                    " waits as a spare, then takes a lost node's place",
+                "--nnodes MAX");
+        }
     }
     const bool implied_c10d =
         !c.standalone && c.rdzv_backend == RdzvBackend::C10d && !o.given(Option::RdzvBackend);
