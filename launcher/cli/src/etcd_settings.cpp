@@ -86,8 +86,10 @@ class MemberList {
             const std::string prefix = "--rdzv-endpoint '" + std::string(rest) + "': ";
             std::string why = err.what();
             if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
-            if (auto zero = why.find("PORT from 0"); zero != std::string::npos)
-                why[zero + 10] = '1';  // etcd listens on a port every node knows: not 0
+            // etcd listens on a port every node knows: never 0 (any free port).
+            const std::string any_port = "PORT from 0 to 65535";
+            if (auto at = why.find(any_port); at != std::string::npos)
+                why.replace(at, any_port.size(), "PORT from 1 to 65535");
             bad_member(m.text, why);
         }
         if (e.port == 0) bad_member(m.text, "expected a port from 1 to 65535");
