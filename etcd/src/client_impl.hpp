@@ -103,9 +103,9 @@ auto Client::Impl::call(std::string_view operation, std::string_view target,
                 attempts.no_quorum.push_back(name(index) + " said '" + error.message + "'");
                 continue;
             }
-            throw detail::Refused(
-                where + " refused it (HTTP " + std::to_string(reply.status) + "): " + error.message,
-                std::move(error));
+            const std::string what =
+                where + " refused it (HTTP " + std::to_string(reply.status) + "): " + error.message;
+            throw detail::Refused(what, std::move(error));
         }
         try {
             auto result = decode(json);

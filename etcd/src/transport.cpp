@@ -10,6 +10,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cctype>
+#include <limits>
 #include <optional>
 
 #include "ptrun/rendezvous/errors.hpp"
@@ -185,15 +186,17 @@ struct Connection::Impl {
     [[noreturn]] void fail(const std::string& stage, const error_code& ec) {
         close();
         if (ec == beast::error::timeout) {
-            throw TransportError(
-                "timed out after " + std::to_string(budget.count()) + " ms " + stage, true);
+            throw TransportError("timed out after " + std::to_string(budget.count()) + " ms" +
+                                     (stage.empty() ? "" : " " + stage),
+                                 true);
+        }
+        if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+            ec == net::error::eof) {
+            throw TransportError("closed the connection" + (stage.empty() ? "" : " " + stage));
         }
         if (is_http_error(ec)) {
             throw rdzv::StoreError(where() + " sent a malformed HTTP reply (" + stage +
                                    "): " + ec.message());
-        }
-        if (ec == http::error::end_of_stream || ec == net::error::eof) {
-            throw TransportError("closed the connection " + stage);
         }
         throw TransportError(lower_first(ec.message()) + (stage.empty() ? "" : " (" + stage + ")"));
     }
@@ -250,7 +253,7 @@ struct Connection::Impl {
         }
         ec = await([&](auto handler) { lowest().async_connect(targets, handler_of(handler)); },
                    deadline);
-        if (ec) fail("connecting", ec);
+        if (ec) fail("", ec);  // "connection refused" says it all
         if (secure) {
             ec = await(
                 [&](auto handler) {
@@ -322,7 +325,9 @@ struct Connection::Impl {
         if (ec) fail("sending the request", ec);
         parser.emplace();
         parser->header_limit(kHeaderLimit);
-        parser->body_limit(boost::none);  // bounded here, by max_body
+        // Bounded here, by max_body. Not boost::none: Beast 1.74 then refuses every body with a
+        // Content-Length ("body limit exceeded": it compares the length with the empty optional).
+        parser->body_limit(std::numeric_limits<std::uint64_t>::max());
         ec = await(
             [&](auto h) {
                 with_stream([&](auto& s) { http::async_read_header(s, buffer, *parser, h); });
