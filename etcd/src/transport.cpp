@@ -72,6 +72,7 @@ void Loop::stop() noexcept {
 
 struct TlsContext::Impl {
     ssl::context ctx{ssl::context::tls_client};
+    bool has_client_cert = false;
 };
 
 TlsContext::TlsContext(const ClientOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -101,6 +102,7 @@ TlsContext::TlsContext(const ClientOptions& options) : impl_(std::make_unique<Im
         if (ctx.use_private_key_file(options.key, ssl::context::pem, ec); ec) {
             fail("client key", options.key, ec);
         }
+        impl_->has_client_cert = true;
     }
 }
 
@@ -198,7 +200,16 @@ struct Connection::Impl {
             throw rdzv::StoreError(where() + " sent a malformed HTTP reply (" + stage +
                                    "): " + ec.message());
         }
-        throw TransportError(lower_first(ec.message()) + (stage.empty() ? "" : " (" + stage + ")"));
+        std::string reason = lower_first(ec.message()) + (stage.empty() ? "" : " (" + stage + ")");
+        const auto text = ec.message();
+        if (ec.category() == net::error::get_ssl_category() &&
+            (text.find("alert bad certificate") != std::string::npos ||
+             text.find("certificate required") != std::string::npos)) {
+            reason += tls->impl().has_client_cert
+                          ? ": the member did not accept the client certificate"
+                          : ": the member wants a client certificate and none is configured";
+        }
+        throw TransportError(reason);
     }
 
     void close() noexcept {
