@@ -85,6 +85,8 @@ auto Client::Impl::call(std::string_view operation, std::string_view target,
             continue;
         } catch (const detail::Interrupted&) {
             detail::throw_interrupted(operation);
+        } catch (const rdzv::StoreError& e) {  // the reply broke HTTP or the size bound
+            throw rdzv::StoreError(std::string(operation) + ": " + e.what());
         }
         const std::string where = std::string(operation) + ": etcd at " + name(index);
         detail::Json json;

@@ -1,11 +1,7 @@
 #include "transport.hpp"
 
-// Boost 1.74 Asio under g++ 12 in C++20 needs <utility> before it (rendezvous/src/asio.hpp).
 #include <utility>
 #include <array>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -13,6 +9,7 @@
 #include <limits>
 #include <optional>
 
+#include "asio_types.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::etcd::detail {
@@ -56,10 +53,6 @@ std::string endpoint_text(const Endpoint& endpoint) {
 
 // ---- Loop -------------------------------------------------------------------------------------
 
-struct Loop::Impl {
-    net::io_context io{1};
-};
-
 Loop::Loop() : impl_(std::make_unique<Impl>()) {}
 Loop::~Loop() = default;
 
@@ -67,46 +60,6 @@ void Loop::stop() noexcept {
     stopped_ = true;
     impl_->io.stop();
 }
-
-// ---- TlsContext -------------------------------------------------------------------------------
-
-struct TlsContext::Impl {
-    ssl::context ctx{ssl::context::tls_client};
-    bool has_client_cert = false;
-};
-
-TlsContext::TlsContext(const ClientOptions& options) : impl_(std::make_unique<Impl>()) {
-    auto& ctx = impl_->ctx;
-    ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    auto fail = [](const std::string& what, const std::string& path, const error_code& ec) {
-        throw rdzv::StoreError("etcd: cannot load " + what + " '" + path + "': " + ec.message());
-    };
-    error_code ec;
-    if (options.cacert.empty()) {
-        ctx.set_default_verify_paths(ec);
-        if (ec) fail("the system's CA certificates", "", ec);
-    } else if (ctx.load_verify_file(options.cacert, ec); ec) {
-        fail("CA certificate", options.cacert, ec);
-    }
-    if (options.cert.empty() != options.key.empty()) {
-        throw rdzv::StoreError(
-            "etcd: a client certificate needs its key and a key its certificate "
-            "(cert '" +
-            options.cert + "', key '" + options.key + "')");
-    }
-    if (!options.cert.empty()) {
-        if (ctx.use_certificate_chain_file(options.cert, ec); ec) {
-            fail("client certificate", options.cert, ec);
-        }
-        if (ctx.use_private_key_file(options.key, ssl::context::pem, ec); ec) {
-            fail("client key", options.key, ec);
-        }
-        impl_->has_client_cert = true;
-    }
-}
-
-TlsContext::~TlsContext() = default;
 
 // ---- Connection -------------------------------------------------------------------------------
 
