@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <string>
 #include <thread>
 
