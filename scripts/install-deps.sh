@@ -5,7 +5,8 @@ set -euo pipefail
 
 build_pkgs=(cmake g++ make pkg-config libcli11-dev libboost-dev libboost-filesystem-dev
             libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
-            nettle-dev)  # HMAC-SHA-256 for the rendezvous (libnettle.a, linked statically)
+            nettle-dev  # HMAC-SHA-256 for the rendezvous (libnettle.a, linked statically)
+            libssl-dev)  # HTTPS to etcd (libssl.a and libcrypto.a, linked statically)
 test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-base hyperfine
            util-linux nftables slurmctld slurmd slurm-client munge
            openmpi-bin libopenmpi-dev  # bench/allreduce compares with MPI_Allreduce
@@ -14,7 +15,8 @@ test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-b
            python3-wheel python3-venv binutils  # the wheel (python/make_wheel.py) and its test
            elfutils gdb  # eu-stack and gdb: the hang watchdog's native stacks (tests/unit/watchdog)
            clang-format  # scripts/check-format.sh
-           python3-prometheus-client prometheus)  # /metrics parsed and scraped (test_status)
+           python3-prometheus-client prometheus  # /metrics parsed and scraped (test_status)
+           etcd-server etcd-client openssl)  # real etcd members, etcdctl and test certificates (tests/unit/etcd)
 extra_pkgs=("$@")
 
 missing=()
@@ -33,4 +35,8 @@ $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 # own on a free port, so that one is stopped and left off.
 if command -v systemctl >/dev/null && systemctl is-enabled prometheus >/dev/null 2>&1; then
   $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
+# Debian's etcd-server starts a member on 2379 likewise; the tests start theirs on free ports.
+if command -v systemctl >/dev/null && systemctl is-enabled etcd >/dev/null 2>&1; then
+  $sudo systemctl disable --now etcd >/dev/null 2>&1 || true
 fi

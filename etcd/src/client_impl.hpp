@@ -85,6 +85,8 @@ auto Client::Impl::call(std::string_view operation, std::string_view target,
             continue;
         } catch (const detail::Interrupted&) {
             detail::throw_interrupted(operation);
+        } catch (const rdzv::StoreError& e) {  // the reply broke HTTP or the size bound
+            throw rdzv::StoreError(std::string(operation) + ": " + e.what());
         }
         const std::string where = std::string(operation) + ": etcd at " + name(index);
         detail::Json json;
@@ -103,9 +105,9 @@ auto Client::Impl::call(std::string_view operation, std::string_view target,
                 attempts.no_quorum.push_back(name(index) + " said '" + error.message + "'");
                 continue;
             }
-            throw detail::Refused(
-                where + " refused it (HTTP " + std::to_string(reply.status) + "): " + error.message,
-                std::move(error));
+            const std::string what =
+                where + " refused it (HTTP " + std::to_string(reply.status) + "): " + error.message;
+            throw detail::Refused(what, std::move(error));
         }
         try {
             auto result = decode(json);

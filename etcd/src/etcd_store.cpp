@@ -212,31 +212,27 @@ std::int64_t EtcdStore::add(std::string_view key, std::int64_t delta) {
 std::string EtcdStore::compare_set(std::string_view key, std::string_view expected,
                                    std::string_view desired) {
     const auto k = impl_->full(key);
-    std::optional<KeyValue> current;  // what the last failed attempt read; nullopt: absent
-    bool read = false;
+    // First try: the value is `expected` (an empty `expected`: the key is absent). When that
+    // fails, the failure branch's read decides; an empty value matching an empty `expected`
+    // takes a second transaction on that exact version.
+    Compare c;
+    c.key = k;
+    if (expected.empty()) {
+        c.target = Compare::Target::Version;
+        c.number = 0;
+    } else {
+        c.target = Compare::Target::Value;
+        c.value = std::string(expected);
+    }
     for (;;) {
-        Compare c;
-        if (!read) {
-            // First try: the expected value itself (an empty one also matches an absent key).
-            c = expected.empty() ? compare(k, Compare::Target::Version, 0) : Compare{};
-            if (!expected.empty()) {
-                c.key = k;
-                c.target = Compare::Target::Value;
-                c.value = std::string(expected);
-            }
-        } else {
-            if (!current) {
-                if (!expected.empty()) return std::string(expected);
-            } else if (current->value != expected) {
-                return current->value;
-            }
-            c = unchanged(k, current);
-        }
         auto r =
             impl_->fenced("compare_set", {c}, {put_op(k, std::string(desired))}, {range_op(k)});
         if (r.succeeded) return std::string(desired);
-        current = first(r.ranges.front());
-        read = true;
+        const auto current = first(r.ranges.front());
+        if (current ? current->value != expected : !expected.empty()) {
+            return current ? current->value : std::string(expected);
+        }
+        c = unchanged(k, current);  // matches, yet changed meanwhile: again on what is there now
     }
 }
 

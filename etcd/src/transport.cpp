@@ -1,17 +1,15 @@
 #include "transport.hpp"
 
-// Boost 1.74 Asio under g++ 12 in C++20 needs <utility> before it (rendezvous/src/asio.hpp).
 #include <utility>
 #include <array>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cctype>
+#include <limits>
 #include <optional>
 
+#include "asio_types.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::etcd::detail {
@@ -55,10 +53,6 @@ std::string endpoint_text(const Endpoint& endpoint) {
 
 // ---- Loop -------------------------------------------------------------------------------------
 
-struct Loop::Impl {
-    net::io_context io{1};
-};
-
 Loop::Loop() : impl_(std::make_unique<Impl>()) {}
 Loop::~Loop() = default;
 
@@ -66,44 +60,6 @@ void Loop::stop() noexcept {
     stopped_ = true;
     impl_->io.stop();
 }
-
-// ---- TlsContext -------------------------------------------------------------------------------
-
-struct TlsContext::Impl {
-    ssl::context ctx{ssl::context::tls_client};
-};
-
-TlsContext::TlsContext(const ClientOptions& options) : impl_(std::make_unique<Impl>()) {
-    auto& ctx = impl_->ctx;
-    ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    auto fail = [](const std::string& what, const std::string& path, const error_code& ec) {
-        throw rdzv::StoreError("etcd: cannot load " + what + " '" + path + "': " + ec.message());
-    };
-    error_code ec;
-    if (options.cacert.empty()) {
-        ctx.set_default_verify_paths(ec);
-        if (ec) fail("the system's CA certificates", "", ec);
-    } else if (ctx.load_verify_file(options.cacert, ec); ec) {
-        fail("CA certificate", options.cacert, ec);
-    }
-    if (options.cert.empty() != options.key.empty()) {
-        throw rdzv::StoreError(
-            "etcd: a client certificate needs its key and a key its certificate "
-            "(cert '" +
-            options.cert + "', key '" + options.key + "')");
-    }
-    if (!options.cert.empty()) {
-        if (ctx.use_certificate_chain_file(options.cert, ec); ec) {
-            fail("client certificate", options.cert, ec);
-        }
-        if (ctx.use_private_key_file(options.key, ssl::context::pem, ec); ec) {
-            fail("client key", options.key, ec);
-        }
-    }
-}
-
-TlsContext::~TlsContext() = default;
 
 // ---- Connection -------------------------------------------------------------------------------
 
@@ -185,17 +141,28 @@ struct Connection::Impl {
     [[noreturn]] void fail(const std::string& stage, const error_code& ec) {
         close();
         if (ec == beast::error::timeout) {
-            throw TransportError(
-                "timed out after " + std::to_string(budget.count()) + " ms " + stage, true);
+            throw TransportError("timed out after " + std::to_string(budget.count()) + " ms" +
+                                     (stage.empty() ? "" : " " + stage),
+                                 true);
+        }
+        if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+            ec == net::error::eof) {
+            throw TransportError("closed the connection" + (stage.empty() ? "" : " " + stage));
         }
         if (is_http_error(ec)) {
             throw rdzv::StoreError(where() + " sent a malformed HTTP reply (" + stage +
                                    "): " + ec.message());
         }
-        if (ec == http::error::end_of_stream || ec == net::error::eof) {
-            throw TransportError("closed the connection " + stage);
+        std::string reason = lower_first(ec.message()) + (stage.empty() ? "" : " (" + stage + ")");
+        const auto text = ec.message();
+        if (ec.category() == net::error::get_ssl_category() &&
+            (text.find("alert bad certificate") != std::string::npos ||
+             text.find("certificate required") != std::string::npos)) {
+            reason += tls->impl().has_client_cert
+                          ? ": the member did not accept the client certificate"
+                          : ": the member wants a client certificate and none is configured";
         }
-        throw TransportError(lower_first(ec.message()) + (stage.empty() ? "" : " (" + stage + ")"));
+        throw TransportError(reason);
     }
 
     void close() noexcept {
@@ -250,7 +217,7 @@ struct Connection::Impl {
         }
         ec = await([&](auto handler) { lowest().async_connect(targets, handler_of(handler)); },
                    deadline);
-        if (ec) fail("connecting", ec);
+        if (ec) fail("", ec);  // "connection refused" says it all
         if (secure) {
             ec = await(
                 [&](auto handler) {
@@ -322,7 +289,9 @@ struct Connection::Impl {
         if (ec) fail("sending the request", ec);
         parser.emplace();
         parser->header_limit(kHeaderLimit);
-        parser->body_limit(boost::none);  // bounded here, by max_body
+        // Bounded here, by max_body. Not boost::none: Beast 1.74 then refuses every body with a
+        // Content-Length ("body limit exceeded": it compares the length with the empty optional).
+        parser->body_limit(std::numeric_limits<std::uint64_t>::max());
         ec = await(
             [&](auto h) {
                 with_stream([&](auto& s) { http::async_read_header(s, buffer, *parser, h); });

@@ -22,7 +22,12 @@ std::vector<WatchEvent> Client::watch(const std::string& key, const std::string&
                                  impl.options.max_response);
             const auto setup = detail::Clock::now() + impl.options.io_timeout;
             c.connect(setup);
-            auto reply = c.post_stream("/v3/watch", body, setup);
+            detail::HttpReply reply;
+            try {
+                reply = c.post_stream("/v3/watch", body, setup);
+            } catch (const rdzv::StoreError& e) {  // the reply broke HTTP or the size bound
+                throw rdzv::StoreError(std::string(kOp) + ": " + e.what());
+            }
             if (reply.status != 200) {
                 auto error = detail::decode_error_body(reply.body);
                 if (detail::is_quorum_loss(error)) {

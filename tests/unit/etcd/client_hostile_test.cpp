@@ -1,0 +1,133 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "ptrun/etcd/client.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+
+using namespace ptrun::etcd;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A server on 127.0.0.1 that answers every request with the same bytes and closes: what a
+/// broken or hostile member may send.
+class CannedServer {
+  public:
+    explicit CannedServer(std::string reply) : reply_(std::move(reply)) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        REQUIRE(::listen(fd_, 16) == 0);
+        REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~CannedServer() {
+        stop_ = true;
+        thread_.join();
+        ::close(fd_);
+    }
+    CannedServer(const CannedServer&) = delete;
+    CannedServer& operator=(const CannedServer&) = delete;
+    Endpoint endpoint() const { return {"127.0.0.1", port_}; }
+
+  private:
+    void serve() {
+        while (!stop_) {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) continue;  // wakes to see stop_
+            const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0) continue;
+            char buf[4096];
+            pollfd in{c, POLLIN, 0};
+            if (::poll(&in, 1, 2000) > 0) (void)::read(c, buf, sizeof buf);
+            std::size_t sent = 0;
+            while (sent < reply_.size()) {
+                const auto n = ::send(c, reply_.data() + sent, reply_.size() - sent, MSG_NOSIGNAL);
+                if (n <= 0) break;
+                sent += static_cast<std::size_t>(n);
+            }
+            ::close(c);
+        }
+    }
+
+    std::string reply_;
+    int fd_ = -1;
+    std::uint16_t port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+std::string http_ok(const std::string& body) {
+    return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+ClientOptions options_for(const CannedServer& server) {
+    ClientOptions o;
+    o.endpoints = {server.endpoint()};
+    o.io_timeout = 2s;
+    o.max_response = 64 * 1024;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("etcd Client names the member and the flaw of a malformed reply", "[etcd][client]") {
+    SECTION("not JSON") {
+        CannedServer server(http_ok("{\"header\": nope"));
+        Client c(options_for(server));
+        CHECK_THROWS_WITH(c.range("/k"), Catch::Contains("etcd at 127.0.0.1:" +
+                                                         std::to_string(server.endpoint().port)) &&
+                                             Catch::Contains("not JSON"));
+    }
+    SECTION("bad base64") {
+        CannedServer server(http_ok(R"({"header":{"revision":"3"},"kvs":[{"key":"%%%%"}]})"));
+        Client c(options_for(server));
+        CHECK_THROWS_WITH(c.range("/k"), Catch::Contains("'key' is not base64"));
+    }
+    SECTION("not HTTP") {
+        CannedServer server("SSH-2.0-OpenSSH_9.2\r\n\r\n");
+        Client c(options_for(server));
+        CHECK_THROWS_WITH(c.range("/k"), Catch::Contains("malformed HTTP reply"));
+    }
+    SECTION("an endless header") {
+        CannedServer server("HTTP/1.1 200 OK\r\nX-Junk: " + std::string(100000, 'a') + "\r\n\r\n");
+        Client c(options_for(server));
+        CHECK_THROWS_AS(c.range("/k"), ptrun::rdzv::StoreError);
+    }
+    SECTION("a body over max_response") {
+        CannedServer server(http_ok(std::string(100000, ' ') + "{}"));
+        Client c(options_for(server));
+        CHECK_THROWS_WITH(c.put("/k", "v"), Catch::Contains("larger than max_response"));
+    }
+    SECTION("a watch stream of garbage") {
+        auto chunk = [](const std::string& data) {
+            char size[16];
+            std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+            return size + data + "\r\n";
+        };
+        CannedServer server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                            chunk("{\"result\":{\"created\":true}}\n") + chunk("[1,2]\n") +
+                            "0\r\n\r\n");
+        Client c(options_for(server));
+        CHECK_THROWS_WITH(c.watch("/k", "", 1, 2s), Catch::Contains("malformed stream message"));
+    }
+    SECTION("a member that closes at once") {
+        CannedServer server("");
+        Client c(options_for(server));
+        CHECK_THROWS_WITH(c.range("/k"), Catch::Contains("closed the connection"));
+    }
+}

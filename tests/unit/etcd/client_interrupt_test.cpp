@@ -1,0 +1,109 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <thread>
+
+#include "etcd_server.hpp"
+#include "ptrun/etcd/client.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+
+using namespace ptrun::etcd;
+using namespace ptrun::etcd::test;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// A listening socket that never accepts: connects succeed (the backlog) and nothing answers.
+class BlackHole {
+  public:
+    BlackHole() {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        REQUIRE(::listen(fd_, 16) == 0);
+        REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+        port_ = ntohs(a.sin_port);
+    }
+    ~BlackHole() { ::close(fd_); }
+    BlackHole(const BlackHole&) = delete;
+    BlackHole& operator=(const BlackHole&) = delete;
+    std::uint16_t port() const { return port_; }
+
+  private:
+    int fd_ = -1;
+    std::uint16_t port_ = 0;
+};
+
+/// Runs `call` on a thread, lets it block, interrupts `client` and returns how long the call
+/// took to fail after the interrupt and what it threw.
+std::pair<Clock::duration, std::exception_ptr> interrupt_blocked(
+    Client& client, const std::function<void()>& call) {
+    std::exception_ptr failure;
+    std::thread blocked([&] {
+        try {
+            call();
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    });
+    // Time to block; were it not blocked yet, its call fails all the same.
+    std::this_thread::sleep_for(300ms);
+    const auto start = Clock::now();
+    client.interrupt();
+    blocked.join();
+    return {Clock::now() - start, failure};
+}
+
+}  // namespace
+
+TEST_CASE("etcd interrupt() wakes a blocked watch at once and fails later calls",
+          "[etcd][client]") {
+    EtcdCluster etcd;
+    Client c(etcd.client_options());
+    const auto rev = c.range("/never").revision;
+    auto [took, failure] = interrupt_blocked(c, [&] { c.watch("/never", "", rev + 1, 30s); });
+    CHECK(took < 1s);
+    REQUIRE(failure);
+    CHECK_THROWS_AS(std::rethrow_exception(failure), ptrun::rdzv::ConnectionLost);
+    CHECK_THROWS_WITH(c.range("/k"), Catch::Contains("interrupted"));
+    CHECK_THROWS_AS(c.watch("/k", "", 0, 1s), ptrun::rdzv::ConnectionLost);
+}
+
+TEST_CASE("etcd interrupt() wakes a request a member never answers", "[etcd][client]") {
+    BlackHole hole;
+    ClientOptions options;
+    options.endpoints = {{"127.0.0.1", hole.port()}};
+    options.io_timeout = 30s;
+    Client c(options);
+    auto [took, failure] = interrupt_blocked(c, [&] { c.range("/k"); });
+    CHECK(took < 1s);
+    REQUIRE(failure);
+    CHECK_THROWS_WITH(std::rethrow_exception(failure), Catch::Contains("interrupted"));
+}
+
+TEST_CASE("etcd a member that never answers times out after io_timeout", "[etcd][client]") {
+    BlackHole hole;
+    EtcdCluster etcd;
+    ClientOptions options = etcd.client_options();
+    options.endpoints.insert(options.endpoints.begin(), Endpoint{"127.0.0.1", hole.port()});
+    options.io_timeout = 300ms;
+    Client c(options);
+    c.put("/k", "v");  // the silent member first, then the live one
+    CHECK(c.range("/k").count == 1);
+
+    ClientOptions silent;
+    silent.endpoints = {{"127.0.0.1", hole.port()}};
+    silent.io_timeout = 300ms;
+    Client alone(silent);
+    CHECK_THROWS_WITH(alone.range("/k"), Catch::Contains("timed out after 300 ms"));
+}
