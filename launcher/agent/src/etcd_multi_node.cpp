@@ -1,11 +1,10 @@
 // start_etcd_multi_node: the etcd backend's side of a multi-node job.
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
-
-#include <unistd.h>
 
 #include "ptrun/etcd/etcd_store.hpp"
 #include "ptrun/launcher/agent/multi_node.hpp"
@@ -140,12 +139,12 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
         throw RendezvousError("cannot reach the rendezvous's " + name +
                               " within join_timeout: " + e.what());
     }
-    mn.workers_store = StoreEndpoint{"", 0, true, {}, [store = mn.round_store.get()] {
-                                         return store->stats();
-                                     }};
-    logger->info("rendezvous through {} (lease {} s): each round's group rank 0 hosts its "
-                 "workers' store",
-                 name, lease_ttl(c));
+    mn.workers_store =
+        StoreEndpoint{"", 0, true, {}, [store = mn.round_store.get()] { return store->stats(); }};
+    logger->info(
+        "rendezvous through {} (lease {} s): each round's group rank 0 hosts its "
+        "workers' store",
+        name, lease_ttl(c));
     return mn;
 }
 
