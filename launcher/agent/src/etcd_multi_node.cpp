@@ -24,6 +24,8 @@ using std::chrono::milliseconds;
 
 /// The longest one exchange with one etcd member may take before the next member is tried.
 constexpr milliseconds kMemberTimeout{5'000};
+/// The least time a failed exchange is tried again for (ClientOptions::retry_for).
+constexpr milliseconds kRetryAtLeast{5'000};
 
 etcd::ClientOptions client_options(const LaunchConfig& c) {
     etcd::ClientOptions o;
@@ -33,6 +35,11 @@ etcd::ClientOptions client_options(const LaunchConfig& c) {
     o.cert = c.etcd.cert;
     o.key = c.etcd.key;
     o.io_timeout = std::min(c.rdzv.read_timeout, kMemberTimeout);
+    // A failed exchange is tried again for a while: a member that just lost its peers holds
+    // requests until it steps down (about its election timeout, 1 s by default), and answers `no
+    // leader` only after that; a node cut off for the heartbeat timeout is lost to the others.
+    o.retry_for = std::max<milliseconds>(c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt,
+                                         kRetryAtLeast);
     return o;
 }
 
