@@ -197,9 +197,11 @@ class EtcdBackend(unittest.TestCase):
         worker = [CKPT_SCRIPT, out, ckpt, "4", str(self.notifier.write_fd)]
         extra = ["--max-restarts", "1"]
         agents = self.leader_first("3:3", worker, extra, env=env)
+        for a in agents:
+            a.wait_log("round 0: group rank")  # the round has its 3 nodes: node4 comes as a spare
         [spare] = self.start([4], "3:3", worker, extra, env=env)
         spare.wait_log("this node waits as a spare", timeout=120)
-        lines = self.notifier.wait_lines(12, timeout=180)  # 6 starts, then 6 "epoch ... 2"
+        lines = self.notifier.wait_lines(18, timeout=180)  # 6 starts, 6 "epoch .. 1", 6 "epoch .. 2"
         self.assertEqual(sum(1 for w in lines if w[0] == "epoch" and w[3] == "2"), 6, lines)
         killed = time.monotonic()
         os.kill(agents[0].proc.pid, signal.SIGKILL)
