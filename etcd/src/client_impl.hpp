@@ -3,8 +3,8 @@
 /// the loops interrupt() stops.
 
 #include <atomic>
-#include <memory>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -83,49 +83,49 @@ auto Client::Impl::call(std::string_view operation, std::string_view target,
     const auto give_up = detail::Clock::now() + options.retry_for;
     detail::Attempts attempts;
     for (bool again = true; again; again = pause_before_retry(give_up, operation)) {
-    attempts = {};
-    for (const std::size_t index : order()) {
-        detail::HttpReply reply;
-        try {
-            reply = exchange(index, target, text, stream);
-        } catch (const detail::TransportError& e) {
-            attempts.unreachable.push_back(name(index) + " (" + e.what() + ")");
-            continue;
-        } catch (const detail::Interrupted&) {
-            detail::throw_interrupted(operation);
-        } catch (const rdzv::StoreError& e) {  // the reply broke HTTP or the size bound
-            throw rdzv::StoreError(std::string(operation) + ": " + e.what());
-        }
-        const std::string where = std::string(operation) + ": etcd at " + name(index);
-        detail::Json json;
-        if (reply.status == 200) {
+        attempts = {};
+        for (const std::size_t index : order()) {
+            detail::HttpReply reply;
             try {
-                json = detail::parse_json(reply.body);
+                reply = exchange(index, target, text, stream);
+            } catch (const detail::TransportError& e) {
+                attempts.unreachable.push_back(name(index) + " (" + e.what() + ")");
+                continue;
+            } catch (const detail::Interrupted&) {
+                detail::throw_interrupted(operation);
+            } catch (const rdzv::StoreError& e) {  // the reply broke HTTP or the size bound
+                throw rdzv::StoreError(std::string(operation) + ": " + e.what());
+            }
+            const std::string where = std::string(operation) + ": etcd at " + name(index);
+            detail::Json json;
+            if (reply.status == 200) {
+                try {
+                    json = detail::parse_json(reply.body);
+                } catch (const detail::Malformed& e) {
+                    throw rdzv::StoreError(where + " sent a malformed reply to " +
+                                           std::string(target) + ": " + e.what());
+                }
+            }
+            if (reply.status != 200 || detail::is_error_message(json)) {
+                auto error = reply.status != 200 ? detail::decode_error_body(reply.body)
+                                                 : detail::decode_error(json);
+                if (detail::is_quorum_loss(error)) {
+                    attempts.no_quorum.push_back(name(index) + " said '" + error.message + "'");
+                    continue;
+                }
+                const std::string what = where + " refused it (HTTP " +
+                                         std::to_string(reply.status) + "): " + error.message;
+                throw detail::Refused(what, std::move(error));
+            }
+            try {
+                auto result = decode(json);
+                preferred = index;
+                return result;
             } catch (const detail::Malformed& e) {
                 throw rdzv::StoreError(where + " sent a malformed reply to " + std::string(target) +
                                        ": " + e.what());
             }
         }
-        if (reply.status != 200 || detail::is_error_message(json)) {
-            auto error = reply.status != 200 ? detail::decode_error_body(reply.body)
-                                             : detail::decode_error(json);
-            if (detail::is_quorum_loss(error)) {
-                attempts.no_quorum.push_back(name(index) + " said '" + error.message + "'");
-                continue;
-            }
-            const std::string what =
-                where + " refused it (HTTP " + std::to_string(reply.status) + "): " + error.message;
-            throw detail::Refused(what, std::move(error));
-        }
-        try {
-            auto result = decode(json);
-            preferred = index;
-            return result;
-        } catch (const detail::Malformed& e) {
-            throw rdzv::StoreError(where + " sent a malformed reply to " + std::string(target) +
-                                   ": " + e.what());
-        }
-    }
     }
     detail::throw_unavailable(operation, attempts);
 }

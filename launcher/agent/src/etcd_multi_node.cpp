@@ -38,8 +38,8 @@ etcd::ClientOptions client_options(const LaunchConfig& c) {
     // A failed exchange is tried again for a while: a member that just lost its peers holds
     // requests until it steps down (about its election timeout, 1 s by default), and answers `no
     // leader` only after that; a node cut off for the heartbeat timeout is lost to the others.
-    o.retry_for = std::max<milliseconds>(c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt,
-                                         kRetryAtLeast);
+    o.retry_for =
+        std::max<milliseconds>(c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt, kRetryAtLeast);
     return o;
 }
 

@@ -96,7 +96,8 @@ TEST_CASE("etcd a member that never answers times out after io_timeout", "[etcd]
     EtcdCluster etcd;
     ClientOptions options = etcd.client_options();
     options.endpoints.insert(options.endpoints.begin(), Endpoint{"127.0.0.1", hole.port()});
-    options.io_timeout = 300ms;
+    // Long enough for the live member's fsync'd put on a loaded machine (TSan in CI).
+    options.io_timeout = 2s;
     Client c(options);
     c.put("/k", "v");  // the silent member first, then the live one
     CHECK(c.range("/k").count == 1);
@@ -106,4 +107,25 @@ TEST_CASE("etcd a member that never answers times out after io_timeout", "[etcd]
     silent.io_timeout = 300ms;
     Client alone(silent);
     CHECK_THROWS_WITH(alone.range("/k"), Catch::Contains("timed out after 300 ms"));
+}
+
+TEST_CASE("etcd retry_for tries every member again until it has passed, and interrupt() ends it",
+          "[etcd][client]") {
+    ClientOptions options;
+    options.endpoints = {{"127.0.0.1", free_port()}, {"127.0.0.1", free_port()}};
+    options.io_timeout = 1s;
+    options.retry_for = 1s;
+    Client c(options);
+    const auto start = Clock::now();
+    CHECK_THROWS_WITH(c.range("/k"), Catch::Contains("connection refused"));
+    const auto took = Clock::now() - start;
+    CHECK(took >= 500ms);  // tried again after 250 ms pauses, not given up at once
+    CHECK(took < 3s);
+
+    options.retry_for = 60s;
+    Client patient(options);
+    auto [waited, failure] = interrupt_blocked(patient, [&] { patient.range("/k"); });
+    CHECK(waited < 1s);
+    REQUIRE(failure);
+    CHECK_THROWS_WITH(std::rethrow_exception(failure), Catch::Contains("interrupted"));
 }
