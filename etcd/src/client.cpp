@@ -94,6 +94,16 @@ void Client::Impl::check_live(std::string_view operation) {
     if (interrupted) detail::throw_interrupted(operation);
 }
 
+bool Client::Impl::pause_before_retry(detail::Clock::time_point give_up,
+                                      std::string_view operation) {
+    constexpr std::chrono::milliseconds kRetryPause{250};
+    if (detail::Clock::now() + kRetryPause >= give_up) return false;
+    std::unique_lock lock(stop_mu);
+    stopped.wait_for(lock, kRetryPause, [this] { return interrupted; });
+    if (interrupted) detail::throw_interrupted(operation);
+    return true;
+}
+
 void Client::Impl::enlist(detail::Loop& l, std::string_view operation) {
     std::lock_guard lock(stop_mu);
     if (interrupted) detail::throw_interrupted(operation);
@@ -175,6 +185,7 @@ std::string Client::endpoints_text() const {
 void Client::interrupt() noexcept {
     std::lock_guard lock(impl_->stop_mu);
     impl_->interrupted = true;
+    impl_->stopped.notify_all();
     impl_->loop.stop();
     for (auto* l : impl_->watch_loops) l->stop();
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -54,6 +55,9 @@ struct Client::Impl {
         detail::Loop& loop_;
     };
     void check_live(std::string_view operation);
+    /// After every member failed: false once `give_up` is near; else waits 250 ms (interrupt()
+    /// ends the wait with ConnectionLost) and returns true.
+    bool pause_before_retry(detail::Clock::time_point give_up, std::string_view operation);
 
     ClientOptions options;
     std::unique_ptr<detail::TlsContext> tls;
@@ -65,6 +69,7 @@ struct Client::Impl {
     std::size_t connected_to = 0;
 
     std::mutex stop_mu;
+    std::condition_variable stopped;  ///< notified by interrupt()
     bool interrupted = false;
     std::vector<detail::Loop*> watch_loops;
 };
@@ -75,7 +80,10 @@ auto Client::Impl::call(std::string_view operation, std::string_view target,
     std::lock_guard lock(mu);
     check_live(operation);
     const std::string text = body.dump();
+    const auto give_up = detail::Clock::now() + options.retry_for;
     detail::Attempts attempts;
+    for (bool again = true; again; again = pause_before_retry(give_up, operation)) {
+    attempts = {};
     for (const std::size_t index : order()) {
         detail::HttpReply reply;
         try {
@@ -117,6 +125,7 @@ auto Client::Impl::call(std::string_view operation, std::string_view target,
             throw rdzv::StoreError(where + " sent a malformed reply to " + std::string(target) +
                                    ": " + e.what());
         }
+    }
     }
     detail::throw_unavailable(operation, attempts);
 }

@@ -51,7 +51,8 @@ bool EtcdStore::Impl::is_queue_item(std::string_view key) {
 std::vector<std::string> EtcdStore::Impl::keys() {
     Op all;
     all.kind = Op::Kind::Range;
-    all.key = options.root;
+    // An empty root is the whole key space (etcd spells it "\0" to "\0").
+    all.key = options.root.empty() ? std::string(1, '\0') : options.root;
     all.range_end = prefix_end(options.root);
     all.keys_only = true;
     auto r = client.txn({}, {all});

@@ -76,10 +76,6 @@ std::int64_t counter_of(std::string_view key, std::string_view text) {
 // ---- shared steps -----------------------------------------------------------------------------
 
 EtcdStore::Impl::Impl(EtcdStoreOptions o) : options(std::move(o)), client(options.client) {
-    if (options.root.empty()) {
-        throw rdzv::StoreError(
-            "EtcdStore: the root prefix is empty (expected e.g. /ptrun/<run id>)");
-    }
     if (options.fence && options.fence->key.empty()) {
         throw rdzv::StoreError("EtcdStore: the fence key is empty");
     }

@@ -32,7 +32,7 @@ void throw_unavailable(std::string_view operation, const Attempts& attempts) {
     const std::string op(operation);
     if (!attempts.no_quorum.empty()) {
         std::string what = op +
-                           ": the etcd cluster cannot serve (no leader: it lost its quorum?): " +
+                           ": the etcd cluster has lost its quorum (its members have no leader): " +
                            join(attempts.no_quorum);
         if (!attempts.unreachable.empty()) {
             what += "; cannot reach " + join(attempts.unreachable);

@@ -1,11 +1,10 @@
 // start_etcd_multi_node: the etcd backend's side of a multi-node job.
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
-
-#include <unistd.h>
 
 #include "ptrun/etcd/etcd_store.hpp"
 #include "ptrun/launcher/agent/multi_node.hpp"
@@ -25,6 +24,8 @@ using std::chrono::milliseconds;
 
 /// The longest one exchange with one etcd member may take before the next member is tried.
 constexpr milliseconds kMemberTimeout{5'000};
+/// The least time a failed exchange is tried again for (ClientOptions::retry_for).
+constexpr milliseconds kRetryAtLeast{5'000};
 
 etcd::ClientOptions client_options(const LaunchConfig& c) {
     etcd::ClientOptions o;
@@ -34,6 +35,11 @@ etcd::ClientOptions client_options(const LaunchConfig& c) {
     o.cert = c.etcd.cert;
     o.key = c.etcd.key;
     o.io_timeout = std::min(c.rdzv.read_timeout, kMemberTimeout);
+    // A failed exchange is tried again for a while: a member that just lost its peers holds
+    // requests until it steps down (about its election timeout, 1 s by default), and answers `no
+    // leader` only after that; a node cut off for the heartbeat timeout is lost to the others.
+    o.retry_for = std::max<milliseconds>(c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt,
+                                         kRetryAtLeast);
     return o;
 }
 
@@ -140,12 +146,12 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
         throw RendezvousError("cannot reach the rendezvous's " + name +
                               " within join_timeout: " + e.what());
     }
-    mn.workers_store = StoreEndpoint{"", 0, true, {}, [store = mn.round_store.get()] {
-                                         return store->stats();
-                                     }};
-    logger->info("rendezvous through {} (lease {} s): each round's group rank 0 hosts its "
-                 "workers' store",
-                 name, lease_ttl(c));
+    mn.workers_store =
+        StoreEndpoint{"", 0, true, {}, [store = mn.round_store.get()] { return store->stats(); }};
+    logger->info(
+        "rendezvous through {} (lease {} s): each round's group rank 0 hosts its "
+        "workers' store",
+        name, lease_ttl(c));
     return mn;
 }
 

@@ -1,7 +1,7 @@
 // CoordinatorCore::save/restore: the coordinator's state as JSON, for the etcd backend, where the
 // coordinator role moves to another node when its holder dies.
-#include <nlohmann/json.hpp>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "ptrun/launcher/membership/coordinator_core.hpp"
@@ -18,17 +18,21 @@ int bounded_int(const json& j, const char* what, int lo = 0,
                 int hi = std::numeric_limits<int>::max()) {
     if (!j.is_number_integer()) throw std::runtime_error(std::string("state lacks '") + what + "'");
     const auto v = j.get<std::int64_t>();
-    if (v < lo || v > hi) throw std::runtime_error(std::string("state has '") + what + "' out of range");
+    if (v < lo || v > hi)
+        throw std::runtime_error(std::string("state has '") + what + "' out of range");
     return static_cast<int>(v);
 }
 
-json strings(const std::set<std::string>& s) { return json(std::vector<std::string>(s.begin(), s.end())); }
+json strings(const std::set<std::string>& s) {
+    return json(std::vector<std::string>(s.begin(), s.end()));
+}
 
 std::set<std::string> string_set(const json& j, const char* what) {
     if (!j.is_array()) throw std::runtime_error(std::string("state lacks '") + what + "'");
     std::set<std::string> out;
     for (const auto& e : j) {
-        if (!e.is_string()) throw std::runtime_error(std::string("state has a malformed '") + what + "'");
+        if (!e.is_string())
+            throw std::runtime_error(std::string("state has a malformed '") + what + "'");
         out.insert(e.get<std::string>());
     }
     return out;
@@ -38,7 +42,8 @@ std::vector<std::string> string_list(const json& j, const char* what) {
     if (!j.is_array()) throw std::runtime_error(std::string("state lacks '") + what + "'");
     std::vector<std::string> out;
     for (const auto& e : j) {
-        if (!e.is_string()) throw std::runtime_error(std::string("state has a malformed '") + what + "'");
+        if (!e.is_string())
+            throw std::runtime_error(std::string("state has a malformed '") + what + "'");
         out.push_back(e.get<std::string>());
     }
     return out;
@@ -69,7 +74,8 @@ std::vector<std::string> CoordinatorCore::known_nodes() const {
 
 std::string CoordinatorCore::save() const {
     json pending = json::array();
-    for (const auto& p : pending_) pending.push_back({{"node", json::parse(encode(p.node))}, {"seq", p.seq}});
+    for (const auto& p : pending_)
+        pending.push_back({{"node", json::parse(encode(p.node))}, {"seq", p.seq}});
     return json{{"phase", kPhases[static_cast<int>(phase_)]},
                 {"round", round_},
                 {"restart_count", restart_count_},
@@ -100,8 +106,10 @@ void CoordinatorCore::restore(const std::string& text, SteadyTime now) {
     const int restarts = bounded_int(j.value("restart_count", json()), "restart_count");
     std::vector<JoinEvent> pending;
     for (const auto& e : j.value("pending", json::array())) {
-        if (!e.is_object() || !e.contains("node")) throw std::runtime_error("state has a malformed 'pending'");
-        pending.push_back(JoinEvent{decode_node(e["node"].dump()), bounded_int(e.value("seq", json()), "seq")});
+        if (!e.is_object() || !e.contains("node"))
+            throw std::runtime_error("state has a malformed 'pending'");
+        pending.push_back(
+            JoinEvent{decode_node(e["node"].dump()), bounded_int(e.value("seq", json()), "seq")});
     }
     const auto& r = j.value("running", json::object());
     RoundAssignment running;
@@ -111,8 +119,8 @@ void CoordinatorCore::restore(const std::string& text, SteadyTime now) {
     const auto addr = r.value("master_addr", json());
     if (!addr.is_string()) throw std::runtime_error("state lacks 'master_addr'");
     running.master_addr = addr.get<std::string>();
-    running.master_port =
-        static_cast<std::uint16_t>(bounded_int(r.value("master_port", json()), "master_port", 0, 65535));
+    running.master_port = static_cast<std::uint16_t>(
+        bounded_int(r.value("master_port", json()), "master_port", 0, 65535));
     running.notes = string_list(r.value("notes", json()), "notes");
     auto succeeded = string_set(j.value("succeeded", json()), "succeeded");
     auto left = string_set(j.value("left", json()), "left");

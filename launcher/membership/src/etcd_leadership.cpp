@@ -4,6 +4,7 @@
 
 #include <utility>
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -41,9 +42,18 @@ struct EtcdLeadership::Impl {
         step_down();
         try {
             etcd::Client last(o.client);  // the loop's client is interrupted
-            last.lease_revoke(lease);     // the leader and alive keys go at once
-        } catch (const rdzv::StoreError&) {
+            if (remove_keys) {
+                // The job is over and its nodes have left: its keys go, so that a later job under
+                // the same run id starts afresh.
+                const auto& prefix = keys().prefix;
+                last.delete_range(prefix, etcd::prefix_end(prefix));
+            }
+            last.lease_revoke(lease);  // the leader and alive keys go at once
+        } catch (const rdzv::StoreError& e) {
             // the lease expires by itself within its TTL
+            if (remove_keys)
+                o.coordinator.logger->warn("could not remove the job's keys from etcd: {}",
+                                           e.what());
         }
     }
 
@@ -53,6 +63,7 @@ struct EtcdLeadership::Impl {
     mutable std::mutex mu;  ///< guards coordinator, stopping
     std::condition_variable wake;
     bool stopping = false;
+    std::atomic<bool> remove_keys{false};      ///< set by wait_drained when it drained the job
     std::shared_ptr<Coordinator> coordinator;  ///< while this node leads
     std::thread thread;
 
@@ -73,8 +84,8 @@ struct EtcdLeadership::Impl {
                     next_renewal = Clock::now() + renew_every();
                 }
                 const auto left =
-                    std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(
-                                                  next_renewal - Clock::now()));
+                    std::max(milliseconds(1),
+                             std::chrono::duration_cast<milliseconds>(next_renewal - Clock::now()));
                 if (leads()) {
                     std::unique_lock lock(mu);
                     wake.wait_for(lock, left, [this] { return stopping; });
@@ -189,15 +200,7 @@ bool EtcdLeadership::wait_drained(const std::string& self, std::chrono::millisec
     if (!c->wait_drained(self, timeout)) return false;
     c.reset();
     impl_->step_down();
-    // The job is over and its nodes have left: its keys go, so that a later job under the same
-    // run id starts afresh.
-    const auto& prefix = impl_->keys().prefix;
-    try {
-        impl_->client.delete_range(prefix, etcd::prefix_end(prefix));
-    } catch (const rdzv::StoreError& e) {
-        impl_->o.coordinator.logger->warn("could not remove the job's keys from etcd: {}",
-                                          e.what());
-    }
+    impl_->remove_keys = true;  // once this node's session has stopped (the destructor)
     return true;
 }
 

@@ -28,6 +28,10 @@ struct ClientOptions {
     /// Connect + one request/response, per member tried.
     std::chrono::milliseconds io_timeout{5'000};
     std::size_t max_response = 16u << 20;  ///< bytes of one response body
+    /// When no member could serve a request, try them all again (every 250 ms) until this much
+    /// time has passed since it started: a member that just lost its peers may still hold a
+    /// request until its election timeout, and answers `no leader` (NoQuorum) only after it.
+    std::chrono::milliseconds retry_for{0};
 };
 
 struct KeyValue {

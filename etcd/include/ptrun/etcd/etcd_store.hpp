@@ -30,7 +30,7 @@ struct Fence {
 
 struct EtcdStoreOptions {
     ClientOptions client;
-    std::string root;  ///< prefix of every key, e.g. "/ptrun/<run id>"
+    std::string root;  ///< prefix of every key; "" = the keys are etcd keys as given
     std::optional<Fence> fence;
 };
 
