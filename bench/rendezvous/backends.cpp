@@ -16,8 +16,8 @@
 //           word, found by its heartbeats); every survivor joins again from the watch's ended
 //           callback, as the agent does: the first survivor seeing the round end -> every
 //           survivor holding round 1's placement
-// With an etcd cluster, the requests etcd served and the WAL fsyncs it made in close and rejoin
-// come from its /metrics (the first member's; every request of the run goes through it).
+// With an etcd cluster, the requests etcd served and the WAL fsyncs it made in each run come from
+// its /metrics (the first member's; every request of the run goes through it).
 // Prints one JSON object. Exits 1 on an error or a timeout.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -279,10 +279,11 @@ struct Backend {
     std::string label;
     std::vector<etcd::Endpoint> members;
     bool is_etcd() const { return !members.empty(); }
-    etcd::ClientOptions client(milliseconds read_timeout) const {
+    etcd::ClientOptions client(milliseconds read_timeout, milliseconds heartbeat) const {
         etcd::ClientOptions o;
         o.endpoints = members;
         o.io_timeout = std::min(read_timeout, milliseconds(5'000));  // etcd_multi_node's
+        o.retry_for = std::max<milliseconds>(heartbeat * 3, milliseconds(5'000));
         return o;
     }
     std::optional<etcd::Endpoint> first_member() const {
@@ -352,7 +353,7 @@ struct Job {
         server.reset();
         if (backend.is_etcd()) {
             try {
-                etcd::Client c(backend.client(milliseconds(10'000)));
+                etcd::Client c(backend.client(milliseconds(10'000), milliseconds(500)));
                 c.delete_range(keys.prefix, etcd::prefix_end(keys.prefix));
             } catch (const rdzv::StoreError& e) {
                 std::fprintf(stderr, "bench: could not remove %s: %s\n", keys.prefix.c_str(),
@@ -396,7 +397,7 @@ struct Job {
     }
 
     void start_etcd(const CoordinatorPolicy& policy, const Args& a) {
-        const auto client = backend.client(settings(a).read_timeout);
+        const auto client = backend.client(settings(a).read_timeout, a.heartbeat);
         const auto lost_after_ms = (a.heartbeat * 3).count();
         for (int i = 0; i < a.nodes; ++i) {
             EtcdLeadershipOptions lo;
@@ -461,7 +462,8 @@ struct Job {
 
 using StoreFactory = std::function<std::unique_ptr<rdzv::Store>()>;
 
-std::string floor_run(const StoreFactory& open, const Args& a) {
+std::string floor_run(const StoreFactory& open, const Args& a,
+                      std::optional<etcd::Endpoint> member) {
     std::vector<std::unique_ptr<rdzv::Store>> clients;
     for (int i = 0; i < a.nodes; ++i) clients.push_back(open());
     const std::string counter = "/bench/floor/count", done_key = "/bench/floor/done";
@@ -482,6 +484,7 @@ std::string floor_run(const StoreFactory& open, const Args& a) {
         });
     }
     ready.wait();
+    EtcdCounters etcd(std::move(member));
     const auto t0 = Clock::now();
     go.count_down();
     std::string error;
@@ -493,7 +496,7 @@ std::string floor_run(const StoreFactory& open, const Args& a) {
     }
     for (auto& t : threads) t.join();
     require(error.empty(), error);
-    return "{\"barrier_ms\": " + fixed(ms_between(t0, finished.last())) + "}";
+    return "{\"barrier_ms\": " + fixed(ms_between(t0, finished.last())) + etcd.take() + "}";
 }
 
 std::string close_run(const Backend& b, const Args& a) {
@@ -594,9 +597,9 @@ StoreFactory floor_stores(const Backend& b, rdzv::TcpStoreServer* server, const 
         };
     }
     const auto root = "/ptrun/bench/" + run_id("floor") + "/";
-    return [&b, root] {
+    return [&b, &a, root] {
         etcd::EtcdStoreOptions o;
-        o.client = b.client(milliseconds(10'000));
+        o.client = b.client(milliseconds(10'000), a.heartbeat);
         o.root = root;
         return std::unique_ptr<rdzv::Store>(std::make_unique<etcd::EtcdStore>(std::move(o)));
     };
@@ -612,7 +615,7 @@ std::string run_backend(const Backend& b, const Args& a) {
             o.logger = quiet_logger();
             server = std::make_unique<rdzv::TcpStoreServer>(std::move(o));
         }
-        floor = floor_run(floor_stores(b, server.get(), a), a);
+        floor = floor_run(floor_stores(b, server.get(), a), a, b.first_member());
     }
     std::fprintf(stderr, "%s floor: %s\n", b.label.c_str(), floor.c_str());
     const auto close = close_run(b, a);

@@ -110,6 +110,22 @@ def med(runs, *path):
     return statistics.median(vals)
 
 
+FIELDS = [("floor", "barrier_ms"), ("close", "total_ms"), ("rejoin", "rejoin_ms")]
+
+
+def num(v):
+    return f"{v:.1f}" if v < 10 else f"{v:.0f}"
+
+
+def spread(runs, *path):
+    vals = []
+    for r in runs:
+        for p in path:
+            r = r[p]
+        vals.append(r)
+    return min(vals), max(vals)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(HERE, "..", "..", "build"))
@@ -139,7 +155,7 @@ def main():
     how = "goes silent (found after 3 missed heartbeats)" if a.silent else "leaves (report_leaving, then stop)"
     print(f"N agents in one process (real RdzvSession each; c10d: TcpStoreServer + Coordinator; etcd: "
           f"EtcdLeadership each, the leader's Coordinator on a fenced EtcdStore); median of {a.repeat} runs; "
-          f"heartbeat {a.heartbeat_ms} ms; rejoin: one agent {how}. etcd-K: a K-member etcd "
+          f"[min-max]; (Nx): etcd / c10d; heartbeat {a.heartbeat_ms} ms; rejoin: one agent {how}. etcd-K: a K-member etcd "
           f"{subprocess.run([a.etcd, '--version'], capture_output=True, text=True).stdout.split(chr(10))[0].split()[-1]} "
           f"on 127.0.0.1.\n")
     head = ["N", "backend", "floor: add+wait barrier (ms)", "close: joins started -> all placed (ms)",
@@ -148,23 +164,27 @@ def main():
     print("|" + "---:|" * 2 + "---:|" * (len(head) - 2))
     for n in sizes:
         r = runs[n]
-        base_close = med(r, "c10d", "close", "total_ms")
-        base_rejoin = med(r, "c10d", "rejoin", "rejoin_ms")
+        base = {k: med(r, "c10d", *k) for k in FIELDS}
         for label in ["c10d"] + labels:
-            floor = med(r, label, "floor", "barrier_ms")
-            close = med(r, label, "close", "total_ms")
-            rejoin = med(r, label, "rejoin", "rejoin_ms")
-            ratio = lambda v, base: "" if label == "c10d" else f" ({v / base:.1f}x)"
-            print(f"| {n} | {label} | {floor:.1f} | {close:.1f}{ratio(close, base_close)} | {close / floor:.1f} "
-                  f"| {rejoin:.1f}{ratio(rejoin, base_rejoin)} | {med(r, label, 'rejoin', 'detect_ms'):.0f} |")
-    print("\nWhat etcd served during one close and one rejoin (medians; heartbeats and lease renewals "
-          "of every agent included):\n")
-    print("| N | backend | close: range | txn | watches | fsyncs | rejoin: range | txn | watches | fsyncs |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            cells = []
+            for k in FIELDS:
+                v = med(r, label, *k)
+                lo, hi = spread(r, label, *k)
+                cells.append(f"{v:.1f}" + ("" if label == "c10d" else f" ({v / base[k]:.0f}x)")
+                             + (f" [{num(lo)}-{num(hi)}]" if len(r) > 1 else ""))
+            close_over_floor = med(r, label, "close", "total_ms") / med(r, label, "floor", "barrier_ms")
+            print(f"| {n} | {label} | {cells[0]} | {cells[1]} | {close_over_floor:.1f} | {cells[2]} "
+                  f"| {med(r, label, 'rejoin', 'detect_ms'):.0f} |")
+    print("\nWhat etcd served (its first member's /metrics) during one floor, close and rejoin (medians; "
+          "in close and rejoin every agent's heartbeats and lease renewals included):\n")
+    print("| N | backend | floor: txn | fsyncs | close: range | txn | watches | fsyncs "
+          "| rejoin: range | txn | watches | fsyncs |")
+    print("|---:|---:" + "|---:" * 10 + "|")
     for n in sizes:
         for label in labels:
-            cells = [f"{med(runs[n], label, phase, 'etcd', k):.0f}"
-                     for phase in ("close", "rejoin") for k in ("range", "txn", "watches", "fsyncs")]
+            cells = [f"{med(runs[n], label, 'floor', 'etcd', k):.0f}" for k in ("txn", "fsyncs")]
+            cells += [f"{med(runs[n], label, phase, 'etcd', k):.0f}"
+                      for phase in ("close", "rejoin") for k in ("range", "txn", "watches", "fsyncs")]
             print(f"| {n} | {label} | " + " | ".join(cells) + " |")
 
 
