@@ -95,6 +95,10 @@ struct EtcdLeadership::Impl {
                 if (!last_error.empty()) o.coordinator.logger->info("etcd answers again");
                 last_error.clear();
             } catch (const rdzv::StoreError& e) {
+                {
+                    std::lock_guard lock(mu);
+                    if (stopping) return;  // the destructor interrupted the client
+                }
                 if (e.what() != last_error) {
                     o.coordinator.logger->warn("rendezvous leadership: {}", e.what());
                     last_error = e.what();
