@@ -113,11 +113,12 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
     co.heartbeat = c.rdzv.heartbeat;
     co.auth = auth;
     co.logger = logger;
-    mn.timelines = std::make_unique<NodeReportInbox>();
+    // The members' statuses reach whichever node coordinates. Their start-up timelines are not
+    // gathered: no node hosts a store whose clock the others measure theirs against (c10d's
+    // clock key), and times of unrelated CLOCK_MONOTONICs cannot be set side by side.
     mn.statuses = std::make_unique<NodeReportInbox>();
-    co.on_report = [timelines = mn.timelines.get(), statuses = mn.statuses.get()](NodeReport r) {
-        auto* inbox = r.kind == ReportKind::Timeline ? timelines : statuses;
-        inbox->put(r.id, r.round, std::move(r.text));
+    co.on_report = [statuses = mn.statuses.get()](NodeReport r) {
+        if (r.kind == ReportKind::Status) statuses->put(r.id, r.round, std::move(r.text));
     };
     mn.leadership = campaign(std::move(lo), c.rdzv.join_timeout, name);
 
