@@ -107,6 +107,10 @@ EXAMPLES = {
     ("README.md", "ptrun --standalone --nproc-per-node 4 ./train --epochs 3     # a native worker"): ("lines",),
     ("README.md", "ptrun --nnodes 2:3 --nproc-per-node 2 --rdzv-endpoint node1:29400 --rdzv-id job42 ./train   "
                   "# elastic, c10d"): ("nodes",),
+    ("README.md", "ptrun --nnodes 3:3 --nproc-per-node 8 --rdzv-backend etcd-v2 \\"): (
+        "covered", "needs an etcd cluster and several hosts: tests/hosts/test_etcd.py runs --rdzv-backend etcd-v2 "
+                   "against a real 3-member etcd cluster on namespaced hosts (--nnodes 3:3, a spare, torch DDP)",
+        [("tests/hosts/test_etcd.py", '"--rdzv-backend", "etcd-v2"'), ("tests/hosts/etcd_cluster.py", "--initial-cluster")]),
     ("README.md", "#!/bin/bash"): (
         "covered", "needs a SLURM cluster with GPUs (--gpus-per-node): tests/slurm runs `srun ptrun` in both modes on "
                    "a 2-node test cluster without GPUs",
