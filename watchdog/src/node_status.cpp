@@ -5,28 +5,16 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "ptrun/sys/json_integer.hpp"
+
 namespace ptrun::watchdog {
 namespace {
 
 using nlohmann::json;
 
-/// `v` as a T when it is a JSON integer T holds; else throws std::out_of_range (get<T>() alone
-/// would convert 1e30 or -1 silently).
 template <typename T>
 T integer(const json& v) {
-    if (v.is_number_unsigned()) {
-        const auto u = v.get<std::uint64_t>();
-        if (u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
-            return static_cast<T>(u);
-    } else if (v.is_number_integer()) {
-        const auto i = v.get<std::int64_t>();
-        if (std::numeric_limits<T>::is_signed &&
-            i >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
-            i <= static_cast<std::int64_t>(std::numeric_limits<T>::max()))
-            return static_cast<T>(i);
-        if (!std::numeric_limits<T>::is_signed && i >= 0) return static_cast<T>(i);
-    }
-    throw std::out_of_range("not an integer in range");
+    return sys::json_integer<T>(v);
 }
 
 /// The worker `w` describes; throws when a field is missing or mistyped.

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "ptrun/sys/json_integer.hpp"
+
 namespace ptrun::launcher {
 
 using nlohmann::json;
@@ -67,14 +69,14 @@ NodePlacement decode_placement(const std::string& text) {
     auto j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw std::runtime_error("malformed placement record");
     try {
-        NodePlacement p{j.at("round").get<int>(),
-                        j.at("restart_count").get<int>(),
-                        j.at("group_rank").get<int>(),
-                        j.at("nodes").get<int>(),
-                        j.at("rank_base").get<int>(),
-                        j.at("world_size").get<int>(),
+        NodePlacement p{sys::json_integer<int>(j.at("round")),
+                        sys::json_integer<int>(j.at("restart_count")),
+                        sys::json_integer<int>(j.at("group_rank")),
+                        sys::json_integer<int>(j.at("nodes")),
+                        sys::json_integer<int>(j.at("rank_base")),
+                        sys::json_integer<int>(j.at("world_size")),
                         j.at("master_addr").get<std::string>(),
-                        j.at("master_port").get<std::uint16_t>(),
+                        sys::json_integer<std::uint16_t>(j.at("master_port")),
                         j.value("token", std::string()),
                         j.value("notes", std::vector<std::string>())};
         if (p.notes.size() > kMaxPlacementNotes ||
@@ -93,6 +95,8 @@ NodePlacement decode_placement(const std::string& text) {
         }
         return p;
     } catch (const json::exception& e) {
+        throw std::runtime_error(std::string("malformed placement record: ") + e.what());
+    } catch (const std::out_of_range& e) {  // json_integer's: 1e30 is no int
         throw std::runtime_error(std::string("malformed placement record: ") + e.what());
     }
 }

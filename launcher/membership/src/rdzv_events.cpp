@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "ptrun/sys/json_integer.hpp"
+
 namespace ptrun::launcher {
 namespace {
 
@@ -43,20 +45,21 @@ RdzvEvent decode_event(const std::string& text) {
     try {
         auto type = j.at("type").get<std::string>();
         if (type == "join")
-            return JoinEvent{decode_node(j.at("node").dump()), j.at("seq").get<int>()};
+            return JoinEvent{decode_node(j.at("node").dump()), sys::json_integer<int>(j.at("seq"))};
         if (type == "failed") {
-            return FailedEvent{j.at("round").get<int>(), j.at("id").get<std::string>(),
+            return FailedEvent{sys::json_integer<int>(j.at("round")), j.at("id").get<std::string>(),
                                decode_end(j.at("end").dump())};
         }
         if (type == "succeeded")
-            return SucceededEvent{j.at("round").get<int>(), j.at("id").get<std::string>()};
+            return SucceededEvent{sys::json_integer<int>(j.at("round")),
+                                  j.at("id").get<std::string>()};
         if (type == "leaving") {
-            return LeavingEvent{j.at("round").get<int>(), j.at("id").get<std::string>(),
-                                j.at("why").get<std::string>()};
+            return LeavingEvent{sys::json_integer<int>(j.at("round")),
+                                j.at("id").get<std::string>(), j.at("why").get<std::string>()};
         }
         if (type == "timeline" || type == "status") {
             NodeReport report{type == "timeline" ? ReportKind::Timeline : ReportKind::Status,
-                              j.at("round").get<int>(), j.at("id").get<std::string>(),
+                              sys::json_integer<int>(j.at("round")), j.at("id").get<std::string>(),
                               j.at("text").get<std::string>()};
             if (report.text.size() > kMaxNodeReport)
                 throw std::runtime_error("a " + type + " report over " +
@@ -65,6 +68,8 @@ RdzvEvent decode_event(const std::string& text) {
         }
         throw std::runtime_error("unknown event type '" + type + "'");
     } catch (const json::exception& e) {
+        throw std::runtime_error(std::string("malformed event: ") + e.what());
+    } catch (const std::out_of_range& e) {  // json_integer's: 1e30 is no int
         throw std::runtime_error(std::string("malformed event: ") + e.what());
     }
 }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <type_traits>
+
+#include "ptrun/sys/json_integer.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -32,8 +35,12 @@ T field(const json& j, const char* key, const char* what) {
     auto it = j.find(key);
     if (it == j.end()) throw std::runtime_error(std::string(what) + " record lacks '" + key + "'");
     try {
-        return it->get<T>();
-    } catch (const json::exception&) {
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            return sys::json_integer<T>(*it);  // 1e30 is no int
+        } else {
+            return it->get<T>();
+        }
+    } catch (const std::exception&) {  // json's, and json_integer's out_of_range
         throw std::runtime_error(std::string(what) + " record has a malformed '" + key + "'");
     }
 }

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "ptrun/sys/json_integer.hpp"
+
 namespace ptrun::launcher {
 
 namespace {
@@ -107,9 +109,9 @@ NodeTimeline decode_node_timeline(std::string_view text) {
         t.node = j.at("node").get<std::string>();
         if (t.node.size() > kMaxNodeName)
             throw std::runtime_error("a node's timeline names a node of over 255 bytes");
-        t.group_rank = j.at("group_rank").get<int>();
-        t.offset_ns = j.at("offset_ns").get<std::int64_t>();
-        t.offset_error_ns = j.at("offset_error_ns").get<std::uint64_t>();
+        t.group_rank = sys::json_integer<int>(j.at("group_rank"));
+        t.offset_ns = sys::json_integer<std::int64_t>(j.at("offset_ns"));
+        t.offset_error_ns = sys::json_integer<std::uint64_t>(j.at("offset_error_ns"));
         const auto& events = j.at("events");
         if (!events.is_array() || events.size() > kMaxNodeEvents)
             throw std::runtime_error("a node's timeline has more than " +
@@ -120,8 +122,9 @@ NodeTimeline decode_node_timeline(std::string_view text) {
                 throw std::runtime_error("a node's timeline has a malformed event");
             auto phase = phase_named(e.at(3).get<std::string>());
             if (!phase) throw std::runtime_error("a node's timeline names an unknown phase");
-            TimelineEvent event{e.at(0).get<std::uint64_t>(), e.at(1).get<int>(),
-                                e.at(2).get<int>(), *phase, e.at(4).get<std::string>()};
+            TimelineEvent event{sys::json_integer<std::uint64_t>(e.at(0)),
+                                sys::json_integer<int>(e.at(1)), sys::json_integer<int>(e.at(2)),
+                                *phase, e.at(4).get<std::string>()};
             if (event.detail.size() > kMaxEventDetail)
                 throw std::runtime_error("a node's timeline has an event detail over " +
                                          std::to_string(kMaxEventDetail) + " bytes");
@@ -131,6 +134,8 @@ NodeTimeline decode_node_timeline(std::string_view text) {
         }
         return t;
     } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("a node's timeline is malformed: ") + e.what());
+    } catch (const std::out_of_range& e) {  // json_integer's
         throw std::runtime_error(std::string("a node's timeline is malformed: ") + e.what());
     }
 }

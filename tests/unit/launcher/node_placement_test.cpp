@@ -42,3 +42,22 @@ TEST_CASE("node placement: survives the trip through the store, rejects malforme
     out_of_range.group_rank = 2;
     CHECK_THROWS_AS(decode_placement(encode(out_of_range)), std::runtime_error);
 }
+
+TEST_CASE("placement: numbers that are no integer of the field's type are refused",
+          "[launcher][placement-record]") {
+    NodePlacement p;
+    p.nodes = 1;
+    p.world_size = 1;
+    p.master_addr = "h";
+    const auto good = encode(p);
+    CHECK(decode_placement(good) == p);
+    for (auto [from, to] : {std::pair{"\"round\":0", "\"round\":1e30"},
+                            std::pair{"\"master_port\":0", "\"master_port\":65536"},
+                            std::pair{"\"group_rank\":0", "\"group_rank\":0.5"}}) {
+        auto bad = good;
+        const auto at = bad.find(from);
+        REQUIRE(at != std::string::npos);
+        bad.replace(at, std::string(from).size(), to);
+        CHECK_THROWS_WITH(decode_placement(bad), Catch::StartsWith("malformed placement record"));
+    }
+}

@@ -110,3 +110,14 @@ TEST_CASE("round: group ranks are explicit node ranks, then store host, then hos
     std::vector<NodeInfo> too_big{node("a", "n1", 2), node("b", "n2")};
     CHECK_THAT(order_members(too_big), Catch::Contains("--node-rank 2"));
 }
+
+TEST_CASE("round: numbers that are no integer of the field's type are refused",
+          "[launcher][round]") {
+    CHECK_THROWS_WITH(decode_event(R"({"type":"succeeded","round":1e30,"id":"a"})"),
+                      Catch::StartsWith("malformed event"));
+    CHECK_THROWS_WITH(decode_event(R"({"type":"leaving","round":2.5,"id":"a","why":"x"})"),
+                      Catch::StartsWith("malformed event"));
+    auto n = encode(node("a", "n1"));
+    n.replace(n.find("\"nproc\":"), 8, "\"nproc\":1e30,\"x\":");
+    CHECK_THROWS_WITH(decode_node(n), "node record has a malformed 'nproc'");
+}

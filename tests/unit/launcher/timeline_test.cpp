@@ -231,3 +231,21 @@ TEST_CASE("startup phases as /metrics names them", "[launcher][timeline]") {
     auto plain = ready_breakdown(two_nodes(false), 0, 0);
     CHECK(startup_phases(*plain).back().first == "first_progress");
 }
+
+TEST_CASE("timeline JSON: numbers that are no integer of the field's type are refused",
+          "[launcher][timeline]") {
+    const std::string head = R"({"node":"a","offset_ns":0,"offset_error_ns":0,"events":[],)";
+    for (const char* bad :
+         {R"("group_rank":1e30})", R"("group_rank":1.5})", R"("group_rank":4294967296})"}) {
+        CHECK_THROWS_WITH(decode_node_timeline(head + bad),
+                          Catch::StartsWith("a node's timeline is malformed"));
+    }
+    CHECK_THROWS_WITH(
+        decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":-1,)"
+                             R"("events":[]})"),
+        Catch::StartsWith("a node's timeline is malformed"));
+    CHECK_THROWS_WITH(
+        decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
+                             R"("events":[[1,1e30,0,"spawn",""]]})"),
+        Catch::StartsWith("a node's timeline is malformed"));
+}
