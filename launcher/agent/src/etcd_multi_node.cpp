@@ -103,13 +103,7 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
     lo.lease_ttl_s = lease_ttl(c);
     auto& co = lo.coordinator;
     co.keys = keys;
-    co.policy.min_nodes = c.nnodes.min;
-    co.policy.max_nodes = c.nnodes.max;
-    co.policy.max_restarts = c.max_restarts;
-    co.policy.last_call = c.rdzv.last_call_timeout;
-    co.policy.lost_after = c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt;
-    co.policy.heartbeat = c.rdzv.heartbeat;
-    // master_addr left empty: each round's group rank 0 hosts its workers' store.
+    co.policy = coordinator_policy(c);  // no master_addr: each round's group rank 0 hosts it
     co.heartbeat = c.rdzv.heartbeat;
     co.auth = auth;
     co.logger = logger;

@@ -56,6 +56,17 @@ Membership MultiNode::membership() const {
     return m;
 }
 
+CoordinatorPolicy coordinator_policy(const LaunchConfig& c) {
+    CoordinatorPolicy p;
+    p.min_nodes = c.nnodes.min;
+    p.max_nodes = c.nnodes.max;
+    p.max_restarts = c.max_restarts;
+    p.last_call = c.rdzv.last_call_timeout;
+    p.lost_after = c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt;
+    p.heartbeat = c.rdzv.heartbeat;
+    return p;
+}
+
 MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
                            const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger) {
     if (c.rdzv_backend == RdzvBackend::Etcd)
@@ -114,12 +125,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
                                                                 : "127.0.0.1";
         co.store = HostPort{local_store, store.port};
         co.keys = keys;
-        co.policy.min_nodes = c.nnodes.min;
-        co.policy.max_nodes = c.nnodes.max;
-        co.policy.max_restarts = c.max_restarts;
-        co.policy.last_call = c.rdzv.last_call_timeout;
-        co.policy.lost_after = c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt;
-        co.policy.heartbeat = c.rdzv.heartbeat;
+        co.policy = coordinator_policy(c);
         co.policy.master_addr = store.host;
         co.policy.master_port = store.port;
         co.heartbeat = c.rdzv.heartbeat;

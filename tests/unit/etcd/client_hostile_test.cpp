@@ -10,10 +10,12 @@
 #include <string>
 #include <thread>
 
+#include "etcd_server.hpp"
 #include "ptrun/etcd/client.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 using namespace ptrun::etcd;
+using ptrun::etcd::test::loopback_listener;
 using namespace std::chrono_literals;
 
 namespace {
@@ -23,15 +25,7 @@ namespace {
 class CannedServer {
   public:
     explicit CannedServer(std::string reply) : reply_(std::move(reply)) {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof a;
-        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-        REQUIRE(::listen(fd_, 16) == 0);
-        REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-        port_ = ntohs(a.sin_port);
+        fd_ = loopback_listener(port_);
         thread_ = std::thread([this] { serve(); });
     }
     ~CannedServer() {

@@ -23,17 +23,7 @@ namespace {
 /// A listening socket that never accepts: connects succeed (the backlog) and nothing answers.
 class BlackHole {
   public:
-    BlackHole() {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof a;
-        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-        REQUIRE(::listen(fd_, 16) == 0);
-        REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-        port_ = ntohs(a.sin_port);
-    }
+    BlackHole() { fd_ = loopback_listener(port_); }
     ~BlackHole() { ::close(fd_); }
     BlackHole(const BlackHole&) = delete;
     BlackHole& operator=(const BlackHole&) = delete;

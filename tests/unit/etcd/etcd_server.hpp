@@ -31,6 +31,10 @@ class TempDir {
 /// A port nothing listens on now (bound to 127.0.0.1:0 and released).
 std::uint16_t free_port();
 
+/// A socket listening on 127.0.0.1 at an ephemeral port (backlog 16); sets `port`. Throws
+/// std::runtime_error when it cannot.
+int loopback_listener(std::uint16_t& port);
+
 /// A CA, a server certificate for IP 127.0.0.1 and a client certificate, made with openssl.
 struct TestPki {
     explicit TestPki(const std::string& dir);

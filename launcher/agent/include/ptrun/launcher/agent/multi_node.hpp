@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ptrun/launcher/agent/agent.hpp"
+#include "ptrun/launcher/membership/coordinator_core.hpp"
 #include "ptrun/launcher/membership/rdzv_auth.hpp"
 #include "ptrun/launcher/membership/round.hpp"
 #include "ptrun/launcher/plan/launch_config.hpp"
@@ -50,6 +51,9 @@ struct MultiNode {
 /// when it cannot be reached.
 MultiNode start_multi_node(const LaunchConfig& config, const std::string& random_id,
                            const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger);
+
+/// The rounds' rules from the command line (nodes, restarts, timeouts), without the workers' store.
+CoordinatorPolicy coordinator_policy(const LaunchConfig& config);
 
 /// The etcd backend's part (start_multi_node with --rdzv-backend etcd-v2): no node hosts the
 /// rendezvous; every node campaigns for the coordinator role and hosts a workers' store per
