@@ -9,6 +9,7 @@ skips (exit 77) without root or namespaces.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -79,7 +80,9 @@ class EtcdBackend(unittest.TestCase):
         return [a.finish(timeout) for a in agents]
 
     def assert_no_workers(self):
-        pids = [int(p) for p in subprocess.run(["pgrep", "-f", FAKE], capture_output=True, text=True).stdout.split()]
+        # This test's workers only (its dump dir): other tests' run beside it under ctest -j.
+        mine = re.escape(FAKE) + ".*" + re.escape(self.dir)
+        pids = [int(p) for p in subprocess.run(["pgrep", "-f", mine], capture_output=True, text=True).stdout.split()]
         self.assertEqual(wait_gone(pids, 10), [], "workers left running")
 
     def beats(self, host, until=None, deadline=30):
