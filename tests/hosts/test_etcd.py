@@ -85,6 +85,14 @@ class EtcdBackend(unittest.TestCase):
         pids = [int(p) for p in subprocess.run(["pgrep", "-f", mine], capture_output=True, text=True).stdout.split()]
         self.assertEqual(wait_gone(pids, 10), [], "workers left running")
 
+    def etcd_keys(self, prefix, host=2):
+        """The keys under `prefix` in etcd (read through member `host`)."""
+        res = subprocess.run(argv("nsexec", host, "/usr/bin/etcdctl", "--endpoints",
+                                  f"http://{self.etcd.ips[host]}:2379", "get", "--prefix", "--keys-only", prefix),
+                             env=ENV, capture_output=True, text=True, timeout=10)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        return [k for k in res.stdout.splitlines() if k]
+
     def beats(self, host, until=None, deadline=30):
         """The agents' heartbeat counters in etcd (read through member `host`); with `until`, read
         again until it holds of them (bounded)."""
@@ -118,6 +126,9 @@ class EtcdBackend(unittest.TestCase):
             self.assertEqual(env["TORCHELASTIC_USE_AGENT_STORE"], "True")
         leaders = [a for a in agents if "this node now coordinates the rendezvous" in a.err]
         self.assertGreaterEqual(len(leaders), 1)
+        self.assertEqual(self.etcd_keys(f"/ptrun/rdzv/{self.id()}/"), [], "the job's keys stay in etcd")
+        for _, err in (a.finish() for a in agents):
+            self.assertNotIn("starting afresh", err)
 
     def leader_first(self, nnodes, worker, extra=(), env=None):
         """node1's agent first (it takes the coordinator role, and is group rank 0: hostnames order

@@ -150,13 +150,14 @@ struct Coordinator::Impl {
                 gone.push_back(id);
             }
         }
-        if (restored.finished() || !any_alive) {
-            o.logger->info(
-                "rendezvous: the state left under {} is of an earlier job (none of its "
-                "nodes lives{}); starting afresh",
-                o.state_key, restored.finished() ? ", or it finished" : "");
+        if (!any_alive) {
+            o.logger->info("rendezvous: the state left under {} is of an earlier job (none of its "
+                           "nodes lives); starting afresh",
+                           o.state_key);
             return;
         }
+        // A finished state with a live node is this job ending: taken over as it is (a late
+        // join hears that the job has ended).
         {
             std::lock_guard lock(mu);
             core = std::move(restored);

@@ -64,6 +64,9 @@ struct EtcdLeadership::Impl {
     std::condition_variable wake;
     bool stopping = false;
     std::atomic<bool> remove_keys{false};      ///< set by wait_drained when it drained the job
+    /// Set by wait_drained: the job is over for this node, which campaigns no more (a late holder
+    /// would write a fresh state where the last one removed the job's keys).
+    std::atomic<bool> retired{false};
     std::shared_ptr<Coordinator> coordinator;  ///< while this node leads
     std::thread thread;
 
@@ -86,7 +89,7 @@ struct EtcdLeadership::Impl {
                 const auto left =
                     std::max(milliseconds(1),
                              std::chrono::duration_cast<milliseconds>(next_renewal - Clock::now()));
-                if (leads()) {
+                if (leads() || retired) {
                     std::unique_lock lock(mu);
                     wake.wait_for(lock, left, [this] { return stopping; });
                 } else {
@@ -195,6 +198,7 @@ EtcdLeadership::~EtcdLeadership() = default;
 bool EtcdLeadership::leads() const { return impl_->leads(); }
 
 bool EtcdLeadership::wait_drained(const std::string& self, std::chrono::milliseconds timeout) {
+    impl_->retired = true;
     std::shared_ptr<Coordinator> c;
     {
         std::lock_guard lock(impl_->mu);

@@ -39,8 +39,8 @@ struct CoordinatorOptions {
     /// which the coordinator keeps its state (CoordinatorCore::save, the round tokens and its
     /// node's id; sealed), written after every change. A coordinator finding state there carries
     /// on from it; its nodes whose keys.alive() is gone (their leases expired) are lost. A state
-    /// none of whose nodes lives, or of a finished job, is another job's under the same run id:
-    /// the coordinator starts afresh. Joins from nodes without an alive key are dropped.
+    /// none of whose nodes lives is another job's under the same run id: the coordinator starts
+    /// afresh. Joins from nodes without an alive key are dropped.
     std::string state_key;
     std::string self_id;
 };

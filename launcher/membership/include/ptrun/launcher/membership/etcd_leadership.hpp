@@ -35,9 +35,10 @@ class EtcdLeadership final : public RoundHost {
     EtcdLeadership(const EtcdLeadership&) = delete;
     EtcdLeadership& operator=(const EtcdLeadership&) = delete;
 
-    /// While this node coordinates: until the job has ended and every other member has left (at
-    /// most `timeout`), so that no member waits a lease's TTL for a new coordinator at the end.
-    /// Otherwise true at once.
+    /// The job is over for this node, which no longer campaigns. While it coordinates: waits
+    /// until every other member has left (at most `timeout`), so that no member waits a lease's
+    /// TTL for a new coordinator at the end, and the job's keys go when it stops. Otherwise
+    /// true at once.
     bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) override;
     /// The spares, while this node coordinates.
     std::vector<std::string> spare_hosts() const override;
