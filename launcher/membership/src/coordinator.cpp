@@ -151,9 +151,10 @@ struct Coordinator::Impl {
             }
         }
         if (!any_alive) {
-            o.logger->info("rendezvous: the state left under {} is of an earlier job (none of its "
-                           "nodes lives); starting afresh",
-                           o.state_key);
+            o.logger->info(
+                "rendezvous: the state left under {} is of an earlier job (none of its "
+                "nodes lives); starting afresh",
+                o.state_key);
             return;
         }
         // A finished state with a live node is this job ending: taken over as it is (a late

@@ -63,7 +63,7 @@ struct EtcdLeadership::Impl {
     mutable std::mutex mu;  ///< guards coordinator, stopping
     std::condition_variable wake;
     bool stopping = false;
-    std::atomic<bool> remove_keys{false};      ///< set by wait_drained when it drained the job
+    std::atomic<bool> remove_keys{false};  ///< set by wait_drained when it drained the job
     /// Set by wait_drained: the job is over for this node, which campaigns no more (a late holder
     /// would write a fresh state where the last one removed the job's keys).
     std::atomic<bool> retired{false};
