@@ -1,9 +1,8 @@
 #include "ptrun/etcd/etcd_store.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 
+#include "ptrun/rendezvous/counter_text.hpp"
 #include "store_impl.hpp"
 
 namespace ptrun::etcd {
@@ -55,20 +54,11 @@ std::optional<KeyValue> first(const std::vector<KeyValue>& kvs) {
     return kvs.front();
 }
 
-/// The counter text as rdzv's stores read it (strtoll-like: blanks, a sign, digits, the rest
-/// ignored); StoreError naming the key otherwise.
+/// The counter text as rdzv's stores read it (parse_counter); StoreError naming the key otherwise.
 std::int64_t counter_of(std::string_view key, std::string_view text) {
-    std::size_t i = 0;
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    if (i < text.size() && text[i] == '+') ++i;
-    std::int64_t value = 0;
-    const char* begin = text.data() + i;
-    const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
-    if (ec != std::errc{} || end == begin) {
-        throw rdzv::StoreError("add: value of key " + rdzv::describe_keys({std::string(key)}) +
-                               " is not a decimal integer");
-    }
-    return value;
+    if (auto value = rdzv::detail::parse_counter(text)) return *value;
+    throw rdzv::StoreError("add: value of key " + rdzv::describe_keys({std::string(key)}) +
+                           " is not a decimal integer");
 }
 
 }  // namespace

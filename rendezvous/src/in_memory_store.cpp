@@ -5,7 +5,7 @@
 #include <deque>
 #include <map>
 
-#include "counter_text.hpp"
+#include "ptrun/rendezvous/counter_text.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::rdzv {

@@ -3,7 +3,7 @@
 #include <ctime>
 #include <optional>
 
-#include "counter_text.hpp"
+#include "ptrun/rendezvous/counter_text.hpp"
 
 namespace ptrun::rdzv::detail {
 namespace {

@@ -6,12 +6,12 @@
 #include <chrono>
 #include <thread>
 
-#include "ptrun/etcd/etcd_store.hpp"
 #include "ptrun/launcher/agent/multi_node.hpp"
 #include "ptrun/launcher/membership/coordinator.hpp"
 #include "ptrun/launcher/membership/etcd_leadership.hpp"
 #include "ptrun/launcher/membership/rdzv_keys.hpp"
 #include "ptrun/launcher/membership/rdzv_session.hpp"
+#include "ptrun/launcher/membership/store_connector.hpp"
 #include "ptrun/launcher/membership/wait_progress.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/sys/route.hpp"
@@ -87,13 +87,7 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
     const auto client = client_options(c);
     const auto name = etcd_name(client);
     const auto& first = c.etcd.endpoints.front();
-    mn.self.id = c.hostname + ":" + std::to_string(::getpid()) + ":" + random_id;
-    mn.self.hostname = c.hostname;
-    mn.self.addr =
-        !c.local_addr.empty() ? c.local_addr : sys::route_source_address(first.host, first.port);
-    mn.self.nproc = c.nproc_per_node;
-    mn.self.node_rank = c.node_rank_given ? c.node_rank : -1;
-    mn.self.max_restarts = c.max_restarts;
+    mn.self = self_node(c, random_id, first);
     mn.round_store = std::make_unique<RoundStore>(mn.self.addr, logger);
 
     const auto keys = rdzv_keys(c.run_id);
@@ -116,25 +110,11 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
     };
     mn.leadership = campaign(std::move(lo), c.rdzv.join_timeout, name);
 
-    RdzvSessionOptions so;
+    auto so = session_options(c, mn.self, auth, logger);
     so.store = HostPort{first.host, first.port};
     so.store_name = name;
-    so.keys = keys;
-    so.self = mn.self;
-    so.nnodes = c.nnodes;
-    so.settings = c.rdzv;
-    so.auth = auth;
-    so.logger = logger;
-    so.connect = [client](milliseconds io_timeout) {
-        etcd::EtcdStoreOptions eo;
-        eo.client = client;
-        eo.client.io_timeout = std::min(eo.client.io_timeout, io_timeout);
-        return std::unique_ptr<rdzv::Store>(std::make_unique<etcd::EtcdStore>(std::move(eo)));
-    };
+    so.connect = etcd_store_connector(client);
     so.before_join = [store = mn.round_store.get()] { return store->renew(); };
-    auto progress = std::make_shared<WaitProgress>(c, logger);
-    so.on_waiting = [progress](const JoinProgress& p) { progress->update(p); };
-    so.progress_every = progress->interval();
     try {
         mn.session = std::make_unique<RdzvSession>(std::move(so));
     } catch (const rdzv::StoreError& e) {

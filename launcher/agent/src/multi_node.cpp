@@ -67,6 +67,33 @@ CoordinatorPolicy coordinator_policy(const LaunchConfig& c) {
     return p;
 }
 
+NodeInfo self_node(const LaunchConfig& c, const std::string& random_id, const HostPort& toward) {
+    NodeInfo n;
+    n.id = c.hostname + ":" + std::to_string(::getpid()) + ":" + random_id;
+    n.hostname = c.hostname;
+    n.addr =
+        !c.local_addr.empty() ? c.local_addr : sys::route_source_address(toward.host, toward.port);
+    n.nproc = c.nproc_per_node;
+    n.node_rank = c.node_rank_given ? c.node_rank : -1;
+    n.max_restarts = c.max_restarts;
+    return n;
+}
+
+RdzvSessionOptions session_options(const LaunchConfig& c, const NodeInfo& self,
+                                   const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger) {
+    RdzvSessionOptions so;
+    so.keys = rdzv_keys(c.run_id);
+    so.self = self;
+    so.nnodes = c.nnodes;
+    so.settings = c.rdzv;
+    so.auth = auth;
+    auto progress = std::make_shared<WaitProgress>(c, logger);
+    so.on_waiting = [progress](const JoinProgress& p) { progress->update(p); };
+    so.progress_every = progress->interval();
+    so.logger = std::move(logger);
+    return so;
+}
+
 MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
                            const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger) {
     if (c.rdzv_backend == RdzvBackend::Etcd)
@@ -107,14 +134,8 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
         }
     }
 
-    mn.self.id = c.hostname + ":" + std::to_string(::getpid()) + ":" + random_id;
-    mn.self.hostname = c.hostname;
-    mn.self.addr =
-        !c.local_addr.empty() ? c.local_addr : sys::route_source_address(store.host, store.port);
-    mn.self.nproc = c.nproc_per_node;
-    mn.self.node_rank = c.node_rank_given ? c.node_rank : -1;
+    mn.self = self_node(c, random_id, store);
     mn.self.is_store_host = mn.server != nullptr;
-    mn.self.max_restarts = c.max_restarts;
 
     const auto keys = rdzv_keys(c.run_id);
     if (mn.server) {
@@ -142,17 +163,8 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
         };
         mn.coordinator = std::make_unique<Coordinator>(std::move(co));
     }
-    RdzvSessionOptions so;
+    auto so = session_options(c, mn.self, auth, logger);
     so.store = store;
-    so.keys = keys;
-    so.self = mn.self;
-    so.nnodes = c.nnodes;
-    so.settings = c.rdzv;
-    so.auth = auth;
-    so.logger = logger;
-    auto progress = std::make_shared<WaitProgress>(c, logger);
-    so.on_waiting = [progress](const JoinProgress& p) { progress->update(p); };
-    so.progress_every = progress->interval();
     try {
         mn.session = std::make_unique<RdzvSession>(std::move(so));
     } catch (const rdzv::StoreError& e) {

@@ -161,14 +161,7 @@ struct EtcdLeadership::Impl {
         auto co = o.coordinator;
         co.state_key = keys().coordinator_state();
         co.self_id = o.self_id;
-        auto client_options = o.client;
-        co.connect = [client_options, fence](milliseconds io_timeout) {
-            etcd::EtcdStoreOptions so;
-            so.client = client_options;
-            so.client.io_timeout = std::min(so.client.io_timeout, io_timeout);
-            so.fence = fence;
-            return std::unique_ptr<rdzv::Store>(std::make_unique<etcd::EtcdStore>(std::move(so)));
-        };
+        co.connect = etcd_store_connector(o.client, fence);
         o.coordinator.logger->info("this node now coordinates the rendezvous (etcd lease {:x})",
                                    lease);
         auto started = std::make_shared<Coordinator>(std::move(co));

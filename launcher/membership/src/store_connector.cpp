@@ -1,5 +1,7 @@
 #include "ptrun/launcher/membership/store_connector.hpp"
 
+#include <algorithm>
+
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 
 namespace ptrun::launcher {
@@ -12,6 +14,17 @@ StoreConnector tcp_store_connector(HostPort store, std::chrono::milliseconds con
         c.connect_timeout = connect_timeout;
         c.io_timeout = io_timeout;
         return std::unique_ptr<rdzv::Store>(std::make_unique<rdzv::TcpStoreClient>(c));
+    };
+}
+
+StoreConnector etcd_store_connector(etcd::ClientOptions client, std::optional<etcd::Fence> fence) {
+    return [client = std::move(client),
+            fence = std::move(fence)](std::chrono::milliseconds io_timeout) {
+        etcd::EtcdStoreOptions o;
+        o.client = client;
+        o.client.io_timeout = std::min(o.client.io_timeout, io_timeout);
+        o.fence = fence;
+        return std::unique_ptr<rdzv::Store>(std::make_unique<etcd::EtcdStore>(std::move(o)));
     };
 }
 

@@ -80,19 +80,9 @@ int loopback_listener(std::uint16_t& port) {
 }
 
 std::uint16_t free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error("socket failed");
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-        ::close(fd);
-        throw std::runtime_error("bind 127.0.0.1:0 failed");
-    }
-    ::close(fd);
-    return ntohs(a.sin_port);
+    std::uint16_t port = 0;
+    ::close(loopback_listener(port));
+    return port;
 }
 
 TestPki::TestPki(const std::string& dir) {

@@ -1,4 +1,4 @@
-#include "counter_text.hpp"
+#include "ptrun/rendezvous/counter_text.hpp"
 
 #include <catch2/catch.hpp>
 

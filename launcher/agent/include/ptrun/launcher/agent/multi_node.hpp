@@ -9,6 +9,7 @@
 #include "ptrun/launcher/agent/agent.hpp"
 #include "ptrun/launcher/membership/coordinator_core.hpp"
 #include "ptrun/launcher/membership/rdzv_auth.hpp"
+#include "ptrun/launcher/membership/rdzv_session.hpp"
 #include "ptrun/launcher/membership/round.hpp"
 #include "ptrun/launcher/plan/launch_config.hpp"
 
@@ -54,6 +55,16 @@ MultiNode start_multi_node(const LaunchConfig& config, const std::string& random
 
 /// The rounds' rules from the command line (nodes, restarts, timeouts), without the workers' store.
 CoordinatorPolicy coordinator_policy(const LaunchConfig& config);
+
+/// This agent as it introduces itself: a unique id, its host, the address of the interface that
+/// reaches `toward` (or --local-addr), its workers, --node-rank and --max-restarts.
+NodeInfo self_node(const LaunchConfig& config, const std::string& random_id,
+                   const HostPort& toward);
+
+/// The session options both backends share (keys, self, nodes, timeouts, auth, the waiting
+/// progress); the caller sets where the store is and how to reach it.
+RdzvSessionOptions session_options(const LaunchConfig& config, const NodeInfo& self,
+                                   const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger);
 
 /// The etcd backend's part (start_multi_node with --rdzv-backend etcd-v2): no node hosts the
 /// rendezvous; every node campaigns for the coordinator role and hosts a workers' store per

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 
+#include "ptrun/etcd/etcd_store.hpp"
 #include "ptrun/launcher/cli/endpoint.hpp"
 #include "ptrun/rendezvous/store.hpp"
 
@@ -20,5 +22,11 @@ using StoreConnector =
 /// A connector opening TcpStoreClients to `store`, each connecting (with retries) within
 /// `connect_timeout` at first and on the reconnect after a lost connection.
 StoreConnector tcp_store_connector(HostPort store, std::chrono::milliseconds connect_timeout);
+
+/// A connector opening EtcdStores on the etcd keys as given (no root), each with `client`'s
+/// members and options, its io_timeout capped at the connection's; with `fence`, every write is
+/// fenced (etcd_store.hpp).
+StoreConnector etcd_store_connector(etcd::ClientOptions client,
+                                    std::optional<etcd::Fence> fence = std::nullopt);
 
 }  // namespace ptrun::launcher
