@@ -55,7 +55,7 @@ std::shared_ptr<spdlog::logger> make_logger(
                                                  std::move(run_log));
     auto logger = std::make_shared<spdlog::logger>("ptrun", std::move(sink));
     logger->set_pattern("[ptrun " + host + ":" + std::to_string(::getpid()) + "] %^%l%$: %v");
-    logger->set_level(spdlog::level::info);
+    logger->set_level(spdlog::level::debug);  // debug lines: the run log's alone (the sink)
     return logger;
 }
 

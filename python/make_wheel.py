@@ -103,6 +103,11 @@ def stage(build, version, tmp):
         shutil.copy(os.path.join(HERE, NAME, name), runner_dir)
     with open(os.path.join(runner_dir, "WHEEL-INSTALL"), "w") as f:
         f.write("ptrun was installed from its wheel: Python workers run with BIN/python3\n")
+    # The man page at the environment's share/man/man1: man(1) looks in BIN/../share/man for
+    # each BIN on PATH, so `man ptrun` finds it once the environment's bin is on PATH.
+    man_dir = os.path.join(root, f"{NAME}-{version}.data", "data", "share", "man", "man1")
+    os.makedirs(man_dir)
+    shutil.copy(os.path.join(HERE, "..", "man", "ptrun.1"), man_dir)
 
     info = os.path.join(root, f"{NAME}-{version}.dist-info")
     os.mkdir(info)

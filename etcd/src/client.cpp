@@ -61,10 +61,10 @@ detail::HttpReply Client::Impl::exchange(std::size_t index, std::string_view tar
         connection = std::make_unique<detail::Connection>(loop, options.endpoints[index], tls.get(),
                                                           options.max_response);
         connected_to = index;
-        connection->connect(detail::Clock::now() + options.io_timeout);
+        connection->connect(bounded(detail::Clock::now() + options.io_timeout));
     };
     auto once = [&] {
-        const auto deadline = detail::Clock::now() + options.io_timeout;
+        const auto deadline = bounded(detail::Clock::now() + options.io_timeout);
         if (!stream) return connection->post(target, body, deadline);
         auto reply = connection->post_stream(target, body, deadline);
         if (reply.status == 200) {
@@ -146,8 +146,18 @@ TxnResult Client::txn(const std::vector<Compare>& compares, const std::vector<Op
 std::int64_t Client::lease_grant(std::int64_t ttl_seconds) {
     return impl_->call("lease_grant", "/v3/lease/grant", Json{{"TTL", std::to_string(ttl_seconds)}},
                        [](const Json& j) {
+                           // etcd's lease IDs are positive, its TTLs too: anything else is no
+                           // lease this node could keep alive.
                            const auto id = detail::int_field(j, "ID");
-                           if (id == 0) throw detail::Malformed("no lease ID in the reply");
+                           if (id <= 0) {
+                               throw detail::Malformed("lease ID " + std::to_string(id) +
+                                                       ": expected a positive ID");
+                           }
+                           const auto ttl = detail::int_field(j, "TTL");
+                           if (ttl <= 0) {
+                               throw detail::Malformed("lease TTL " + std::to_string(ttl) +
+                                                       ": expected a positive number of seconds");
+                           }
                            return id;
                        });
 }
@@ -160,7 +170,12 @@ std::int64_t Client::lease_keepalive(std::int64_t id) {
             if (result == j.end() || !result->is_object()) {
                 throw detail::Malformed("keepalive message without 'result'");
             }
-            return detail::int_field(*result, "TTL");
+            const auto ttl = detail::int_field(*result, "TTL");  // 0: the lease expired
+            if (ttl < 0) {
+                throw detail::Malformed("lease TTL " + std::to_string(ttl) +
+                                        ": expected 0 or more seconds");
+            }
+            return ttl;
         },
         /*stream=*/true);
 }
@@ -180,6 +195,11 @@ std::string Client::endpoints_text() const {
         out += (i == 0 ? "" : ", ") + impl_->name(i);
     }
     return out;
+}
+
+void Client::limit_until(std::optional<std::chrono::steady_clock::time_point> deadline) {
+    std::lock_guard lock(impl_->mu);
+    impl_->until = deadline;
 }
 
 void Client::interrupt() noexcept {

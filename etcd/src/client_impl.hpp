@@ -59,7 +59,13 @@ struct Client::Impl {
     /// ends the wait with ConnectionLost) and returns true.
     bool pause_before_retry(detail::Clock::time_point give_up, std::string_view operation);
 
+    /// `at`, or the limit_until deadline when that comes first.
+    detail::Clock::time_point bounded(detail::Clock::time_point at) const {
+        return until && *until < at ? *until : at;
+    }
+
     ClientOptions options;
+    std::optional<detail::Clock::time_point> until;  ///< limit_until's; under mu
     std::unique_ptr<detail::TlsContext> tls;
     std::atomic<std::size_t> preferred{0};  ///< the member that answered last
 
@@ -80,7 +86,7 @@ auto Client::Impl::call(std::string_view operation, std::string_view target,
     std::lock_guard lock(mu);
     check_live(operation);
     const std::string text = body.dump();
-    const auto give_up = detail::Clock::now() + options.retry_for;
+    const auto give_up = bounded(detail::Clock::now() + options.retry_for);
     detail::Attempts attempts;
     for (bool again = true; again; again = pause_before_retry(give_up, operation)) {
         attempts = {};

@@ -103,63 +103,102 @@ def _stack_dumps_from_environment():
 
 
 class _ModuleHooks:
-    """First on sys.meta_path while it has hooks: lets the other finders find each hooked module
-    and runs its hook on the module once the module has run. Any other import costs one dict
-    lookup; it leaves sys.meta_path with its last hook."""
+    """On sys.meta_path, first when the runner starts: lets the other finders find each hooked
+    module (importlib's own search, with itself left out) and runs its hook on the module once the
+    module has run, whatever finders and loaders other import hooks (an APM agent's) put in
+    between. A hooked module that another finder ahead of it loaded is hooked at the next import
+    that comes this way. Any other import costs a few dict lookups; it leaves sys.meta_path with
+    its last hook when importlib found that module through it."""
 
     def __init__(self, hooks):
         self.hooks = dict(hooks)
+        self.finding = set()
 
     def find_spec(self, name, path=None, target=None):
+        if self.hooks:
+            self._hook_loaded_past()
         hook = self.hooks.get(name)
-        if hook is None:
+        if hook is None or name in self.finding:
             return None
-        return self._spec_then_hook(name, path, target, hook)
-
-    def _spec_then_hook(self, name, path, target, hook):
-        meta_path = sys.meta_path
-        later = meta_path[meta_path.index(self) + 1:] if self in meta_path else meta_path
-        for finder in later:
-            find_spec = getattr(finder, "find_spec", None)
-            spec = find_spec(name, path, target) if find_spec else None
-            if spec is not None:
-                break
-        else:
-            return None  # not found: the import fails as it would without the runner
-        # Leaving sys.meta_path now is safe: importlib stops iterating at a found spec.
-        del self.hooks[name]
-        if not self.hooks and self in meta_path:
-            meta_path.remove(self)
-        loader = spec.loader
-        exec_module = getattr(loader, "exec_module", None)
-        if exec_module is None:
+        self.finding.add(name)
+        try:
+            # As importlib would go on: a finder that asks importlib again (wrapt's hooks do)
+            # meets this one answering None.
+            import _frozen_importlib
+            spec = _frozen_importlib._find_spec(name, path, target)
+        finally:
+            self.finding.discard(name)
+        if spec is None or spec.loader is None or name in sys.modules:
+            # Not found (the import fails as without the runner), a namespace, or loaded while
+            # it was being found (then hooked as one loaded past this finder).
             return spec
+        del self.hooks[name]
+        if not self.hooks and self in sys.meta_path:
+            # Safe now: importlib stops iterating sys.meta_path at a found spec.
+            sys.meta_path.remove(self)
+        spec.loader = _HookedLoader(spec, hook)
+        return spec
 
-        def exec_then_hook(module):
-            del loader.exec_module  # the loader is itself again
-            exec_module(module)
-            if module.__name__ == name:
+    def _hook_loaded_past(self):
+        # A finder ahead of this one that finds modules on its own loaded it: hook it now, once
+        # it has run (importlib clears _initializing then).
+        for name in list(self.hooks):
+            module = sys.modules.get(name)
+            if module is None or name in self.finding or getattr(
+                    getattr(module, "__spec__", None), "_initializing", False):
+                continue
+            hook = self.hooks.pop(name, None)  # None: a hook run meanwhile hooked it
+            if hook is not None:
                 hook(module)
 
-        try:
-            # On this spec's loader object only: module.__loader__ stays the real loader.
-            loader.exec_module = exec_then_hook
-        except AttributeError:
-            pass
-        return spec
+
+class _HookedLoader:
+    """A hooked module's loader in its spec until the module is loaded: the real loader loads it
+    (as the module's __loader__ and __spec__.loader again), then the hook runs on the module.
+    Everything else is the real loader's."""
+
+    def __init__(self, spec, hook):
+        self._spec, self._hook, self._loader = spec, hook, spec.loader
+        # importlib picks the protocol by what the loader has: it sees the real loader's.
+        if hasattr(self._loader, "exec_module"):
+            self.exec_module = self._exec_module
+        if hasattr(self._loader, "load_module"):
+            self.load_module = self._load_module
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def _exec_module(self, module):
+        self._give_back(module)
+        self._loader.exec_module(module)
+        self._hook(module)
+
+    def _load_module(self, name):
+        self._give_back(None)
+        module = self._loader.load_module(name)
+        self._give_back(module)
+        self._hook(module)
+        return module
+
+    def _give_back(self, module):
+        if self._spec.loader is self:
+            self._spec.loader = self._loader
+        if getattr(module, "__loader__", None) is self:
+            module.__loader__ = self._loader
 
 
 def _send_event(phase):
-    """One start-up timeline event to PTRUN_EVENTS_SOCKET, now; never blocks, never raises."""
+    """One start-up timeline event on ptrun's events channel, the inherited descriptor
+    PTRUN_EVENTS_SOCKET names ("fd:4"), now; never blocks, never raises."""
     address = os.environ.get(EVENTS_ENV, "")
-    if not address.startswith("@"):
+    if not address.startswith("fd:") or not address[3:].isdigit():
         return
     import _socket
     import time
     try:
-        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM | _socket.SOCK_CLOEXEC | _socket.SOCK_NONBLOCK)
+        s = _socket.socket(fileno=os.dup(int(address[3:])))
         try:
-            s.sendto(f"ptrun-event 1 {phase} {time.monotonic_ns()}".encode(), "\0" + address[1:])
+            s.send(f"ptrun-event 1 {phase} {time.monotonic_ns()}".encode(), _socket.MSG_DONTWAIT)
         finally:
             s.close()
     except OSError:

@@ -24,15 +24,18 @@ need not be UTF-8 (decoded as python decodes its own: os.fsdecode). cwd "" keeps
 "node_bits" is set_mempolicy's maxnode, as placement::prepare_binding makes it.
 Replies: {"forked": PID} | {"error": "what"} (a bad request: served on) | {"unsafe": "why"}
 (exit status 0). Before the first message and every fork, forking must be safe: one thread, CUDA
-not initialised, no socket open but the control socket and the standard streams.
+not initialised, no socket open but the control socket and the standard streams; at every fork
+this is checked again once os.fork has run the before-fork hooks (os.register_at_fork).
 
 The worker is double-forked, so ptrun (a child subreaper) is its parent once its pid comes back.
 It makes its own process group, takes the stdout and stderr fds (nothing else of the zygote's
 stays open), and waits for b"g" on the go pipe (anything else: it exits 0 silently); then it dies
 with ptrun (PR_SET_PDEATHSIG), binds itself (--numa-binding), changes to cwd, replaces the whole
 environment, reseeds numpy's global generator and sets torch's thread count from OMP_NUM_THREADS
-(Python's `random` reseeds itself at fork), and returns to the runner with sys.argv as for
-`_runner.py ARGV`. A failure there: one `ptrun: ...` line on its stderr, exit status 127."""
+(Python's `random` reseeds itself at fork), sets what the preload imports set in the environment
+(os.environ's, or C's alone) where its own lacks the variable, and returns to the runner with
+sys.argv as for `_runner.py ARGV`. A failure there: one `ptrun: ...` line on its stderr, exit
+status 127."""
 import array
 import ctypes
 import errno
@@ -48,6 +51,7 @@ MAX_MESSAGE = 1 << 20
 FDS_PER_FORK = 3  # stdout, stderr, go
 FAILED_STATUS = 3
 WORKER_FAILED_STATUS = 127
+UNSAFE_TOLD = "unsafe: "  # the intermediate child's word on the pipe: its fork was unsafe
 USAGE = ("usage: python3 -u _runner.py --zygote MODULES -- SCRIPT [ARGS...] | "
          "-m MODULE [ARGS...]  (fd 3: ptrun's control socket)\n")
 PR_SET_PDEATHSIG = 1
@@ -63,10 +67,14 @@ def main():
     """Imports the preloaded modules and serves forks; returns only in a forked worker."""
     interpreter = _interpreter_argv()
     modules, argv = _command_line()
+    check = _ForkCheck(modules)  # before any import registers a before-fork hook of its own
     control = _control_socket()
     _set_path0(_path0(argv))
+    before = _environments()
     _preload(control, modules)
-    request = _serve(control, modules)  # only the worker gets here
+    changes = _changed(before, _environments())
+    request = _serve(control, check)  # only the worker gets here
+    _carry(changes)
     _set_argv(interpreter, request["argv"])
 
 
@@ -152,6 +160,37 @@ def _preload(control, modules):
     _send(control, {"ready": {"modules": modules, "seconds": seconds}})
 
 
+def _environments():
+    """(os.environ, C's environ) now, as {str: str} and {bytes: bytes}."""
+    c_environ, entries, i = {}, ctypes.POINTER(ctypes.c_char_p).in_dll(_libc(), "environ"), 0
+    while entries[i] is not None:
+        key, _, value = entries[i].partition(b"=")
+        c_environ[key] = value
+        i += 1
+    return dict(os.environ), c_environ
+
+
+def _changed(before, after):
+    """What the imports set in os.environ, and what they set in C alone (behind os.environ's
+    back), as (os.environ's, C's) variables; what they removed does not matter (see _carry)."""
+    (python_before, c_before), (python_after, c_after) = before, after
+    python = {k: v for k, v in python_after.items() if python_before.get(k) != v}
+    in_python = {os.fsencode(k) for k in python}
+    c = {k: v for k, v in c_after.items() if c_before.get(k) != v and k not in in_python}
+    return python, c
+
+
+def _carry(changes):
+    """Sets in the worker what the preload imports set, where its own environment does not have
+    the variable: an exec'd worker's imports would have set them (the worker's values win)."""
+    python, c = changes
+    for key, value in python.items():
+        os.environ.setdefault(key, value)
+    libc = _libc()
+    for key, value in c.items():
+        libc.setenv(key, value, 0)  # 0: a variable the worker has keeps its value
+
+
 def _import_failure(name, error):
     """The `failed` message's body for module `name`: error line and traceback (bounded)."""
     import traceback
@@ -216,9 +255,9 @@ def _cuda(modules):
 
 
 def _open_socket(own_fds):
-    """Names a socket open in this process other than the control socket, the standard streams
-    and `own_fds` (a request's), or None."""
-    skip = {0, 1, 2, CONTROL_FD, *own_fds}
+    """Names a socket open in this process other than the control socket, ptrun's events channel,
+    the standard streams and `own_fds` (a request's), or None."""
+    skip = {0, 1, 2, CONTROL_FD, *_events_fd(), *own_fds}
     for name in sorted(os.listdir("/proc/self/fd"), key=int):
         if int(name) in skip:
             continue
@@ -255,7 +294,7 @@ def _flush():
             pass
 
 
-def _serve(control, modules):
+def _serve(control, check):
     """Answers fork requests until the end of the stream; returns a request only in its worker."""
     while True:
         data, fds, problem = _receive(control)
@@ -269,12 +308,12 @@ def _serve(control, modules):
             _close(fds)
             _send(control, {"error": problem})
             continue
-        reason = _unsafe(modules, fds)
+        reason = _unsafe(check.modules, fds)
         if reason:
             _close(fds)
             _send(control, {"unsafe": reason})
             _exit(0)
-        if _fork(control, request, fds):
+        if _fork(control, request, fds, check):
             return request
 
 
@@ -417,18 +456,43 @@ def _is_binding(value):
             and (not nodes or 1 <= bits - 1 <= WORD_BITS * len(nodes)))
 
 
-def _fork(control, request, fds):
+class _ForkCheck:
+    """os.fork's last before-fork hook (registered first: they run last registered first):
+    while armed, it checks that forking is safe once the other hooks have run, one of which may
+    have started a thread."""
+
+    def __init__(self, modules):
+        self.modules, self.own_fds, self.reason = modules, None, None
+        os.register_at_fork(before=self._check)
+
+    def _check(self):
+        if self.own_fds is not None:
+            self.reason = _unsafe(self.modules, self.own_fds)
+
+    def fork(self, own_fds):
+        """os.fork(), and in both processes why forking was unsafe at that moment, or None."""
+        self.own_fds, self.reason = own_fds, None
+        try:
+            return os.fork(), self.reason and (
+                f"{self.reason} once os.fork had run the before-fork hooks (os.register_at_fork)")
+        finally:
+            self.own_fds = None
+
+
+def _fork(control, request, fds, check):
     """Double-forks the worker: True in the worker (set up), False in the zygote (replied)."""
     _flush()
     read_end, write_end = os.pipe()
     try:
-        first = os.fork()
+        first, unsafe = check.fork(fds)
     except OSError as e:
         _close((read_end, write_end, *fds))
         _send(control, {"error": f"fork: {e.strerror or e}"})
         return False
     if first == 0:
-        _fork_again(write_end)  # returns only in the worker
+        if unsafe:  # the zygote says why
+            os._exit(0)
+        _fork_again(write_end, fds, check)  # returns only in the worker
         _close((read_end, write_end))
         _become_worker(control, request, fds)
         return True
@@ -436,6 +500,11 @@ def _fork(control, request, fds):
     os.waitpid(first, 0)  # its child, the worker, is now ptrun's (the subreaper's)
     told = _written(read_end)
     _close((read_end, *fds))
+    if told.startswith(UNSAFE_TOLD):
+        unsafe = told[len(UNSAFE_TOLD):]
+    if unsafe:
+        _send(control, {"unsafe": unsafe})
+        _exit(0)
     if told.isdigit():
         _send(control, {"forked": int(told)})
     else:
@@ -443,14 +512,19 @@ def _fork(control, request, fds):
     return False
 
 
-def _fork_again(write_end):
-    """In the intermediate child: forks the worker, writes its pid (or why not) and exits;
-    returns only in the worker."""
+def _fork_again(write_end, fds, check):
+    """In the intermediate child: forks the worker, writes its pid (or why not, or why that fork
+    was unsafe: then the worker ends at once) and exits; returns only in the worker."""
     try:
-        pid = os.fork()
+        pid, unsafe = check.fork(fds)
         if pid == 0:
+            if unsafe:
+                os._exit(0)
             return
         told = str(pid)
+        if unsafe:
+            os.waitpid(pid, 0)
+            told = UNSAFE_TOLD + unsafe
     except BaseException as e:
         told = getattr(e, "strerror", None) or repr(e)
     try:
@@ -518,12 +592,24 @@ def _fail(fd, line):
         os._exit(WORKER_FAILED_STATUS)
 
 
+def _events_fd():
+    """ptrun's events channel, which the zygote inherits and every worker keeps: the descriptor its
+    PTRUN_EVENTS_SOCKET names ("fd:4"), as a tuple of none or one."""
+    events = os.environ.get("PTRUN_EVENTS_SOCKET", "")
+    return (int(events[3:]),) if events.startswith("fd:") and events[3:].isdigit() else ()
+
+
 def _take_fds(stdout_fd, stderr_fd, go_fd):
-    """Puts the worker's stdout and stderr in place and closes every other fd above 2 but go."""
+    """Puts the worker's stdout and stderr in place and closes every other fd above 2 but go and
+    ptrun's events channel."""
     os.dup2(stdout_fd, 1)
     os.dup2(stderr_fd, 2)
-    os.closerange(3, go_fd)
-    os.closerange(go_fd + 1, _max_fd())
+    keep = sorted({go_fd, *_events_fd()})
+    low = 3
+    for fd in keep:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, _max_fd())
 
 
 def _max_fd():

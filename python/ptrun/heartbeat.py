@@ -113,14 +113,15 @@ class Heartbeat:
 
 
 def _first_progress():
-    """The record's first beat is the start-up timeline's first progress: one datagram to ptrun's
-    PTRUN_EVENTS_SOCKET ("@" + an abstract name), if set; never blocks, never raises."""
+    """The record's first beat is the start-up timeline's first progress: one datagram on ptrun's
+    events channel, the descriptor PTRUN_EVENTS_SOCKET names ("fd:4"), if set; never blocks,
+    never raises."""
     address = os.environ.get(EVENTS_ENV, "")
-    if not address.startswith("@"):
+    if not address.startswith("fd:") or not address[3:].isdigit():
         return
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK) as s:
-            s.sendto(f"ptrun-event 1 first_progress {time.monotonic_ns()}".encode(), "\0" + address[1:])
+        with socket.fromfd(int(address[3:]), socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.send(f"ptrun-event 1 first_progress {time.monotonic_ns()}".encode(), socket.MSG_DONTWAIT)
     except OSError:
         pass
 

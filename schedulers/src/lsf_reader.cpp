@@ -41,7 +41,7 @@ Topology read(const env::EnvMap& env, std::optional<std::string_view> host_file)
     if (host_file) {
         hosts = parse_host_file(*host_file, shown(env, kHostFile));
         from = std::string(kHostFile);
-    } else if (auto pairs = optional_text(env, kMcpuHosts)) {
+    } else if (auto pairs = optional_text(env, kMcpuHosts, kMaxHostFileBytes)) {
         hosts = parse_host_count_pairs(pairs->value, shown(env, kMcpuHosts));
         from = std::string(kMcpuHosts);
     }

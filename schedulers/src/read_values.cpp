@@ -21,12 +21,13 @@ Sourced<int> required_int(const env::EnvMap& env, std::string_view name, int min
     return *v;
 }
 
-std::optional<Sourced<std::string>> optional_text(const env::EnvMap& env, std::string_view name) {
+std::optional<Sourced<std::string>> optional_text(const env::EnvMap& env, std::string_view name,
+                                                  std::size_t max_bytes) {
     auto it = env.find(name);
     if (it == env.end()) return std::nullopt;
-    if (it->second.size() > 4096) {
+    if (it->second.size() > max_bytes) {
         throw env::ParseError(std::string(name) + ": " + std::to_string(it->second.size()) +
-                              " bytes: expected at most 4096");
+                              " bytes: expected at most " + std::to_string(max_bytes));
     }
     return Sourced<std::string>{it->second, std::string(name)};
 }

@@ -28,8 +28,13 @@ std::optional<Sourced<int>> optional_int(const env::EnvMap& env, std::string_vie
 Sourced<int> required_int(const env::EnvMap& env, std::string_view name, int min, int max,
                           std::string_view why);
 
-/// The text of `name`, or nullopt; values longer than 4096 bytes are an error naming it.
-std::optional<Sourced<std::string>> optional_text(const env::EnvMap& env, std::string_view name);
+/// The most bytes of a plain value (a job id, a host, a name).
+inline constexpr std::size_t kMaxValueBytes = 4096;
+
+/// The text of `name`, or nullopt; values longer than `max_bytes` are an error naming it. A host
+/// list takes kMaxHostFileBytes, as a host file does.
+std::optional<Sourced<std::string>> optional_text(const env::EnvMap& env, std::string_view name,
+                                                  std::size_t max_bytes = kMaxValueBytes);
 
 /// `host` from `name` as a master address: a host name or address (host_file's rules).
 std::optional<Sourced<std::string>> optional_host(const env::EnvMap& env, std::string_view name);

@@ -3,7 +3,7 @@
 
 Hosts node1..node4 come from netns-hosts.sh; etcd members run on node1..node3 (etcd_cluster.py) and
 ptrun agents on node1..node4 with --rdzv-backend etcd-v2. Every test waits on events (worker lines on
-an inherited pipe, ptrun's log lines, process exits) with bounded deadlines, and leaves no process,
+a FIFO, ptrun's log lines, process exits) with bounded deadlines, and leaves no process,
 data directory or namespace behind. Run as root; needs PTRUN_BIN and FAKE_WORKER (ctest sets them);
 skips (exit 77) without root or namespaces.
 """
@@ -74,7 +74,7 @@ class EtcdBackend(unittest.TestCase):
         return agents
 
     def fake(self, *args):
-        return [FAKE, "--notify-fd", str(self.notifier.write_fd), "--dump", self.dir, *args]
+        return [FAKE, "--notify", self.notifier.path, "--dump", self.dir, *args]
 
     def finish_all(self, agents, timeout=DEADLINE):
         return [a.finish(timeout) for a in agents]
@@ -136,6 +136,33 @@ class EtcdBackend(unittest.TestCase):
         [first] = self.start([1], nnodes, worker, extra, env=env)
         first.wait_log("this node now coordinates the rendezvous")
         return [first, *self.start([2, 3], nnodes, worker, extra, env=env)]
+
+    def test_the_coordinators_status_covers_every_node(self):
+        # Issue 35.4: through the etcd coordinator's health port, `ptrun status` listed its own
+        # rank alone (every agent held an inbox, so none published) and no node rows.
+        health = 29790
+        worker, extra = self.fake("--hang", "--usr1-exit", "0"), ["--health-port", str(health)]
+        [first] = self.start([1], "2", worker, extra)
+        first.wait_log("this node now coordinates the rendezvous")  # node1 gathers the statuses
+        agents = [first, *self.start([2], "2", worker, extra)]
+        self.notifier.wait_lines(4)
+        end = time.monotonic() + DEADLINE
+        while True:
+            res = subprocess.run(argv("exec", 1, PTRUN, "status", f"127.0.0.1:{health}"), env=ENV,
+                                 capture_output=True, text=True, timeout=30)
+            rows = re.findall(r"\nnode\d +\d +\d +\d+ +\w+ ", res.stdout)  # a worker's
+            if len(rows) == 4 or time.monotonic() > end:
+                break
+            time.sleep(0.2)  # node2 publishes 200 ms after its workers start; bounded above
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("workers      : 2 here, 4 in the job on 2 node(s)\n", res.stdout)
+        self.assertRegex(res.stdout, r"\n1 +node2 +running +2 ")
+        for rank in range(4):
+            self.assertRegex(res.stdout, rf"\nnode{rank // 2 + 1} +{rank} +{rank % 2} +\d+ +\w+ ")
+        for a in agents:
+            a.proc.send_signal(signal.SIGUSR1)  # the workers exit 0
+        for code, err in self.finish_all(agents):
+            self.assertEqual(code, 0, err)
 
     def test_the_leader_killed_the_others_and_the_spare_form_a_new_round_within_the_lease(self):
         # --nnodes 3 and a spare on node4. kill -9 of node1's agent, which leads and hosts the
@@ -208,7 +235,7 @@ class EtcdBackend(unittest.TestCase):
         # agent exits 0 and the final loss equals an uninterrupted run's.
         env = {"PYTHON_EXEC": TORCH_PYTHON, "GLOO_SOCKET_IFNAME": "eth0", "PTRUN_TEST_HOLD_EPOCH": "2"}
         out, ckpt = os.path.join(self.dir, "out.json"), os.path.join(self.dir, "ckpt.pt")
-        worker = [CKPT_SCRIPT, out, ckpt, "4", str(self.notifier.write_fd)]
+        worker = [CKPT_SCRIPT, out, ckpt, "4", self.notifier.path]
         extra = ["--max-restarts", "1"]
         agents = self.leader_first("3:3", worker, extra, env=env)
         for a in agents:

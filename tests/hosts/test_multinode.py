@@ -42,10 +42,9 @@ class Agent:
     """ptrun on one namespaced host; its stderr is read as it comes (log lines are events)."""
 
     def __init__(self, host, args, notifier=None, env=None, prefix=()):
-        fds = (notifier.write_fd,) if notifier else ()
         env = dict(ENV, TMPDIR=ptrun_harness.SCRATCH, **(env or {}))
         self.host = host
-        self.proc = subprocess.Popen(argv("exec", host, *prefix, PTRUN, *args), env=env, pass_fds=fds,
+        self.proc = subprocess.Popen(argv("exec", host, *prefix, PTRUN, *args), env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.err = ""
 
@@ -102,7 +101,7 @@ class MultiNode(unittest.TestCase):
         return self.agents[-len(hosts):]
 
     def fake(self, *args):
-        return [FAKE, "--notify-fd", str(self.notifier.write_fd), "--dump", self.dir, *args]
+        return [FAKE, "--notify", self.notifier.path, "--dump", self.dir, *args]
 
     def finish_all(self, agents, timeout=DEADLINE):
         return [a.finish(timeout) for a in agents]
@@ -374,9 +373,8 @@ class MultiNode(unittest.TestCase):
 
     def test_host_added_mid_run_is_admitted(self):
         script = Path(self.dir) / "world.sh"
-        fd = self.notifier.write_fd
         script.write_text("#!/bin/sh\n"
-                          f"echo start $RANK $WORLD_SIZE $$ >&{fd}\n"
+                          f"echo start $RANK $WORLD_SIZE $$ > {self.notifier.path}\n"
                           '[ "$WORLD_SIZE" = 6 ] && exit 0\n'
                           "exec sleep 100\n")
         script.chmod(0o755)

@@ -1,6 +1,6 @@
 """Deterministic DDP (gloo) training that checkpoints each epoch and resumes from the checkpoint.
-Usage: torch_ddp_ckpt.py OUT_JSON CKPT EPOCHS [NOTIFY_FD]. Runs under ptrun or torchrun (env://).
-After init every rank writes "start RANK RESTART" to NOTIFY_FD, and after each epoch's checkpoint
+Usage: torch_ddp_ckpt.py OUT_JSON CKPT EPOCHS [NOTIFY]. Runs under ptrun or torchrun (env://).
+After init every rank writes "start RANK RESTART" to the FIFO NOTIFY, and after each epoch's checkpoint
 "epoch RANK RESTART EPOCH"; with PTRUN_TEST_HOLD_EPOCH=E the first attempt then waits after epoch E
 (for the test to kill something). Rank 0 writes the last step's loss to OUT_JSON."""
 import json
@@ -17,7 +17,7 @@ STEPS_PER_EPOCH = 4
 
 def main():
     out, ckpt, epochs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    notify = int(sys.argv[4]) if len(sys.argv) > 4 else None
+    notify = sys.argv[4] if len(sys.argv) > 4 else None
     hold = int(os.environ.get("PTRUN_TEST_HOLD_EPOCH", "0"))
     restart = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
     dist.init_process_group("gloo")
@@ -25,7 +25,9 @@ def main():
 
     def say(*words):
         if notify is not None:
-            os.write(notify, (" ".join(str(w) for w in words) + "\n").encode())
+            fd = os.open(notify, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(fd, (" ".join(str(w) for w in words) + "\n").encode())
+            os.close(fd)
 
     say("start", rank, restart)
     torch.manual_seed(1234)

@@ -37,18 +37,24 @@ def run_ptrun(args, env=None, timeout=DEADLINE, unset=(), via=list, **kw):
 
 
 class Notifier:
-    """A pipe whose write end workers inherit (--notify-fd); read 'start' lines with a deadline."""
+    """A FIFO at `path` that workers write 'start' lines to (fake_worker --notify PATH, or NOTIFY=PATH
+    for scripts), opened write-only and non-blocking; read the lines with a deadline. A path, not
+    an inherited descriptor: ptrun's workers get none of its caller's beyond 0-2, as torchrun's."""
 
     def __init__(self):
-        self.read_fd, self.write_fd = os.pipe()
+        self.path = os.path.join(tempfile.mkdtemp(prefix="notify-", dir=SCRATCH), "fifo")
+        os.mkfifo(self.path)
+        self.read_fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        self._writer = os.open(self.path, os.O_WRONLY)  # no end of file between workers
         self.buffer = b""
 
     def close(self):
-        for fd in (self.read_fd, self.write_fd):
+        for fd in (self.read_fd, self._writer):
             try:
                 os.close(fd)
             except OSError:
                 pass
+        shutil.rmtree(os.path.dirname(self.path), ignore_errors=True)
 
     def wait_lines(self, count, timeout=DEADLINE):
         """Returns `count` lines as lists of words; raises AssertionError at the deadline."""
@@ -73,9 +79,8 @@ class Notifier:
 
 
 def start_ptrun(args, notifier=None, env=None):
-    """Starts ptrun in the background; workers inherit the notifier's write end."""
-    fds = (notifier.write_fd,) if notifier else ()
-    return subprocess.Popen([PTRUN, *args], env=_env(env), pass_fds=fds, stdout=subprocess.PIPE,
+    """Starts ptrun in the background (`notifier`: unused, the workers are given its path)."""
+    return subprocess.Popen([PTRUN, *args], env=_env(env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 

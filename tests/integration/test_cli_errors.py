@@ -40,8 +40,10 @@ class CliErrors(PtrunTestCase):
         forged = "x\n[ptrun host:1] info: all workers succeeded\x1b[2K"
         self.assert_rejected(["--rdzv-backend", forged, *self.dump()],
                              "'x\\n[ptrun host:1] info: all workers succeeded\\e[2K'")
-        self.assert_rejected(["--nproc-per-nod", "2", *self.dump()],
+        self.assert_rejected(["--nproc-per-nodes", "2", *self.dump()],
                              "did you mean --nproc-per-node?")
+        self.assert_rejected(["--rdzv", "x", *self.dump()], "ambiguous option '--rdzv'",
+                             "--rdzv-backend, --rdzv-endpoint, --rdzv-id, --rdzv-conf")
         self.assert_rejected([*self.dump()], "--nnodes '0'", "(from PET_NNODES)",
                              env={"PET_NNODES": "0"})
         self.assert_rejected([*self.dump()], "--max-restarts 'x' (from PET_MAX_RESTARTS)",

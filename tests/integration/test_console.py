@@ -34,9 +34,11 @@ elif mode == "lots":  # 16 MB of lines on each stream
         sys.stderr.buffer.write(line)
 out.flush()
 sys.stderr.flush()
-notify = os.environ.get("NOTIFY_FD")
+notify = os.environ.get("NOTIFY")
 if notify:
-    os.write(int(notify), b"start 0 0 %d\n" % os.getpid())
+    fd = os.open(notify, os.O_WRONLY | os.O_NONBLOCK)
+    os.write(fd, b"start 0 0 %d\n" % os.getpid())
+    os.close(fd)
 if len(sys.argv) > 2 and sys.argv[2] == "hang":
     time.sleep(300)
 """
@@ -73,9 +75,9 @@ class Console(PtrunTestCase):
     def test_tee_memory_stays_bounded_without_newlines(self):
         notifier = Notifier()
         try:
-            env = _env({"NOTIFY_FD": str(notifier.write_fd)})
+            env = _env({"NOTIFY": notifier.path})
             proc = subprocess.Popen([PTRUN, "--tee", "3", "--log-dir", self.dir, PY, self.script, "flood", "hang"],
-                                    env=env, pass_fds=(notifier.write_fd,), stdout=subprocess.DEVNULL,
+                                    env=env, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, text=True)
             self.leftover.append(proc.pid)
             notifier.wait_lines(1, timeout=120)
@@ -94,9 +96,9 @@ class Console(PtrunTestCase):
         notifier = Notifier()
         r, w = os.pipe()  # ptrun's stdout: nobody reads it until the end
         try:
-            env = _env({"NOTIFY_FD": str(notifier.write_fd)})
+            env = _env({"NOTIFY": notifier.path})
             proc = subprocess.Popen([PTRUN, "--tee", "3", "--log-dir", self.dir, "--shutdown-timeout", "2", PY,
-                                     self.script, "lots", "hang"], env=env, pass_fds=(notifier.write_fd,),
+                                     self.script, "lots", "hang"], env=env,
                                     stdout=w, stderr=subprocess.PIPE)
             os.close(w)
             self.leftover.append(proc.pid)

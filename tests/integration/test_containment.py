@@ -8,12 +8,13 @@ import subprocess
 import sys
 import tempfile
 
-from harness import DEADLINE, Notifier, PtrunTestCase, kill_all, pid_alive, run_ptrun, start_ptrun, wait_gone
+from harness import (DEADLINE, Notifier, PtrunTestCase, kill_all, pid_alive, run_ptrun, start_ptrun,
+                     wait_gone, wait_output)
 
 PY = "/usr/bin/python3"
 
 # A worker that leaves two processes behind: one in a new session, one double-forked (orphaned at
-# once), writes their pids to $OUT/<rank>.pids, tells the test (fd $NOTIFY) and exits or hangs.
+# once), writes their pids to $OUT/<rank>.pids, tells the test (the FIFO $NOTIFY) and exits or hangs.
 LEAVER = r"""
 import os, subprocess, sys, time
 out, mode = sys.argv[1], sys.argv[2]
@@ -29,9 +30,11 @@ b = int(os.read(r, 32))
 rank = os.environ["RANK"]
 with open(f"{out}/{rank}.{os.environ['TORCHELASTIC_RESTART_COUNT']}.pids", "w") as f:
     f.write(f"{a} {b}\n")
-notify = os.environ.get("NOTIFY_FD")
+notify = os.environ.get("NOTIFY")
 if notify:
-    os.write(int(notify), f"start {rank} 0 {os.getpid()}\n".encode())
+    fd = os.open(notify, os.O_WRONLY | os.O_NONBLOCK)
+    os.write(fd, f"start {rank} 0 {os.getpid()}\n".encode())
+    os.close(fd)
 if mode == "hang":
     time.sleep(300)
 sys.exit(int(mode) if mode.isdigit() else 0)
@@ -134,7 +137,7 @@ class Containment(PtrunTestCase):
                     f.write(LEAVER)
                 notifier = Notifier()
                 try:
-                    env = dict(self.env(cgroup), NOTIFY_FD=str(notifier.write_fd))
+                    env = dict(self.env(cgroup), NOTIFY=notifier.path)
                     proc = start_ptrun(["--nproc-per-node", "2", PY, self.script, self.dir, "hang"], notifier, env=env)
                     self.leftover.append(proc.pid)
                     notifier.wait_lines(2)
@@ -167,6 +170,41 @@ class Containment(PtrunTestCase):
                 if cg:
                     self.assertFalse(os.path.exists(cg[0]), res.stderr)
                 self.assertFalse(os.path.exists(self.state_dir))
+
+    def test_a_cleanup_that_ended_nothing_goes_to_the_run_log_alone(self):
+        """After a kill -9 whose workers died with it (only the record and a directory left), the
+        next, unrelated job does not print the cleanup on its console: its run log keeps it."""
+        proc = start_ptrun(["--nproc-per-node", "1", PY, "-c",
+                            "import time; print('up', flush=True); time.sleep(300)"],
+                           env=self.env(False))
+        self.leftover.append(proc.pid)
+        wait_output(proc.stdout, "up")
+        worker = [int(p) for p in os.listdir("/proc") if p.isdigit() and
+                  self.child_of(int(p), proc.pid)]
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        self.assertEqual(wait_gone(worker, 10), [], "the worker outlived a SIGKILLed ptrun")
+        self.assertEqual(len(os.listdir(self.state_dir)), 1)
+
+        logs = os.path.join(self.dir, "logs")
+        res = run_ptrun(["--log-dir", logs, "--rdzv-id", "next", "/bin/true"], env=self.env(False))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertNotIn("cleaned up", res.stderr)
+        self.assertFalse(os.path.exists(self.state_dir))
+        [run] = [d for d in os.listdir(logs) if d.startswith("next_")]
+        with open(os.path.join(logs, run, "ptrun.log")) as f:
+            self.assertRegex(f.read(), f"debug: cleaned up after ptrun pid {proc.pid} .*: "
+                                       r"/\S+ removed\n")
+
+    @staticmethod
+    def child_of(pid, parent):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[1]) == parent
+        except (OSError, ValueError, IndexError):
+            return False
 
     def test_explain_names_the_mechanism(self):
         out = run_ptrun(["--explain", "/bin/true"], env={"PTRUN_CGROUP": "0"}).stdout

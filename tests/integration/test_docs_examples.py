@@ -99,11 +99,15 @@ EXAMPLES = {
                    "its flags",
         [("scripts/run.sh", "ptrun\" --standalone --nproc-per-node 4"), ("README.md", "ptrun --standalone "
                                                                         "--nproc-per-node 4 build/examples/train/train")]),
-    ("README.md", "scripts/build.sh build && cmake --build build --target wheel   # build/wheel/ptrun-*.whl, offline"): (
-        "covered", "builds the wheel into the source tree's build/ and installs it with pip: tests/package/test_wheel.py "
-                   "builds it (python/make_wheel.py, what the wheel target runs) and pip-installs it into clean venvs",
-        [("python/CMakeLists.txt", "add_custom_target(wheel"), ("tests/package/test_wheel.py", '"make_wheel.py"'),
-         ("tests/package/test_wheel.py", '"bin/pip", "install"')]),
+    ("README.md", "scripts/install-deps.sh                  # once: the Debian packages it builds with (root)"): (
+        "covered", "installs packages (root, network), builds the wheel into the source tree's build/ and installs it "
+                   "with pip: the wheel target depends on ptrun, ptrun-store and the store's C library alone; "
+                   "tests/package/test_wheel.py builds it (python/make_wheel.py, what the wheel target runs), "
+                   "pip-installs it into clean venvs and finds its man page with man -w",
+        [("python/CMakeLists.txt", "add_custom_target(wheel"),
+         ("python/CMakeLists.txt", "add_dependencies(wheel ptrun ptrun-store ptrun_store_c)"),
+         ("tests/package/test_wheel.py", '"make_wheel.py"'), ("tests/package/test_wheel.py", '"bin/pip", "install"'),
+         ("tests/package/test_wheel.py", '"man", "-w", "ptrun"')]),
     ("README.md", "ptrun --standalone --nproc-per-node 4 ./train --epochs 3     # a native worker"): ("lines",),
     ("README.md", "ptrun --nnodes 2:3 --nproc-per-node 2 --rdzv-endpoint node1:29400 --rdzv-id job42 ./train   "
                   "# elastic, c10d"): ("nodes",),

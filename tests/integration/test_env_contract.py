@@ -1,6 +1,7 @@
 """The worker environment is exactly torchrun's contract, for 1 to 8 workers."""
 import os
 import re
+import select
 import unittest
 
 from harness import PtrunTestCase, read_dumps, run_ptrun
@@ -108,6 +109,38 @@ class EnvContract(PtrunTestCase):
         res = run_ptrun(["-m", "json.tool", "--help"], env={"PYTHON_EXEC": "/usr/bin/python3"})
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertIn("usage", res.stdout)
+
+    def test_workers_get_no_descriptor_of_ptruns_caller(self):
+        """Descriptors ptrun's caller left open (here fds 7 and 251, one a pipe's write end) never
+        reach an exec'd or a forked (--preload) worker: it gets 0-2 (and ptrun's events channel)."""
+        script = os.path.join(self.dir, "fds.py")
+        with open(script, "w") as f:
+            f.write("import os, sys\nfor fd in (7, 251):\n"  # one write a line: ranks interleave
+                    "    try:\n        os.fstat(fd)\n        sys.stdout.write(f'{fd} open\\n')\n"
+                    "    except OSError:\n        sys.stdout.write(f'{fd} closed\\n')\n")
+        read_end, write_end = os.pipe()
+        try:
+            os.dup2(write_end, 7)
+            os.dup2(write_end, 251)
+            for extra in ([], ["--preload", "json"]):
+                with self.subTest(extra=extra):
+                    res = run_ptrun(["--nproc-per-node", "2", *extra, script], pass_fds=(7, 251),
+                                    env={"PYTHON_EXEC": "/usr/bin/python3"})
+                    self.assertEqual(res.returncode, 0, res.stderr)
+                    self.assertEqual(sorted(res.stdout.split("\n")),
+                                     ["", "251 closed", "251 closed", "7 closed", "7 closed"])
+            for fd in (7, 251, write_end):
+                os.close(fd)
+            # No worker, and nothing a worker left, holds the write end: the reader sees its end.
+            ready, _, _ = select.select([read_end], [], [], 10)
+            self.assertTrue(ready, "something still holds the caller's pipe")
+            self.assertEqual(os.read(read_end, 1), b"")
+        finally:
+            for fd in (read_end, write_end, 7, 251):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
 
 if __name__ == "__main__":

@@ -175,10 +175,10 @@ class Pbs(LaunchedTogether):
     def test_a_huge_node_file_is_refused_by_size(self):
         path = os.path.join(self.dir, "huge")
         with open(path, "wb") as f:
-            f.truncate(5 << 20)
+            f.truncate(65 << 20)
         res = explain(self.env(path))
         self.assertEqual(res.returncode, 2)
-        self.assertIn("larger than 4 MiB", res.stderr)
+        self.assertIn("larger than 64 MiB", res.stderr)
 
 
 class LsfJsrun(LaunchedTogether):

@@ -47,10 +47,13 @@ class Logs(PtrunTestCase):
         self.assertIn("Root cause (first failure):", said)
         self.assertIn("  exception   : ValueError: boom on rank 0 in attempt 1", said)
         self.assertEqual(said[-1], "ptrun exits with code 1")
-        # Everything ptrun said on stderr is there, in order (workers' output is not).
+        # Everything ptrun said on stderr is there, in order (workers' output is not), and its
+        # debug lines besides (the containment in use), which are the run log's alone.
         own = [line for line in res.stderr.splitlines() if line.strip() and "Traceback" not in line
                and not line.startswith(("  File", "    ", "ValueError"))]
-        self.assertEqual([line for line in said[:-1] if line.strip()], own)
+        self.assertEqual([line for line in said[:-1] if line.strip() and "] debug: " not in line], own)
+        self.assertTrue(any("] debug: containment: " in line for line in said), text)
+        self.assertNotIn("] debug: ", res.stderr)
 
     def test_redirects_write_per_worker_files(self):
         logs = os.path.join(self.dir, "logs")

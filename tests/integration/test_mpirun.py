@@ -4,6 +4,7 @@ installed, MPICH's Hydra (mpiexec.hydra); no ptrun flag says it runs under MPI. 
 host: the workers' RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK and MASTER_ADDR; a failing rank ends the
 job with its exit code and leaves no process behind."""
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -35,6 +36,22 @@ def hydra(np, port, args, timeout=DEADLINE):
     cmd = [HYDRA, "-launcher", "fork", "-n", str(np), "-genv", "MASTER_PORT", str(port)]
     return subprocess.run([*cmd, PTRUN, *args], env=_env({}, UNSET), capture_output=True, text=True,
                           timeout=timeout, start_new_session=True)
+
+
+# Rank 1 tells ranks 0 and 2 its pid (a FIFO each) and raises; they wait for its exit (a pidfd)
+# and fail as a collective does when a peer is gone.
+PEER_FAILS = """import os, select, sys
+rank, out = int(os.environ["RANK"]), sys.argv[1]
+if rank == 1:
+    for other in (0, 2):
+        with open(os.path.join(out, f"to{other}"), "w") as f:
+            f.write(str(os.getpid()))
+    raise ValueError("bad batch on rank 1")
+with open(os.path.join(out, f"to{rank}")) as f:
+    peer = int(f.read())
+ready, _, _ = select.select([os.pidfd_open(peer)], [], [], 60)
+raise ConnectionError("Connection closed by peer" if ready else "rank 1 did not end")
+"""
 
 
 class MpiCases:
@@ -99,6 +116,26 @@ class MpiCases:
         self.assertNotIn("local rank 0", report)
         self.assertRegex(report, r"exit +: exit code 7")
         self.assert_gone([d["pid"] for d in dumps.values()])
+
+    def test_one_root_cause_for_the_job(self):
+        # Issue 35.18: rank 1 raises; ranks 0 and 2 fail because it did ("Connection closed by
+        # peer"). Each ptrun printed its own "Root cause": the first failure is agreed through
+        # the store, and the others point to it.
+        script = os.path.join(self.dir, "peer_fails.py")
+        with open(script, "w") as f:
+            f.write(PEER_FAILS)
+        for rank in (0, 2):
+            os.mkfifo(os.path.join(self.dir, f"to{rank}"))
+        res = self.launch(3, free_port(), [script, self.dir])
+        report = res.stdout + res.stderr
+        self.assertNotEqual(res.returncode, 0, report)
+        self.assertEqual(report.count("Root cause (first failure)"), 1, report)
+        self.assertRegex(report, r"Root cause \(first failure\):\n  host +: \S+\n  rank +: 1 ")
+        self.assertIn("ValueError: bad batch on rank 1", report)
+        # A later failure that ptrun could still report points to rank 1's.
+        for later in re.findall(r"root cause +: (.*)", report):
+            self.assertRegex(later, r"^worker rank 1 \(local rank 1, pid \d+\) on \S+ failed: exit code "
+                                    r"1 \(ValueError: bad batch on rank 1\) \(the first failure")
 
     def test_explain_names_the_launchers_variables(self):
         port = free_port()

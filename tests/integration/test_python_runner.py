@@ -504,14 +504,15 @@ class PythonRunner(PtrunTestCase):
 
     # Optimizer steps as heartbeats.
 
-    def heartbeat_run(self, text, args=()):
+    def heartbeat_run(self, text, args=(), env=None):
         """Runs `text` through the runner on a fresh record; returns (result, record)."""
         record = os.path.join(self.dir, "heartbeat")
         if os.path.exists(record):
             os.unlink(record)
         heartbeat.create(record)
         script = self.write("steps.py", text)
-        res = self.run_python([script, *args], True, env={"PTRUN_HEARTBEAT_FILE": record},
+        res = self.run_python([script, *args], True,
+                              env={**(env or {}), "PTRUN_HEARTBEAT_FILE": record},
                               timeout=TORCH_DEADLINE)
         self.assertEqual(res.returncode, 0, res.stderr)
         return res, heartbeat.read(record)
@@ -540,6 +541,72 @@ class PythonRunner(PtrunTestCase):
                 plain = self.run_python([os.path.join(self.dir, "steps.py"), *args], False,
                                         timeout=TORCH_DEADLINE)
                 self.assertEqual(res.stderr, plain.stderr)  # no warning of the scheduler's either
+
+    # An APM agent's import hook, as they are written (wrapt's post-import hooks, ddtrace's module
+    # watchdog): a meta-path finder that finds the watched module through importlib again (with
+    # itself left out), chains its loader and reports the module once it has run. APM_STYLE
+    # "legacy": that loader has only load_module; "direct": it finds the module through
+    # PathFinder alone, never asking the other finders.
+    APM = ("import importlib.machinery, importlib.util, os, sys\n"
+           "STYLE = os.environ.get('APM_STYLE', '').split()\n"
+           "class Chained:\n"
+           "    def __init__(self, loader):\n"
+           "        self.loader = loader\n"
+           "        if 'legacy' not in STYLE:\n"
+           "            self.exec_module = self._exec_module\n"
+           "    def create_module(self, spec):\n"
+           "        return self.loader.create_module(spec)\n"
+           "    def _exec_module(self, module):\n"
+           "        if module.__loader__ is self:\n"
+           "            module.__loader__ = self.loader\n"
+           "        self.loader.exec_module(module)\n"
+           "        sys.stderr.write(f'apm saw {module.__name__}\\n')\n"
+           "    def load_module(self, name):\n"
+           "        module = self.loader.load_module(name)\n"
+           "        sys.stderr.write(f'apm saw {name}\\n')\n"
+           "        return module\n"
+           "class Finder:\n"
+           "    busy = set()\n"
+           "    def find_spec(self, name, path=None, target=None):\n"
+           "        if name != 'torch.optim.optimizer' or name in self.busy:\n"
+           "            return None\n"
+           "        self.busy.add(name)\n"
+           "        try:\n"
+           "            if 'direct' in STYLE:\n"
+           "                spec = importlib.machinery.PathFinder.find_spec(name, path, target)\n"
+           "            else:\n"
+           "                spec = importlib.util.find_spec(name)\n"
+           "        finally:\n"
+           "            self.busy.discard(name)\n"
+           "        if spec is not None and spec.loader is not None:\n"
+           "            spec.loader = Chained(spec.loader)\n"
+           "        return spec\n"
+           "def install():\n"
+           "    sys.meta_path.insert(0, Finder())\n")
+
+    def test_optimizer_steps_beat_beside_another_import_hook(self):
+        self.need_torch()
+        site = os.path.join(self.dir, "site")
+        self.write("site/apm.py", self.APM)
+        self.write("site/sitecustomize.py", "import apm\napm.install()\n")
+        # The agent started by the user's sitecustomize (before the runner), or by the program
+        # itself (ahead of the runner's hook).
+        started_by_program = "import apm\napm.install()\n" + self.STEPS
+        cases = [("sitecustomize", style, self.STEPS)
+                 for style in ("", "legacy", "direct", "legacy direct")]
+        cases.append(("program", "direct", started_by_program))
+        for where, style, text in cases:
+            with self.subTest(where=where, style=style):
+                path = self.environment().get("PYTHONPATH")
+                env = {"PYTHONPATH": site + (os.pathsep + path if path else ""), "APM_STYLE": style}
+                res, record = self.heartbeat_run(text, env=env)
+                self.assertEqual(record["count"], 5, res.stderr)
+                plain = self.run_python([os.path.join(self.dir, "steps.py")], False, env=env,
+                                        timeout=TORCH_DEADLINE)
+                self.assertEqual(plain.returncode, 0, plain.stderr)
+                self.assertIn(b"apm saw torch.optim.optimizer\n", plain.stderr)
+                self.assertEqual(res.stderr, plain.stderr)  # the agent works as without ptrun
+                self.assertEqual(res.stdout, plain.stdout)
 
     def test_importing_the_optimizers_alone_is_no_progress(self):
         self.need_torch()

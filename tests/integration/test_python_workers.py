@@ -64,6 +64,21 @@ class PythonWorkers(TorchTestCase):
         pids = [int(p) for p in re.findall(r"pid (\d+)", err)]
         self.assertEqual(wait_gone(pids, 10), [])
 
+    def test_with_two_ranks_the_one_outside_ddps_backward_is_named(self):
+        # Issue 35.2: rank 0 waits in DDP's gradient all-reduce inside backward (c10d::Reducer,
+        # no collective's name in its frames), rank 1 sits in its loop: rank 1 is the culprit,
+        # whichever stopped beating first.
+        proc = self.start(["--standalone", "--nproc-per-node", "2", "--hang-timeout", "3",
+                           SCRIPT, "1"])
+        wait_output(proc.stdout, "rank 1 stuck", DEADLINE)
+        out, err = proc.communicate(timeout=DEADLINE)
+        self.assertEqual(proc.returncode, HUNG, err)
+        self.assertRegex(err, r"odd one out  : rank 1 \(local rank 1, pid \d+\): .*the only rank "
+                              r"outside a collective while the others wait in one")
+        self.assertRegex(err, r"  rank 1's Python stack:\n(    .*\n)*?    Current thread .*\n"
+                              r"      File .* in stuck_in_loader\n")
+        self.assertNotIn("first to stop", err)
+
     def test_get_stacks_returns_every_ranks_python_stack_while_the_job_goes_on(self):
         proc = self.start(["--standalone", "--nproc-per-node", "3", "--health-port", "0",
                            SCRIPT, "1"])

@@ -61,7 +61,7 @@ class RdzvIntegrity(PtrunTestCase):
     def start(self, conf=FAST, env=None):
         args = ["--nnodes", "1:2", "--nproc-per-node", "2", "--rdzv-endpoint", f"127.0.0.1:{self.port}",
                 "--rdzv-id", "forge", "--rdzv-conf", conf,
-                *self.worker("--notify-fd", str(self.notifier.write_fd), "--hang", "--usr1-exit", "0")]
+                *self.worker("--notify", self.notifier.path, "--hang", "--usr1-exit", "0")]
         proc = start_ptrun(args, self.notifier, env=env)
         self.procs.append(proc)
         self.notifier.wait_lines(2)

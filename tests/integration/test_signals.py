@@ -13,7 +13,7 @@ class Signals(PtrunTestCase):
         self.notifier = Notifier()
         self.addCleanup(self.notifier.close)
         proc = start_ptrun(["--nproc-per-node", str(n), *extra,
-                            *self.worker("--notify-fd", str(self.notifier.write_fd), *worker_args)], self.notifier)
+                            *self.worker("--notify", self.notifier.path, *worker_args)], self.notifier)
         self.leftover.append(proc.pid)
         lines = self.notifier.wait_lines(n)
         pids = [int(words[3]) for words in lines]

@@ -60,6 +60,8 @@ class Status(PtrunTestCase):
         self.addCleanup(self.end_job, proc)
         said = wait_output(proc.stderr, "/status", DEADLINE)
         url = re.search(r"health endpoint: (http://\S+)/health", said).group(1)
+        # The line names every path the endpoint serves (issue 35.21).
+        self.assertRegex(said, r"health endpoint: http://\S+/health, /status, /metrics and /stacks")
         out = ""
         while out.count(" 1\n") < 2:
             out += wait_output(proc.stdout, " 1\n", DEADLINE)
@@ -71,6 +73,26 @@ class Status(PtrunTestCase):
             proc.communicate(timeout=DEADLINE)
         proc.stdout.close()
         proc.stderr.close()
+
+    def ptrun_status_of(self, body):
+        """`ptrun status` against an HTTP server that answers every GET with 200 and `body`."""
+        class Answer(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        server = HTTPServer(("127.0.0.1", 0), Answer)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            return self.ptrun_status(f"127.0.0.1:{server.server_port}")[0]
+        finally:
+            server.shutdown()
+            server.server_close()
 
     def ptrun_status(self, *args):
         start = time.monotonic()
@@ -172,29 +194,36 @@ class Status(PtrunTestCase):
             server.terminate()
             server.communicate(timeout=DEADLINE)
 
+    def test_ptrun_status_reads_a_job_of_100000_ranks(self):
+        """A /status of 100,000 ranks on 12,500 nodes (about 21 MB) is read and shown whole."""
+        nodes, per_node = 12_500, 8
+        workers = [{"rank": r, "local_rank": r % per_node, "pid": 100_000 + r, "state": "running",
+                    "progress_count": 1234, "seconds_since_progress": 0.4, "exit_code": None,
+                    "signal": None, "detail": "", "section": None,
+                    "host": f"gpu-node-{r // per_node:05d}.cluster.example"}
+                   for r in range(nodes * per_node)]
+        node_states = [{"node_rank": n, "host": f"gpu-node-{n:05d}.cluster.example",
+                        "phase": "running", "workers": per_node, "age_seconds": 1.0,
+                        "healthy": True, "reason": ""} for n in range(nodes)]
+        body = json.dumps({"run_id": "big", "host": "gpu-node-00000.cluster.example",
+                           "phase": "running", "round": 1, "restart_count": 0,
+                           "uptime_seconds": 600.0, "healthy": True, "reason": "",
+                           "world_size": nodes * per_node, "nodes": nodes, "log_dir": None,
+                           "last_failure": None, "node_states": node_states,
+                           "workers": workers}).encode()
+        self.assertGreater(len(body), 16 << 20)
+        res = self.ptrun_status_of(body)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("100000 in the job on 12500 node(s)", res.stdout)
+        self.assertRegex(res.stdout, r"\ngpu-node-12499\.cluster\.example +99999 +7 +199999 ")
+
     def test_ptrun_status_says_when_nothing_or_something_else_answers(self):
         res, took = self.ptrun_status(f"127.0.0.1:{free_port()}")
         self.assertEqual(res.returncode, 3)
         self.assertRegex(res.stderr, r"ptrun status: no ptrun answers at 127\.0\.0\.1:\d+: "
                                      r"Connection refused")
         self.assertNotIn("Traceback", res.stderr)
-
-        class Hello(BaseHTTPRequestHandler):
-            def do_GET(self):
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(b"hello")
-
-            def log_message(self, *args):
-                pass
-
-        other = HTTPServer(("127.0.0.1", 0), Hello)
-        threading.Thread(target=other.serve_forever, daemon=True).start()
-        try:
-            res, _ = self.ptrun_status(f"127.0.0.1:{other.server_port}")
-        finally:
-            other.shutdown()
-            other.server_close()
+        res = self.ptrun_status_of(b"hello")
         self.assertEqual(res.returncode, 3)
         self.assertIn("answered HTTP 200, but not with a ptrun /status document", res.stderr)
         # A listener that never answers: given up within the deadline (5 s), not hung on.

@@ -171,14 +171,36 @@ class StoreHostile(PtrunTestCase):
     def test_expensive_requests_do_not_stall_other_clients(self):
         # Another process runs issue 13's small-but-expensive requests (a 2 GiB MULTI_GET, APPEND
         # past the value limit, big GETs, LIST_KEYS over 100,000 keys, a MULTI_GET over the
-        # budget) while this one sends a PING every 5 ms without waiting for the answers.
+        # budget) while this one sends a PING every 5 ms without waiting for the answers. The
+        # bound is set against a baseline of this run: the same PINGs while a process only burns
+        # CPU as the attacker does, so a loaded machine moves both (issue 35.23).
         proc, port = self.start_store()
+        burner = subprocess.Popen([PYTHON, "-c", "import time\nend = time.monotonic() + 3\n"
+                                   "while time.monotonic() < end: pass"])
+        self.leftover.append(burner.pid)
+        baseline = self.ping_latencies(port, burner)
         attacker = subprocess.Popen([PYTHON, os.path.join(HERE, "store_attacks.py"), "expensive", str(port)],
                                     stderr=subprocess.PIPE, text=True)
         self.leftover.append(attacker.pid)
+        start = time.monotonic()
+        latencies = self.ping_latencies(port, attacker)
+        _, err = attacker.communicate(timeout=30)
+        self.assertEqual(attacker.returncode, 0, err)
+        p99 = latencies[int(len(latencies) * 0.99)]
+        base_p99 = baseline[int(len(baseline) * 0.99)]
+        print(f"{len(latencies)} PINGs during {time.monotonic() - start:.1f} s of attack: "
+              f"p50 {latencies[len(latencies) // 2] * 1e3:.2f} ms, p99 {p99 * 1e3:.2f} ms, "
+              f"max {latencies[-1] * 1e3:.1f} ms; baseline (CPU burner) p99 {base_p99 * 1e3:.2f} ms")
+        # A stall is a request served whole on the loop: hundreds of ms for these requests.
+        self.assertLess(p99, max(0.050, 5 * base_p99))
+        self.assertEqual(self.stop_store(proc), 0)
+
+    def ping_latencies(self, port, other):
+        """PINGs every 5 ms, not waiting for the answers, while `other` runs (240 s at most): the
+        sorted latencies of them all."""
         sent = {}
         latencies = []
-        last = 0xFFFFFFFF  # the PING after the attack: the receiver stops at its answer
+        last = 0xFFFFFFFF  # the PING after the others: the receiver stops at its answer
         with attack.connect(port) as s:
             def receive():
                 while True:
@@ -191,7 +213,7 @@ class StoreHostile(PtrunTestCase):
             receiver.start()
             start = time.monotonic()
             i = 0
-            while attacker.poll() is None and time.monotonic() - start < 240:
+            while other.poll() is None and time.monotonic() - start < 240:
                 time.sleep(max(0.0, start + i * 0.005 - time.monotonic()))
                 sent[i] = time.monotonic()
                 s.sendall(attack.request(attack.PING, struct.pack("<I", i)))
@@ -200,15 +222,8 @@ class StoreHostile(PtrunTestCase):
             receiver.join(30)
             self.assertFalse(receiver.is_alive(), "PING answers stopped coming")
         self.assertEqual(len(latencies), len(sent))
-        _, err = attacker.communicate(timeout=30)
-        self.assertEqual(attacker.returncode, 0, err)
-        latencies.sort()
-        p50, p99 = latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.99)]
-        print(f"{len(latencies)} PINGs during {time.monotonic() - start:.1f} s of attack: p50 {p50 * 1e3:.2f} ms, "
-              f"p99 {p99 * 1e3:.2f} ms, max {latencies[-1] * 1e3:.1f} ms")
-        self.assertLess(p99, 0.050)
-        self.assertEqual(self.stop_store(proc), 0)
-
+        self.assertGreater(len(latencies), 0)
+        return sorted(latencies)
 
 if __name__ == "__main__":
     unittest.main()

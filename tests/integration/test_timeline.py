@@ -190,15 +190,16 @@ while not os.path.exists({gate!r}):
         script = os.path.join(self.dir, "spoof.py")
         with open(script, "w") as f:
             f.write("""import os, socket, subprocess, sys
-name = os.environ["PTRUN_EVENTS_SOCKET"][1:]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+fd = int(os.environ["PTRUN_EVENTS_SOCKET"].removeprefix("fd:"))
+s = socket.socket(fileno=os.dup(fd))
 for junk in (b"", b"x" * 4000, b"ptrun-event 1 spawn 1", b"ptrun-event 1 first_progress zz"):
-    s.sendto(junk, "\\0" + name)
-# Another session's process (not in the worker's process group) claims a first progress.
+    s.send(junk)
+# Another session's process (not in the worker's process group), given the channel on purpose,
+# claims a first progress.
 subprocess.run(["setsid", sys.executable, "-c",
-                "import socket,sys,time; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); "
-                "s.sendto(b'ptrun-event 1 first_progress %d' % time.monotonic_ns(), chr(0) + sys.argv[1])", name],
-               check=True)
+                "import socket,sys,time; s=socket.socket(fileno=int(sys.argv[1])); "
+                "s.send(b'ptrun-event 1 first_progress %d' % time.monotonic_ns())", str(fd)],
+               pass_fds=(fd,), check=True)
 """)
         res = run_ptrun(["--standalone", "--nproc-per-node", "2", "--log-dir", self.logs, script],
                         env=self.env, timeout=120, via=lambda argv: FLAVOUR.command(argv, binds=[self.dir]))
@@ -207,6 +208,28 @@ subprocess.run(["setsid", sys.executable, "-c",
         trace, _ = self.trace()
         firsts = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["name"] in ("until first step", "running")]
         self.assertEqual(firsts, [], "no rank made progress")
+
+    def test_the_events_channel_has_no_name_for_others_to_flood(self):
+        """Issue 35.7: the channel was an abstract socket any local process could flood (the ready
+        line and trace.json's first steps lost). Now the workers inherit it and nothing names it:
+        /proc/net/unix lists no ptrun events socket while the job runs, and the job is ready."""
+        script = os.path.join(self.dir, "look.py")
+        with open(script, "w") as f:
+            f.write("""import os, sys
+print("channel", os.environ["PTRUN_EVENTS_SOCKET"], flush=True)
+with open("/proc/net/unix") as f:
+    print("named", sum("ptrun-events" in line for line in f), flush=True)
+import runpy
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+""")
+        res = run_ptrun(["--standalone", "--nproc-per-node", "2", "--log-dir", self.logs, script, SCRIPT,
+                         os.path.join(self.dir, "out.json")],
+                        env=self.env, timeout=240, via=lambda argv: FLAVOUR.command(argv, binds=[self.dir]))
+        self.assertEqual(res.returncode, 0, res.stderr[-3000:])
+        self.assertEqual(res.stdout.count("channel fd:4\n"), 2, res.stdout)
+        self.assertEqual(res.stdout.count("named 0\n"), 2, res.stdout)
+        self.assertRegex(res.stderr, READY)
 
     def test_a_c_heartbeat_writers_first_beat(self):
         """A worker that beats through heartbeat.h (records exist with --hang-timeout) reports

@@ -331,10 +331,11 @@ class ZygoteTest(PtrunTestCase):
         # The zygote's command names the script through a symlink; the worker runs it from
         # elsewhere, by a relative path: sys.path[0] is the script's real directory either way.
         self.write("helper.py", "raise ImportError('not beside the real script')\n")
-        # A variable set in C behind os.environ's back is gone in the worker too; so are the
-        # zygote's open files, whatever their numbers.
+        # A variable set in C behind os.environ's back after the imports (at each fork) is gone
+        # in the worker too; so are the zygote's open files, whatever their numbers.
         self.write("app/helper.py", "import ctypes, os\n"
-                   "ctypes.CDLL(None).setenv(b'C_ONLY', b'1', 1)\n"
+                   "os.register_at_fork(\n"
+                   "    before=lambda: ctypes.CDLL(None).setenv(b'C_ONLY', b'1', 1))\n"
                    "LOW = os.open(__file__, os.O_RDONLY)\n"
                    "HIGH = os.dup2(LOW, 200)\n")
         z = self.start_ready("json,helper", ["--", os.path.join(self.dir, "linked.py")],
@@ -369,6 +370,35 @@ class ZygoteTest(PtrunTestCase):
         z.sock.close()
         self.assertEqual(z.wait(), 0, z.stderr())
         self.assertEqual(z.stderr(), "")
+
+    def test_what_the_imports_set_in_the_environment_reaches_the_worker(self):
+        # In os.environ, or in C alone, as an exec'd worker's own import sets it.
+        self.write("setter.py", "import ctypes, os\n"
+                   "os.environ['FROM_IMPORT'] = 'i'\n"
+                   "os.environ.setdefault('DEFAULTED', 'import')\n"
+                   "ctypes.CDLL(None).setenv(b'C_FROM_IMPORT', b'c', 1)\n")
+        script = self.write("probe.py", "import setter\n" + PROBE)
+        z = self.start_ready("setter", ["--", script], env={"ZYGOTE_ONLY": "z"})
+        imported = {"FROM_IMPORT": "i", "DEFAULTED": "import"}
+        names = (*imported, "C_FROM_IMPORT", "ZYGOTE_ONLY")
+        for env in ({}, {"DEFAULTED": "w"}):
+            with self.subTest(env=env):
+                status, out, err = self.run_worker(z, ["--", script], env=env)
+                self.assertEqual(status, 0, err)
+                state = json.loads(out)
+                execd = self.run_execd(["--", script], env=env)
+                self.assertEqual(execd.returncode, 0, execd.stderr)
+                expected = json.loads(execd.stdout)
+                for seen in ("environ", "c_environ"):  # these: the Debian 13 root sets PWD
+                    self.assertEqual({k: state[seen].get(k) for k in names},
+                                     {k: expected[seen].get(k) for k in names}, seen)
+                self.assertEqual(state["environ"], self.environment({**imported, **env}))
+                self.assertEqual(state["c_environ"],
+                                 {**state["environ"], "C_FROM_IMPORT": "c"})
+        # A variable the worker has keeps its value, even where the import overwrites it.
+        status, out, err = self.run_worker(z, ["--", script], env={"FROM_IMPORT": "w"})
+        self.assertEqual(status, 0, err)
+        self.assertEqual(json.loads(out)["environ"]["FROM_IMPORT"], "w")
 
     def test_a_module_worker_and_the_plain_request_form(self):
         self.write("pkg/__init__.py", "")
@@ -536,6 +566,28 @@ class ZygoteTest(PtrunTestCase):
         self.assertEqual(reply, {"unsafe": 'after importing arm the interpreter runs 2 threads '
                                            '(MainThread, "late")'})
         self.assertEqual(z.wait(), 0, z.stderr())
+
+    def test_a_thread_started_by_a_before_fork_hook_is_seen_at_that_fork(self):
+        # In the zygote, or in the intermediate child whose fork makes the worker.
+        script = self.write("main.py", "")
+        for where in ("zygote", "intermediate"):
+            with self.subTest(where=where):
+                self.write(f"{where}_hook.py", "import os, threading, time\n"
+                           "ZYGOTE = os.getpid()\n"
+                           "def start():\n"
+                           f"    if (os.getpid() == ZYGOTE) == {where == 'zygote'}:\n"
+                           "        threading.Thread(target=time.sleep, args=(600,),\n"
+                           "                         name='at-fork', daemon=True).start()\n"
+                           "os.register_at_fork(before=start)\n")
+                z = self.start_ready(f"{where}_hook", ["--", script])
+                reply = self.fork(z, ["--", script])
+                self.assertEqual(reply, {"unsafe": f"after importing {where}_hook the interpreter "
+                                                   'runs 2 threads (MainThread, "at-fork") once '
+                                                   "os.fork had run the before-fork hooks "
+                                                   "(os.register_at_fork)"})
+                out = self.fds[-3]  # fork()'s read end of the worker's stdout
+                self.assert_closed(out)  # nothing holds its write end: no worker was made
+                self.assertEqual(z.wait(), 0, z.stderr())
 
     def test_an_open_socket_makes_it_unsafe(self):
         self.write("opener.py", "import socket\nS = socket.socket()\n")

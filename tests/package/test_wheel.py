@@ -85,6 +85,10 @@ class WheelTest(unittest.TestCase):
                      "h.beat(); p = sys.argv[1]; h.create(p); b = h.Heartbeat(p); b.beat(); "
                      "print(h.enabled, h.read(p)['count'])", str(self.dir / "hb")], env=env)
         self.assertEqual(beats.stdout, "False 1\n")
+        # `man ptrun` finds the page the wheel installed (man looks in BIN/../share/man).
+        self.assertTrue((venv / "share/man/man1/ptrun.1").is_file())
+        where = run(["man", "-w", "ptrun"], env={k: v for k, v in env.items() if k != "MANPATH"})
+        self.assertEqual(where.stdout.strip(), str(venv / "share/man/man1/ptrun.1"))
         # Host names resolve (getaddrinfo through this system's NSS) and workers launch.
         res = run(["ptrun", "--nnodes", "1", "--nproc-per-node", "2", "--rdzv-backend", "c10d",
                    "--rdzv-endpoint", f"{socket.gethostname()}:{free_port()}", "--no-python",

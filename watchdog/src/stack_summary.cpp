@@ -120,11 +120,23 @@ bool user_frame(const Frame& f) {
            f.file.front() != '<';
 }
 
-/// Whether the rank's main thread is inside a collective (a frame naming one, Python or native).
+/// A frame of a rank that waits for its peers: a collective by name, DDP's gradient reduction
+/// (c10d::Reducer all-reduces the buckets inside `backward`, under no collective's name), or
+/// torch.distributed's own Python code (its collectives, barriers and store waits). Without
+/// native stacks, a Python stack inside torch.autograd's backward counts too: a backward that
+/// made no progress for the hang timeout waits in that reduction (the computation does not stall).
+bool waits_for_peers(const Frame& f) {
+    return names_collective(f) || contains(f.function, "c10d::Reducer") ||
+           contains(f.file, "/torch/distributed/") ||
+           (contains(f.file, "/torch/autograd/") && contains(f.function, "backward"));
+}
+
+/// Whether the rank's main thread waits for its peers (a frame of waits_for_peers, Python or
+/// native).
 bool in_collective(const RankStacks& rank) {
     for (const auto* threads : {&rank.python, &rank.native}) {
         if (const ThreadStack* t = main_thread(*threads)) {
-            if (std::any_of(t->frames.begin(), t->frames.end(), names_collective)) return true;
+            if (std::any_of(t->frames.begin(), t->frames.end(), waits_for_peers)) return true;
         }
     }
     return false;

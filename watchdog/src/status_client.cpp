@@ -16,7 +16,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxAnswer = 1 << 20;
+/// The largest answer read: a /status of 100,000 ranks is about 21 MB (some 210 bytes a rank).
+constexpr std::size_t kMaxAnswer = std::size_t{64} << 20;
 
 /// Milliseconds left before `deadline` (0 when past).
 int left_ms(Clock::time_point deadline) {
@@ -112,6 +113,10 @@ FetchResult http_get(const std::string& host, std::uint16_t port, const std::str
         }
         if (n == 0) break;
         answer.append(buf, static_cast<std::size_t>(n));
+    }
+    if (answer.size() > kMaxAnswer) {
+        r.error = "the answer is larger than " + std::to_string(kMaxAnswer >> 20) + " MiB";
+        return r;
     }
     int status = 0;
     if (std::sscanf(answer.c_str(), "HTTP/1.%*d %d", &status) != 1 || status < 100) {

@@ -5,6 +5,7 @@
 
 #include "agent_impl.hpp"
 #include "ptrun/env/worker_env.hpp"
+#include "ptrun/launcher/membership/root_cause_claim.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
 #include "ptrun/launcher/output/duration_text.hpp"
 #include "ptrun/launcher/output/failure_report.hpp"
@@ -218,14 +219,6 @@ void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
     }
 }
 
-std::string Agent::Impl::failure_line(const WorkerEnd& end) {
-    std::string line = "worker rank " + std::to_string(end.rank) + " (local rank " +
-                       std::to_string(end.local_rank) + ", pid " + std::to_string(end.pid) + ") " +
-                       (end.cause.empty() ? "failed: " + describe(end.exit) : end.cause);
-    if (auto said = worker_message(end); !said.empty()) line += " (" + printable(said) + ")";
-    return line;
-}
-
 void Agent::Impl::announce_restart() {
     std::string cause = "a worker failed";  // decide() always names the failure; never stay silent
     if (root_cause) cause = failure_line(*root_cause);
@@ -313,8 +306,13 @@ void Agent::Impl::finish(int code) {
         }
         ReportContext context{state.restart_count, policy.max_restarts, logs.error_files_kept(),
                               command.interpreter, command.interpreter_origin};
-        auto report = format_failure_report(*root_cause, others, context);
-        console->say(report);
+        // One task per rank: the job's root cause is whichever rank's ptrun claimed it first.
+        const std::string first =
+            local.scheduled
+                ? claim_root_cause(config, *local.scheduled, failure_line(*root_cause, true))
+                : "";
+        console->say(first.empty() ? format_failure_report(*root_cause, others, context)
+                                   : format_later_failure_report(*root_cause, first, context));
     } else if (rounds && !state.stop_signal) {
         // No local failure explains the code: the rendezvous ended the job.
         if (auto line = rounds->end_report(code); !line.empty()) console->say(line);

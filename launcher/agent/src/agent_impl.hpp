@@ -230,7 +230,6 @@ class Agent::Impl {
     void announce_restart();
     /// "worker rank R (local rank L, pid P) failed: exit code 1 (what it said)", or its cause
     /// when ptrun ended it (hung, a timer), in one line.
-    static std::string failure_line(const WorkerEnd& end);
     /// A worker exited 0 while others run: arms the notice of who is still running (after
     /// PTRUN_STRAGGLER_NOTICE seconds, default 300, then after twice as long each time).
     void watch_stragglers();

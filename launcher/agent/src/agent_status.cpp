@@ -20,8 +20,10 @@ constexpr std::chrono::milliseconds kStatusRefresh = 5s;
 
 }  // namespace
 
+// Every member publishes, the node that gathers included (its own report is skipped when read):
+// under etcd every agent holds an inbox, and which one gathers moves with the coordinator role.
 void Agent::Impl::status_changed() {
-    if (rounds && !status_inbox && config.health_port && !finished) schedule_status(kStatusSettle);
+    if (rounds && config.health_port && !finished) schedule_status(kStatusSettle);
 }
 
 void Agent::Impl::schedule_status(std::chrono::milliseconds delay) {
@@ -37,7 +39,7 @@ void Agent::Impl::schedule_status(std::chrono::milliseconds delay) {
 }
 
 void Agent::Impl::publish_status() {
-    if (!rounds || status_inbox || !config.health_port || !watch) return;
+    if (!rounds || !config.health_port || !watch) return;
     rounds->report(ReportKind::Status, watchdog::status_json(status_snapshot()));
     if (!finished) schedule_status(kStatusRefresh);
 }

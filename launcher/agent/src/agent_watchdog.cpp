@@ -154,7 +154,7 @@ bool Agent::Impl::open_watch() {
             log->error("--health-port: {}", e.what());
             return false;
         }
-        log->info("health endpoint: {}/health, /status and /stacks",
+        log->info("health endpoint: {}/health, /status, /metrics and /stacks",
                   endpoint_text(config.health_addr, watch->health->port()));
     }
     if (file_timer) {
@@ -611,7 +611,7 @@ void Agent::Impl::end_watch_attempt() {
         }
     }
     report.where = watchdog::summarise_stacks(stacks);
-    if (report.first_why.empty() && stacks.size() > 1 && hang->verdict.hung.size() > 1) {
+    if (report.first_why.empty() && stacks.size() > 1) {
         report.notes.push_back(
             "no rank's stack stands out: the first named is the one whose last progress is oldest");
     }

@@ -100,7 +100,10 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
             request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.exception_file;
         }
         apply_to_env(local, lr, request.env);
-        if (worker_events) request.env[kEventsSocketEnv] = worker_events->address();
+        if (worker_events) {
+            request.events_fd = worker_events->sender();
+            request.env[kEventsSocketEnv] = EventSocket::address(kEventsChildFd);
+        }
         const auto& slot = local.workers[static_cast<std::size_t>(lr)];
         if (slot.binding) request.binding = &slot.prepared;
     }

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <array>
 
+#include "ptrun/launcher/cli/option_prefix.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/cli/version.hpp"
 
@@ -68,7 +69,8 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
         handles[i] = opt;
     }
 
-    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    const auto whole = expand_option_prefixes(args);  // --nproc_per_nod=2, as torchrun takes it
+    std::vector<std::string> reversed(whole.rbegin(), whole.rend());
     try {
         app.parse(reversed);
     } catch (const CLI::CallForHelp&) {

@@ -269,7 +269,12 @@ struct Coordinator::Impl {
             try {
                 auto event = decode_event(*text);
                 if (auto* r = std::get_if<NodeReport>(&event)) {
-                    if (o.on_report) o.on_report(std::move(*r));
+                    bool member = false;  // a spare's, a raw client's under another id: dropped
+                    {
+                        std::lock_guard lock(mu);
+                        member = core.reports_for(r->round, r->id);
+                    }
+                    if (member && o.on_report) o.on_report(std::move(*r));
                     continue;  // news for the store host's agent, not for the rounds
                 }
                 if (auto* j = std::get_if<JoinEvent>(&event);
@@ -296,7 +301,7 @@ struct Coordinator::Impl {
         std::vector<std::string> ids;
         {
             std::lock_guard lock(mu);
-            ids = core.watched_members();
+            ids = core.beating_nodes();  // members, and spares: a dead one leaves the list
         }
         if (ids.empty()) return;
         std::vector<std::string> keys;

@@ -29,6 +29,15 @@ std::vector<std::string> CoordinatorCore::watched_members() const {
     return ids;
 }
 
+std::vector<std::string> CoordinatorCore::beating_nodes() const {
+    auto ids = watched_members();
+    if (phase_ == Phase::Finished) return ids;
+    for (const auto& p : pending_) {
+        if (std::find(ids.begin(), ids.end(), p.node.id) == ids.end()) ids.push_back(p.node.id);
+    }
+    return ids;
+}
+
 bool CoordinatorCore::drained(const std::string& self) const {
     if (!finished_) return false;
     return std::all_of(running_.members.begin(), running_.members.end(),
@@ -53,6 +62,7 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,
     } else {
         pending_.push_back(e);
     }
+    beats_.try_emplace(e.node.id, -1, now);  // a waiting node's silence counts from its join
     if (phase_ == Phase::Running) {
         // A node waiting while the job runs: admit it at the next round if there is room, else
         // it waits as a spare.
@@ -75,9 +85,10 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,
 
 void CoordinatorCore::settle(SteadyTime now, std::vector<CoordinatorCommand>& out) {
     const int joined = static_cast<int>(pending_.size());
-    // A round re-forming waits for the last one's survivors (a spare never takes the place of a
-    // survivor rejoining a moment later); without survivors it closes at MAX, as the first does.
-    if (all_expected_back() || (expected_.empty() && joined >= policy_.max_nodes)) {
+    // A round re-forming waits for the last one's survivors until it is full: with MAX nodes
+    // joined it closes at once (a member killed with -9 never comes back; close() takes the
+    // survivors back by then first, and one coming later waits as a spare).
+    if (all_expected_back() || joined >= policy_.max_nodes) {
         close(now, out);
     } else if (joined >= policy_.min_nodes && !last_call_end_) {
         last_call_end_ = now + policy_.last_call;
@@ -127,11 +138,20 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     PublishRound publish{a, {}};
     for (const auto& j : admitted) publish.admitted.emplace_back(j.node.id, j.seq);
     out.push_back(std::move(publish));
+    newcomers_.clear();
+    for (const auto& m : a.members) {  // the first round has no newcomers: every node is new
+        if (!running_.members.empty() && running_.group_rank_of(m.id) < 0) newcomers_.insert(m.id);
+    }
+    showed_.clear();
     running_ = std::move(a);
     phase_ = Phase::Running;
     succeeded_.clear();
     left_.clear();
-    beats_.clear();
+    std::map<std::string, std::pair<std::int64_t, SteadyTime>> spare_beats;
+    for (const auto& p : pending_) {  // the spares' silence goes on counting
+        if (auto b = beats_.find(p.node.id); b != beats_.end()) spare_beats.insert(*b);
+    }
+    beats_ = std::move(spare_beats);
     for (const auto& m : running_.members) beats_[m.id] = {-1, now};
     // Nodes beyond MAX keep waiting as spares; they trigger nothing until a member is lost.
     if (!pending_.empty()) {
@@ -232,30 +252,76 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
 std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
     const std::map<std::string, std::int64_t>& counters, SteadyTime now) {
     std::vector<CoordinatorCommand> out;
+    if (phase_ == Phase::Finished) return out;
+    drop_silent_waiting(counters, now, out);
     if (phase_ == Phase::Joining) {
         const bool waited = !expected_.empty();
         drop_silent_expected(counters, now);
         if (all_expected_back() || (waited && expected_.empty())) settle(now, out);
         return out;
     }
-    if (phase_ != Phase::Running) return out;
     for (const auto& m : running_.members) {
-        auto& [count, changed] = beats_[m.id];
-        auto it = counters.find(m.id);
-        if (it != counters.end() && it->second != count) {
-            count = it->second;
-            changed = now;
-        } else if (now - changed > policy_.lost_after && !succeeded_.count(m.id)) {
-            auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - changed);
-            end_round(RoundEnd{.reason = EndReason::NodeLost,
-                               .host = m.hostname,
-                               .message = "node " + m.hostname + " sent no heartbeat for " +
-                                          seconds_text(silent)},
-                      now, out, m.id);
-            return out;
+        const bool was_read = beats_[m.id].first >= 0;
+        if (note_beat(m.id, counters, now)) {
+            if (was_read) showed_.insert(m.id);
+            continue;
         }
+        const auto changed = beats_[m.id].second;
+        if (now - changed <= policy_.lost_after || succeeded_.count(m.id)) continue;
+        const auto silent =
+            seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(now - changed));
+        if (newcomers_.count(m.id) && !showed_.count(m.id)) {
+            // Taken in while it was already gone (a spare that died since its last beat): it
+            // never ran a worker, so this is no failure and costs no restart.
+            end_round(RoundEnd{.reason = EndReason::Regroup,
+                               .exit_code = 0,
+                               .host = m.hostname,
+                               .message = "node " + m.hostname + ", new in round " +
+                                          std::to_string(round_) + ", never showed (no " +
+                                          "heartbeat for " + silent + "); re-forming without it"},
+                      now, out, m.id);
+        } else {
+            end_round(
+                RoundEnd{.reason = EndReason::NodeLost,
+                         .host = m.hostname,
+                         .message = "node " + m.hostname + " sent no heartbeat for " + silent},
+                now, out, m.id);
+        }
+        return out;
     }
     return out;
+}
+
+bool CoordinatorCore::note_beat(const std::string& id,
+                                const std::map<std::string, std::int64_t>& counters,
+                                SteadyTime now) {
+    auto& [count, changed] = beats_[id];
+    auto it = counters.find(id);
+    if (it == counters.end() || it->second == count) return false;
+    count = it->second;
+    changed = now;
+    return true;
+}
+
+void CoordinatorCore::drop_silent_waiting(const std::map<std::string, std::int64_t>& counters,
+                                          SteadyTime now, std::vector<CoordinatorCommand>& out) {
+    std::vector<JoinEvent> kept;
+    for (auto& p : pending_) {
+        const bool awaited =
+            expected_.count(p.node.id) > 0;  // a survivor back: drop_silent_expected
+        if (note_beat(p.node.id, counters, now) || awaited ||
+            now - beats_[p.node.id].second <= policy_.lost_after) {
+            kept.push_back(std::move(p));
+            continue;
+        }
+        const auto silent = seconds_text(
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - beats_[p.node.id].second));
+        out.push_back(RejectJoin{p.node.id, p.seq,
+                                 "node " + p.node.hostname + " sent no heartbeat for " + silent +
+                                     " while it waited: dropped from the rendezvous"});
+        beats_.erase(p.node.id);
+    }
+    pending_ = std::move(kept);
 }
 
 void CoordinatorCore::drop_silent_expected(const std::map<std::string, std::int64_t>& counters,

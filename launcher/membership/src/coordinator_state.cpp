@@ -144,6 +144,9 @@ void CoordinatorCore::restore(const std::string& text, SteadyTime now) {
     beats_.clear();
     // Silence is counted from the takeover: the counters read before it were another node's.
     for (const auto& m : running_.members) beats_[m.id] = {-1, now};
+    for (const auto& waiting : pending_) beats_.try_emplace(waiting.node.id, -1, now);
+    newcomers_.clear();  // after a takeover a silent member is lost, as any
+    showed_.clear();
     if (phase_ == Phase::Joining && static_cast<int>(pending_.size()) >= policy_.min_nodes &&
         !all_expected_back())
         last_call_end_ = now + policy_.last_call;

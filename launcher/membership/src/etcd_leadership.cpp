@@ -26,8 +26,10 @@ constexpr milliseconds kRetryPause{500};
 
 struct EtcdLeadership::Impl {
     explicit Impl(EtcdLeadershipOptions options) : o(std::move(options)), client(o.client) {
+        client.limit_until(o.start_by);
         lease = client.lease_grant(o.lease_ttl_s);
         client.put(keys().alive(o.self_id), o.self_id, lease);
+        client.limit_until(std::nullopt);
         thread = std::thread([this] { loop(); });
     }
 

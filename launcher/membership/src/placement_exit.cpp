@@ -9,6 +9,8 @@ namespace ptrun::launcher {
 namespace {
 
 constexpr std::chrono::milliseconds kCountOutTimeout{5'000};
+/// How long the store host whose worker failed keeps the store for the others' root-cause claims.
+constexpr std::chrono::milliseconds kFailedWait{2'000};
 
 }  // namespace
 
@@ -28,10 +30,19 @@ void placement_exit_barrier(const LaunchConfig& config, const FixedPlacement& p,
             if (client.add(count_key, 1) == p.world_size - 1) client.set(all_key, "1");
             return;
         }
-        if (exit_code != 0) return;  // a failed job: the other ranks should not wait for a store
         options.host = "127.0.0.1";  // the store listens on every interface of this host
         options.connect_timeout = kCountOutTimeout;
         rdzv::TcpStoreClient client(options);
+        if (exit_code != 0) {
+            // A failed job: the others end soon; the store stays until they have counted out (at
+            // most a few seconds), so that they can read which rank failed first.
+            try {
+                client.wait({all_key}, kFailedWait);
+            } catch (const rdzv::StoreTimeout&) {
+                // a rank that hangs on: its launcher (mpirun, srun) ends it
+            }
+            return;
+        }
         log->info(
             "worker done; keeping the store up until the other {} ranks' workers end (at most {} "
             "s)",

@@ -65,11 +65,10 @@ NodeInfo node_from(const json& j) {
     return n;
 }
 
-constexpr std::pair<EndReason, const char*> kReasons[] = {{EndReason::Failure, "failure"},
-                                                          {EndReason::NodeLost, "node-lost"},
-                                                          {EndReason::ScaleUp, "scale-up"},
-                                                          {EndReason::Complete, "complete"},
-                                                          {EndReason::Error, "error"}};
+constexpr std::pair<EndReason, const char*> kReasons[] = {
+    {EndReason::Failure, "failure"},   {EndReason::NodeLost, "node-lost"},
+    {EndReason::ScaleUp, "scale-up"},  {EndReason::Regroup, "regroup"},
+    {EndReason::Complete, "complete"}, {EndReason::Error, "error"}};
 
 }  // namespace
 

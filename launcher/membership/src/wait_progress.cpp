@@ -56,9 +56,24 @@ std::string join_command(const LaunchConfig& c) {
     std::string cmd = "ptrun --nnodes " + nodes_text(c.nnodes) + " --nproc-per-node " +
                       std::to_string(c.nproc_per_node);
     if (c.max_restarts > 0) cmd += " --max-restarts " + std::to_string(c.max_restarts);
-    cmd += " --rdzv-endpoint " +
-           shell_quoted(format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port));
+    std::string endpoint;  // etcd: every member, as the job lists them
+    const bool https_in_urls = c.etcd.https && c.rdzv_conf.count("protocol") == 0;
+    for (const auto& m : c.etcd.endpoints) {
+        endpoint += (endpoint.empty() ? "" : ",") + std::string(https_in_urls ? "https://" : "") +
+                    format_endpoint(m.host, m.port);
+    }
+    if (c.rdzv_backend != RdzvBackend::Etcd) {
+        endpoint = format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port);
+    }
+    cmd += " --rdzv-endpoint " + shell_quoted(endpoint);
+    if (c.rdzv_backend != RdzvBackend::Static) {
+        cmd += " --rdzv-backend " + std::string(backend_name(c.rdzv_backend));
+    }
     cmd += " --rdzv-id " + shell_quoted(c.run_id);
+    std::string conf;  // the job's --rdzv-conf, whole (timeouts, a key file, etcd's TLS)
+    for (const auto& [key, value] : c.rdzv_conf)
+        conf += (conf.empty() ? "" : ",") + key + "=" + value;
+    if (!conf.empty()) cmd += " --rdzv-conf " + shell_quoted(conf);
     if (c.module) cmd += " -m";
     if (c.no_python) cmd += " --no-python";
     cmd += " " + shell_quoted(c.program);

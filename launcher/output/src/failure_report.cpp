@@ -160,4 +160,25 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
     return out + rule + "\n";
 }
 
+std::string failure_line(const WorkerEnd& end, bool with_host) {
+    std::string line = "worker rank " + std::to_string(end.rank) + " (local rank " +
+                       std::to_string(end.local_rank) + ", pid " + std::to_string(end.pid) + ") " +
+                       (with_host ? "on " + end.host + " " : "") +
+                       (end.cause.empty() ? "failed: " + describe(end.exit) : end.cause);
+    if (auto said = worker_message(end); !said.empty()) line += " (" + printable(said) + ")";
+    return line;
+}
+
+std::string format_later_failure_report(const WorkerEnd& mine, const std::string& root_line,
+                                        const ReportContext& context) {
+    const std::string rule(72, '=');
+    std::string out = rule + "\nptrun: worker group failed";
+    out += " (restarts used: " + std::to_string(context.restart_count) + " of " +
+           std::to_string(context.max_restarts) + ")\n";
+    field(out, "root cause", root_line + " (the first failure; its ptrun reports it)");
+    field(out, "then here", failure_line(mine, true));
+    if (!mine.stderr_log.empty()) field(out, "stderr", mine.stderr_log);
+    return out + rule + "\n";
+}
+
 }  // namespace ptrun::launcher

@@ -217,7 +217,8 @@ ExplainRow explain_preload(const LaunchConfig& c, const LaunchOptions& o, const 
         argv += (argv.empty() ? "" : " ") + shell_quoted(word);
     return {"preload",
             printable(modules) + ": a zygote per node imports them once (" + printable(argv) +
-                "); every worker is forked from it",
+                "); every worker is forked from it (how one differs from an exec'd worker: "
+                "man ptrun, WARM START)",
             source_of(o, Option::Preload)};
 }
 

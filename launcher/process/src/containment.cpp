@@ -199,17 +199,23 @@ void Containment::clean_dead_jobs(const std::vector<std::string>& record_dirs) {
             if (::kill(p, SIGKILL) == 0) ++tagged;
         }
         if (tagged > 0) done += std::to_string(tagged) + " tagged process(es) killed; ";
+        std::vector<std::string> removed;
         for (const auto& dir : job.data.temp_dirs) {
             if (!removable_temp_dir(dir)) continue;
             std::error_code ec;
             std::filesystem::remove_all(dir, ec);
-            if (!ec) done += dir + " removed; ";
+            if (!ec) removed.push_back(dir);
         }
-        forget(job);  // removes the record (and its directory once empty)
+        forget(job);                        // removes the record (and its directory once empty)
+        const bool killed = !done.empty();  // processes that may hold what this job needs
+        for (const auto& dir : removed) done += dir + " removed; ";
         if (done.empty()) done = "nothing was left; ";
         done.resize(done.size() - 2);
-        log_->info("cleaned up after ptrun pid {} (run '{}'), which ended without cleaning up: {}",
-                   job.data.pid, job.data.run_id, done);
+        // Processes ended are news on the console (they may have held GPUs or ports this job
+        // needs); a removed record or directory is the run log's alone, not noise in every job.
+        log_->log(killed ? spdlog::level::info : spdlog::level::debug,
+                  "cleaned up after ptrun pid {} (run '{}'), which ended without cleaning up: {}",
+                  job.data.pid, job.data.run_id, done);
     }
 }
 

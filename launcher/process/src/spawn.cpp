@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +31,16 @@ struct ChildArgs {
     placement::BindingOutcome binding;  ///< written by the child when binding fails
     bool join_cgroup = false;           ///< not created in the cgroup: the child joins it itself
 };
+
+/// Closes every descriptor from `first` up: the worker gets 0-2 and what ptrun passes on purpose,
+/// never what ptrun's caller left open (an inherited pipe end would keep its reader waiting), as
+/// torchrun's subprocess does. The child has its own descriptor table (no CLONE_FILES).
+void close_inherited(unsigned first) {
+    if (::close_range(first, ~0U, 0) == 0) return;
+    rlimit limit{};  // close_range is Linux 5.9: before it, one close per possible descriptor
+    const rlim_t end = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : 1024;
+    for (rlim_t fd = first; fd < end && fd < (1u << 20); ++fd) ::close(static_cast<int>(fd));
+}
 
 /// Runs in the child, sharing ptrun's memory until exec (CLONE_VM | CLONE_VFORK, as posix_spawn
 /// does): raw system calls only, nothing that allocates or touches shared state.
@@ -59,13 +70,23 @@ int exec_child(void* raw) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (r.control_fd == 3) {
-        ::fcntl(3, F_SETFD, 0);  // keep it across exec
-    } else if (r.control_fd >= 0) {
-        ::dup2(r.control_fd, 3);
-    }
     if (r.stdout_fd >= 0) ::dup2(r.stdout_fd, STDOUT_FILENO);
     if (r.stderr_fd >= 0) ::dup2(r.stderr_fd, STDERR_FILENO);
+    // The descriptors passed on purpose go to 3 and 4: first above them, so that placing one
+    // never overwrites the other's source.
+    constexpr int kAbove = kEventsChildFd + 1;
+    int control = r.control_fd, events = r.events_fd;
+    if (control >= 0 && control < kAbove) control = ::fcntl(control, F_DUPFD, kAbove);
+    if (events >= 0 && events < kAbove) events = ::fcntl(events, F_DUPFD, kAbove);
+    if (control >= 0)
+        ::dup2(control, 3);
+    else
+        ::close(3);
+    if (events >= 0)
+        ::dup2(events, kEventsChildFd);
+    else
+        ::close(kEventsChildFd);
+    close_inherited(kAbove);
     ::execve(r.exec_path.c_str(), a->argv, a->envp);
     a->exec_errno = errno;
     ::_exit(127);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace ptrun::launcher {
 
@@ -11,6 +12,7 @@ namespace {
 /// One rank's times in the attempt (store host clock, ns; 0: not yet).
 struct RankTimes {
     std::string node;
+    std::size_t agent = 0;  ///< its timeline's index: agents are counted, not host names
     std::int64_t started = 0, pg_start = 0, pg_ready = 0, first = 0;
 };
 
@@ -36,7 +38,8 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
                                               std::uint64_t now_ns, int expected_ranks) {
     std::optional<std::int64_t> start, round_closed, preload;
     std::map<int, RankTimes> ranks;
-    for (const auto& node : nodes) {
+    for (std::size_t agent = 0; agent < nodes.size(); ++agent) {
+        const auto& node = nodes[agent];
         for (const auto& e : node.events) {
             if (e.attempt != attempt) continue;
             std::int64_t t = on_host(node, e);
@@ -61,6 +64,7 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
             if (e.rank < 0 || !is_rank_phase(e.phase)) continue;
             auto& r = ranks[e.rank];
             r.node = node.node;
+            r.agent = agent;
             auto first_time = [&](std::int64_t& slot) {
                 if (slot == 0) slot = t;
             };
@@ -91,10 +95,9 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
     std::int64_t t0 = start.value_or(ranks.begin()->second.started);
     std::int64_t spawned = 0, pg_call = 0, pg_ready = 0, first = 0;
     bool every_pg = true, every_first = true;
-    std::vector<std::string> node_names;
+    std::set<std::size_t> agents;  // two agents on one host are two nodes
     for (const auto& [rank, r] : ranks) {
-        if (std::find(node_names.begin(), node_names.end(), r.node) == node_names.end())
-            node_names.push_back(r.node);
+        agents.insert(r.agent);
         spawned = std::max(spawned, r.started);
         every_pg = every_pg && r.pg_start && r.pg_ready;
         pg_call = std::max(pg_call, r.pg_start);
@@ -112,7 +115,7 @@ std::optional<ReadyBreakdown> ready_breakdown(const std::vector<NodeTimeline>& n
     }
     std::sort(b.missing.begin(), b.missing.end(),
               [](const auto& x, const auto& y) { return x.rank < y.rank; });
-    b.nodes = static_cast<int>(node_names.size());
+    b.nodes = static_cast<int>(agents.size());
     std::int64_t end = every_first ? first : static_cast<std::int64_t>(now_ns);
     b.total_s = seconds(end - t0);
     if (!every_first) return b;

@@ -1,8 +1,7 @@
 #include "ptrun/launcher/timeline/worker_events.hpp"
 
-#include <sys/random.h>
+#include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <utility>
@@ -33,48 +32,33 @@ std::optional<WorkerEventMessage> parse_worker_event(std::string_view text) {
 }
 
 EventSocket EventSocket::open() {
-    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        throw std::system_error(errno, std::generic_category(), "the workers' events socket");
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0)
+        throw std::system_error(errno, std::generic_category(), "the workers' events channel");
+    EventSocket channel(pair[0], pair[1]);
     int on = 1;
-    unsigned char random[8] = {};
-    if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) {
-        int e = errno;
-        ::close(fd);
-        throw std::system_error(e, std::generic_category(),
-                                "the workers' events socket (its random name)");
+    const int flags = ::fcntl(pair[0], F_GETFL);
+    if (::setsockopt(pair[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0 || flags < 0 ||
+        ::fcntl(pair[0], F_SETFL, flags | O_NONBLOCK) != 0) {
+        throw std::system_error(errno, std::generic_category(), "the workers' events channel");
     }
-    std::string name = "ptrun-events-" + std::to_string(::getpid()) + "-";
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (unsigned char b : random) {
-        name += kHex[b >> 4];
-        name += kHex[b & 15];
-    }
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path + 1, name.data(), name.size());
-    auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-    if (::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0 ||
-        ::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-        int e = errno;
-        ::close(fd);
-        throw std::system_error(e, std::generic_category(), "the workers' events socket @" + name);
-    }
-    return EventSocket(fd, "@" + name);
+    return channel;
 }
 
 EventSocket::~EventSocket() {
     if (fd_ >= 0) ::close(fd_);
+    if (sender_ >= 0) ::close(sender_);
 }
 
 EventSocket::EventSocket(EventSocket&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), address_(std::move(other.address_)) {}
+    : fd_(std::exchange(other.fd_, -1)), sender_(std::exchange(other.sender_, -1)) {}
 
 EventSocket& EventSocket::operator=(EventSocket&& other) noexcept {
     if (this != &other) {
         if (fd_ >= 0) ::close(fd_);
+        if (sender_ >= 0) ::close(sender_);
         fd_ = std::exchange(other.fd_, -1);
-        address_ = std::move(other.address_);
+        sender_ = std::exchange(other.sender_, -1);
     }
     return *this;
 }

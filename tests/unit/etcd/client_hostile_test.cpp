@@ -125,3 +125,38 @@ TEST_CASE("etcd Client names the member and the flaw of a malformed reply", "[et
         CHECK_THROWS_WITH(c.range("/k"), Catch::Contains("closed the connection"));
     }
 }
+
+TEST_CASE("etcd Client refuses a lease that cannot be one", "[etcd][client]") {
+    // Issue 35.16: lease id -1 with a negative TTL was taken ("coordinates ... (etcd lease -1)").
+    SECTION("a negative ID") {
+        CannedServer server(http_ok(R"({"header":{"revision":"3"},"ID":"-1","TTL":"-5"})"));
+        Client c(options_for(server));
+        CHECK_THROWS_WITH(c.lease_grant(5), Catch::Contains("lease ID -1: expected a positive ID"));
+    }
+    SECTION("a negative TTL") {
+        CannedServer server(http_ok(R"({"header":{"revision":"3"},"ID":"42","TTL":"-5"})"));
+        Client c(options_for(server));
+        CHECK_THROWS_WITH(c.lease_grant(5), Catch::Contains("lease TTL -5"));
+    }
+}
+
+TEST_CASE("etcd Client: limit_until bounds a call on a member that never answers",
+          "[etcd][client]") {
+    // Issue 35.16: a hanging member held one call for io_timeout, then retry_for, and ptrun
+    // left at 15.5 s with join_timeout=8.
+    std::uint16_t port = 0;
+    const int fd = loopback_listener(port);  // accepts (the backlog) and never answers
+    ClientOptions o;
+    o.endpoints = {{"127.0.0.1", port}};
+    o.io_timeout = 5s;
+    o.retry_for = 10s;
+    Client c(o);
+    const auto start = std::chrono::steady_clock::now();
+    c.limit_until(start + 1500ms);
+    CHECK_THROWS_AS(c.lease_grant(5), ptrun::rdzv::ConnectionLost);
+    const auto took = std::chrono::steady_clock::now() - start;
+    CHECK(took < 4s);                                             // not 5 s + 10 s
+    CHECK_THROWS_AS(c.range("/k"), ptrun::rdzv::ConnectionLost);  // past it: at once
+    CHECK(std::chrono::steady_clock::now() - start < 4s);
+    ::close(fd);
+}

@@ -52,9 +52,30 @@ TEST_CASE("cli short options -m, -r and -t", "[launcher][cli]") {
     CHECK(o.program == "pkg.train");
 }
 
+TEST_CASE("cli takes unique prefixes of long options, as argparse does", "[launcher][cli]") {
+    // torchrun (argparse) takes --nproc_per_nod=2; ptrun refused it (issue 35.19).
+    auto o = parse({"--nproc_per_nod=2", "--max-rest", "3", "--stand", "--rdzv-i", "job", "train",
+                    "--nproc", "x"});
+    CHECK(o.at(Option::NprocPerNode).value == "2");
+    CHECK(o.at(Option::MaxRestarts).value == "3");
+    CHECK(o.flag(Option::Standalone));
+    CHECK(o.at(Option::RdzvId).value == "job");
+    CHECK(o.program == "train");
+    CHECK(o.program_args == std::vector<std::string>{"--nproc", "x"});  // the worker's, untouched
+    // Both spellings of one option are one candidate; a value is never read as an option.
+    CHECK(parse({"--nproc", "4", "-r", "--nnodes", "train"}).at(Option::NprocPerNode).value == "4");
+    CHECK_THROWS_WITH(parse_command_line({"--rdzv", "x", "train"}, {}),
+                      "ambiguous option '--rdzv': could match --rdzv-backend, --rdzv-endpoint, "
+                      "--rdzv-id, --rdzv-conf (see ptrun --help)");
+    CHECK_THROWS_WITH(parse_command_line({"--n=2", "train"}, {}),
+                      Catch::Contains("ambiguous option '--n': could match --nnodes, "
+                                      "--nproc-per-node, --node-rank, --no-python"));
+    CHECK(std::holds_alternative<InfoRequest>(parse_command_line({"--vers"}, {})));
+}
+
 TEST_CASE("cli suggests the option a mistyped one meant", "[launcher][cli]") {
-    CHECK_THROWS_WITH(parse_command_line({"--nproc-per-nod", "2", "train"}, {}),
-                      "unknown option '--nproc-per-nod': did you mean --nproc-per-node? (see "
+    CHECK_THROWS_WITH(parse_command_line({"--nproc-per-nodes", "2", "train"}, {}),
+                      "unknown option '--nproc-per-nodes': did you mean --nproc-per-node? (see "
                       "ptrun --help)");
     CHECK(closest_option("--nproc_per_nod=2") == "--nproc-per-node");
     CHECK(closest_option("--max-restars") == "--max-restarts");

@@ -293,8 +293,8 @@ TEST_CASE("coordinator: a lost node's place goes to the first spare at once, no 
           "[launcher][coordinator][spares]") {
     CoordinatorCore c(policy(2, 2, 1));
     running_with_a_spare(c);
-    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
-    auto end = find<EndRound>(c.on_beats({{"a", 2}, {"b", 1}}, t0 + 5s));
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}, {"c", 1}}, t0 + 1s).empty());
+    auto end = find<EndRound>(c.on_beats({{"a", 2}, {"b", 1}, {"c", 2}}, t0 + 5s));
     REQUIRE(end);
     CHECK(end->end.reason == EndReason::NodeLost);
     auto round = find<PublishRound>(join(c, "a", t0 + 5s, 2, 1));  // the survivor is back
@@ -306,26 +306,105 @@ TEST_CASE("coordinator: a lost node's place goes to the first spare at once, no 
     CHECK(c.spares().empty());
 }
 
-TEST_CASE("coordinator: after a failure the survivors rejoin before any spare takes a place",
+TEST_CASE("coordinator: after a failure the survivors go first, spares keep waiting",
           "[launcher][coordinator][spares]") {
-    CoordinatorCore c(policy(2, 2, 1));
-    running_with_a_spare(c);
+    CoordinatorCore c(policy(2, 3, 1));
+    join(c, "a", t0, 1, 1);
+    join(c, "b", t0, 1, 1);
+    REQUIRE(find<PublishRound>(join(c, "c", t0, 1, 1)));  // MAX: closed at once
+    join(c, "d", t0 + 1s, 1, 1);                          // a spare
     REQUIRE(find<EndRound>(c.on_event(
         FailedEvent{
             0, "b",
             RoundEnd{.reason = EndReason::Failure, .exit_code = 1, .message = "rank 3 failed"}},
+        t0 + 2s)));
+    // a is back and a spare waits: not full, and b and c (members) are still coming.
+    CHECK(find<PublishRound>(join(c, "a", t0 + 3s, 2, 1)) == std::nullopt);
+    auto round = find<PublishRound>(join(c, "b", t0 + 3s, 2, 1));  // full: closes at once
+    REQUIRE(round);
+    REQUIRE(round->assignment.members.size() == 3);
+    CHECK(round->assignment.members[0].id == "a");  // the survivors back first, then the spare
+    CHECK(round->assignment.members[1].id == "b");
+    CHECK(round->assignment.members[2].id == "d");
+}
+
+TEST_CASE("coordinator: a dead spare leaves the list within lost_after and is never promoted",
+          "[launcher][coordinator][spares]") {
+    // Issue 35.1: a spare killed with -9 stayed listed, and was promoted at a member's loss.
+    CoordinatorCore c(policy(1, 2, 1));
+    running_with_a_spare(c);
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}, {"c", 1}}, t0 + 1s).empty());
+    CHECK(c.on_beats({{"a", 2}, {"b", 2}, {"c", 1}}, t0 + 3s).empty());  // c silent for 2 s
+    auto out = c.on_beats({{"a", 3}, {"b", 3}, {"c", 1}}, t0 + 5s);      // ... and now 4 s
+    auto gone = find<RejectJoin>(out);
+    REQUIRE(gone);
+    CHECK(gone->id == "c");
+    CHECK_THAT(gone->message, Catch::Contains("sent no heartbeat for 4 s while it waited"));
+    CHECK(c.spares().empty());
+    CHECK(find<EndRound>(out) == std::nullopt);
+    // b is lost later: a alone meets --nnodes 1:2's minimum, with no spare to promote.
+    auto end = find<EndRound>(c.on_beats({{"a", 4}, {"b", 3}}, t0 + 9s));
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::NodeLost);
+    CHECK_FALSE(end->end.final);
+    auto round = find<PublishRound>(join(c, "a", t0 + 9s, 2, 1));
+    REQUIRE(round);
+    REQUIRE(round->assignment.members.size() == 1);
+    CHECK(round->assignment.members[0].id == "a");
+}
+
+TEST_CASE("coordinator: a promoted spare that never shows is dropped without a restart",
+          "[launcher][coordinator][spares]") {
+    // c dies just before b is lost, too late for its silence to show: it is promoted, never
+    // beats, and the round re-forms without it, the survivor alone meeting the minimum; the
+    // restarts (1 of 1) are not spent on it.
+    CoordinatorCore c(policy(1, 2, 1));
+    running_with_a_spare(c);
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}, {"c", 1}}, t0 + 1s).empty());
+    CHECK(c.on_beats({{"a", 2}, {"b", 2}, {"c", 2}}, t0 + 2s).empty());
+    auto end = find<EndRound>(c.on_beats({{"a", 6}, {"b", 2}, {"c", 3}}, t0 + 6s));
+    REQUIRE(end);  // b lost
+    auto round = find<PublishRound>(join(c, "a", t0 + 6s, 2, 1));
+    REQUIRE(round);
+    REQUIRE(round->assignment.members.size() == 2);
+    CHECK(round->assignment.members[1].id == "c");
+    CHECK(round->assignment.restart_count == 1);
+    CHECK(c.on_beats({{"a", 7}, {"c", 3}}, t0 + 7s).empty());  // c's first read: not a beat
+    CHECK(c.on_beats({{"a", 8}, {"c", 3}}, t0 + 9s).empty());
+    auto regroup = find<EndRound>(c.on_beats({{"a", 9}, {"c", 3}}, t0 + 11s));
+    REQUIRE(regroup);
+    CHECK(regroup->end.reason == EndReason::Regroup);
+    CHECK_FALSE(regroup->end.final);
+    CHECK_THAT(regroup->end.message, Catch::Contains("node host-c, new in round 1, never showed"));
+    round = find<PublishRound>(join(c, "a", t0 + 11s, 3, 1));
+    REQUIRE(round);
+    REQUIRE(round->assignment.members.size() == 1);
+    CHECK(round->assignment.restart_count == 1);  // no restart spent
+}
+
+TEST_CASE("coordinator: a full round closes at once, without waiting for a member killed -9",
+          "[launcher][coordinator][spares]") {
+    // Issue 35.5: b is killed with -9; a's workers fail first (a reports the failure), so b is
+    // still awaited as a survivor. a back with the spare c makes the round full: it closes at
+    // once, not after the last call or b's silence.
+    CoordinatorCore c(policy(2, 2, 1));
+    running_with_a_spare(c);
+    REQUIRE(find<EndRound>(c.on_event(
+        FailedEvent{
+            0, "a",
+            RoundEnd{.reason = EndReason::Failure, .exit_code = 1, .message = "rank 0 failed"}},
         t0 + 1s)));
-    // a is back and a spare waits: MAX joined, yet b (a member) is still coming.
-    CHECK(find<PublishRound>(join(c, "a", t0 + 2s, 2, 1)) == std::nullopt);
-    auto out = join(c, "b", t0 + 2s, 2, 1);
+    auto out = join(c, "a", t0 + 1s, 2, 1);
     auto round = find<PublishRound>(out);
     REQUIRE(round);
-    CHECK(round->assignment.members.size() == 2);
-    CHECK(round->assignment.restart_count == 1);
-    auto spare = find<MarkSpares>(out);
-    REQUIRE(spare);  // c keeps waiting, told so for the new round
-    CHECK(spare->round == 1);
-    CHECK(spare->spares == std::vector<std::pair<std::string, int>>{{"c", 1}});
+    REQUIRE(round->assignment.members.size() == 2);
+    CHECK(round->assignment.members[0].id == "a");  // the survivor first
+    CHECK(round->assignment.members[1].id == "c");
+    CHECK(c.spares().empty());
+    // b, were it alive after all, waits as a spare.
+    auto late = find<MarkSpares>(join(c, "b", t0 + 2s, 2, 1));
+    REQUIRE(late);
+    CHECK(late->spares == std::vector<std::pair<std::string, int>>{{"b", 2}});
 }
 
 TEST_CASE(
@@ -337,8 +416,9 @@ TEST_CASE(
     join(c, "b", t0, 1, 2);
     join(c, "c", t0, 1, 2);
     CHECK(c.spares() == std::vector<std::string>{"b", "c"});
-    CHECK(c.on_beats({{"a", 1}}, t0 + 1s).empty());
-    auto out = c.on_beats({{"a", 1}}, t0 + 5s);  // a is lost: b, the first spare, takes its place
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}, {"c", 1}}, t0 + 1s).empty());
+    // a is lost: b, the first spare (beating, as spares do), takes its place
+    auto out = c.on_beats({{"a", 1}, {"b", 2}, {"c", 2}}, t0 + 5s);
     REQUIRE(find<EndRound>(out));
     auto round = find<PublishRound>(out);
     REQUIRE(round);

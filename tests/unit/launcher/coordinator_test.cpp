@@ -7,9 +7,12 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ptrun/launcher/membership/rdzv_events.hpp"
 #include "ptrun/launcher/membership/rdzv_keys.hpp"
@@ -48,6 +51,23 @@ void push_join(ptrun::rdzv::TcpStoreClient& c, const RdzvKeys& keys, const std::
     c.queue_push(keys.events(), encode(RdzvEvent{e}));
 }
 
+/// A coordinator of a --nnodes NODES job on the store at `port` (master: that store).
+CoordinatorOptions options_for(std::uint16_t port, const RdzvKeys& keys, int nodes) {
+    CoordinatorOptions co;
+    co.store = HostPort{"127.0.0.1", port};
+    co.keys = keys;
+    co.policy.min_nodes = nodes;
+    co.policy.max_nodes = nodes;
+    co.policy.last_call = 1s;
+    co.policy.lost_after = 60s;
+    co.policy.master_addr = "127.0.0.1";
+    co.policy.master_port = port;
+    co.heartbeat = 200ms;
+    co.logger = std::make_shared<spdlog::logger>("coord-test",
+                                                 std::make_shared<spdlog::sinks::null_sink_mt>());
+    return co;
+}
+
 }  // namespace
 
 TEST_CASE("the coordinator keeps serving after its store connection is lost",
@@ -56,19 +76,7 @@ TEST_CASE("the coordinator keeps serving after its store connection is lost",
     const std::uint16_t port = first->port();
     const RdzvKeys keys = rdzv_keys("coord-test");
 
-    CoordinatorOptions co;
-    co.store = HostPort{"127.0.0.1", port};
-    co.keys = keys;
-    co.policy.min_nodes = 2;
-    co.policy.max_nodes = 2;
-    co.policy.last_call = 1s;
-    co.policy.lost_after = 60s;
-    co.policy.master_addr = "127.0.0.1";
-    co.policy.master_port = port;
-    co.heartbeat = 200ms;
-    co.logger = std::make_shared<spdlog::logger>("coord-test",
-                                                 std::make_shared<spdlog::sinks::null_sink_mt>());
-    Coordinator coordinator(std::move(co));
+    Coordinator coordinator(options_for(port, keys, 2));
 
     {  // a first node joins: the coordinator publishes the count
         auto c = client_of(port);
@@ -85,4 +93,38 @@ TEST_CASE("the coordinator keeps serving after its store connection is lost",
     auto c = client_of(port);
     push_join(c, keys, "b");
     CHECK_NOTHROW(c.get(keys.admit("b", 1), 20s));
+}
+
+TEST_CASE("only the round's members report: a spare's or a forger's report is dropped",
+          "[launcher][coordinator]") {
+    // Issue 35.8 and 35.6: without a key, a raw client reported a timeline under an id that is
+    // no member (a forged ready line and trace.json nodes); a spare's status was a second node.
+    auto server = serve_on(0);
+    const std::uint16_t port = server->port();
+    const RdzvKeys keys = rdzv_keys("report-test");
+    std::mutex mu;
+    std::condition_variable got;
+    std::vector<std::string> reported;
+    auto co = options_for(port, keys, 1);
+    co.on_report = [&](NodeReport r) {
+        std::lock_guard lock(mu);
+        reported.push_back(r.id + " " + std::to_string(r.round));
+        got.notify_all();
+    };
+    Coordinator coordinator(std::move(co));
+    auto c = client_of(port);
+    push_join(c, keys, "a");
+    REQUIRE_NOTHROW(c.get(keys.admit("a", 1), 20s));  // round 0: a alone
+    push_join(c, keys, "spare");                      // waits as a spare
+    auto report = [&](const std::string& id, int round) {
+        NodeReport r{ReportKind::Timeline, round, id, "{}"};
+        c.queue_push(keys.events(), encode(RdzvEvent{r}));
+    };
+    report("forged", 0);  // no node of the job
+    report("spare", 0);   // a spare is no member
+    report("a", 7);       // a member, of no round that ran
+    report("a", 0);       // the one that counts
+    std::unique_lock lock(mu);
+    REQUIRE(got.wait_for(lock, 20s, [&] { return !reported.empty(); }));
+    CHECK(reported == std::vector<std::string>{"a 0"});
 }

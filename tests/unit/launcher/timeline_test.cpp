@@ -96,6 +96,16 @@ TEST_CASE("ready line: the ranks still missing are named", "[launcher][timeline]
     CHECK_FALSE(ready_breakdown(nodes, 1, 0));  // no rank of attempt 1 started
 }
 
+TEST_CASE("ready line: two agents on one host are two nodes", "[launcher][timeline]") {
+    // Issue 35.6: agents were counted by host name ("4 ranks on 1 node").
+    auto nodes = two_nodes();
+    nodes[1].node = nodes[0].node;
+    auto b = ready_breakdown(nodes, 0, 0);
+    REQUIRE(b);
+    CHECK(b->nodes == 2);
+    CHECK_THAT(ready_line(*b), Catch::StartsWith("4 ranks on 2 nodes ready"));
+}
+
 TEST_CASE("ready line: the job's ranks no node's timeline has are missing too",
           "[launcher][timeline]") {
     auto nodes = two_nodes();
@@ -178,32 +188,28 @@ TEST_CASE("worker event messages", "[launcher][timeline]") {
     CHECK_FALSE(parse_worker_event("ptrun-event 1 python_up 99999999999999999999999"));
 }
 
-TEST_CASE("events socket: the kernel names the sender", "[launcher][timeline]") {
-    auto socket = EventSocket::open();
-    REQUIRE(socket.address().starts_with("@ptrun-events-"));
-    CHECK_FALSE(socket.receive());
-    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::string name = socket.address().substr(1);
-    std::memcpy(addr.sun_path + 1, name.data(), name.size());
-    auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+TEST_CASE("events channel: unnamed, and the kernel names the sender", "[launcher][timeline]") {
+    auto channel = EventSocket::open();
+    CHECK(EventSocket::address(4) == "fd:4");
+    CHECK_FALSE(channel.receive());
+    sockaddr_un bound{};  // no name anyone could send to (an abstract one was flooded: 35.7)
+    socklen_t len = sizeof bound;
+    REQUIRE(::getsockname(channel.fd(), reinterpret_cast<sockaddr*>(&bound), &len) == 0);
+    CHECK(len == sizeof(sa_family_t));
     std::string text = "ptrun-event 1 python_up 5";
-    REQUIRE(::sendto(fd, text.data(), text.size(), 0, reinterpret_cast<sockaddr*>(&addr), len) ==
+    REQUIRE(::send(channel.sender(), text.data(), text.size(), 0) ==
             static_cast<ssize_t>(text.size()));
     std::string big(500, 'x');
-    REQUIRE(::sendto(fd, big.data(), big.size(), 0, reinterpret_cast<sockaddr*>(&addr), len) ==
+    REQUIRE(::send(channel.sender(), big.data(), big.size(), 0) ==
             static_cast<ssize_t>(big.size()));
-    ::close(fd);
-    auto got = socket.receive();
+    auto got = channel.receive();
     REQUIRE(got);
     CHECK(got->text == text);
     CHECK(got->pid == ::getpid());
-    auto oversized = socket.receive();
+    auto oversized = channel.receive();
     REQUIRE(oversized);
     CHECK(oversized->text.empty());
-    CHECK_FALSE(socket.receive());
+    CHECK_FALSE(channel.receive());
 }
 
 TEST_CASE("ready line: the wait for --preload's zygote is its own phase", "[launcher][timeline]") {

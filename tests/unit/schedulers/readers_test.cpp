@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "env_fixtures.hpp"
+#include "ptrun/schedulers/host_file.hpp"
 #include "ptrun/schedulers/reader.hpp"
 
 using namespace ptrun::schedulers;
@@ -176,6 +177,35 @@ TEST_CASE("lsf reader: jsrun's ranks, the hosts without the launch node", "[sche
     CHECK_THAT(t.head_host->origin, Catch::Contains("LSB_MCPU_HOSTS"));
     env["LSB_MCPU_HOSTS"] = "c07 4 c08 4";  // no launch node among them
     CHECK(read(LauncherKind::Lsf, env).head_host->value == "c07");
+}
+
+TEST_CASE("lsf reader: host lists are sized for 16,384 hosts", "[schedulers][lsf][scale]") {
+    // 16,384 compute hosts of 64-byte names after the launch node: about 1.1 MB, far past the
+    // 4096 bytes of a plain value (issue 35: a 300-host job was refused).
+    constexpr int kHosts = 16384;
+    auto env = fx::lsf_task6();
+    env.erase("LSB_DJOB_HOSTFILE");
+    env["JSM_NAMESPACE_SIZE"] = std::to_string(kHosts * 4);
+    std::string pairs = "batch1 1";
+    std::string file = "batch1\n";
+    for (int i = 0; i < kHosts; ++i) {
+        std::string host = "compute-node-" + std::to_string(100000 + i);
+        host += std::string(64 - host.size(), 'x');
+        pairs += " " + host + " 42";
+        for (int slot = 0; slot < 4; ++slot) file += host + "\n";
+    }
+    env["LSB_MCPU_HOSTS"] = pairs;
+    auto t = read(LauncherKind::Lsf, env);
+    CHECK(t.nodes.value == kHosts);
+    REQUIRE(t.head_host);
+    CHECK(t.head_host->value.rfind("compute-node-100000", 0) == 0);
+    t = read(LauncherKind::Lsf, env, std::string_view(file));
+    CHECK(t.head_host->value.rfind("compute-node-100000", 0) == 0);
+    // Past the bound: refused with the variable named, not read.
+    env["LSB_MCPU_HOSTS"] = std::string(kMaxHostFileBytes + 1, 'a');
+    CHECK_THROWS_WITH(read(LauncherKind::Lsf, env),
+                      Catch::Contains("LSB_MCPU_HOSTS") &&
+                          Catch::Contains("expected at most " + std::to_string(kMaxHostFileBytes)));
 }
 
 TEST_CASE("lsf reader: hostile values name the variable", "[schedulers][lsf][hostile]") {

@@ -268,3 +268,56 @@ TEST_CASE("the odd one out: a place of its own, else the only rank outside a col
     CHECK_FALSE(odd_one_out({stuck}));
     CHECK_FALSE(odd_one_out({}));
 }
+
+TEST_CASE("a rank in DDP's backward reduction waits for its peers: the other is named",
+          "[watchdog][stacks]") {
+    // Issue 35.2: 2 ranks, rank 1 sleeps in its loop, rank 0 waits in DDP's gradient allreduce
+    // inside `backward`: no frame names a collective, but c10d::Reducer (native) does the
+    // reduction. Rank 0 was blamed as the first to stop.
+    RankStacks backward;
+    backward.rank = 0;
+    backward.python = {ThreadStack{
+        "Current thread",
+        true,
+        {Frame{"backward", "/usr/lib/python3/dist-packages/torch/autograd/__init__.py", 197, ""},
+         Frame{"backward", "/usr/lib/python3/dist-packages/torch/_tensor.py", 487, ""},
+         Frame{"train", "/w/train.py", 30, ""}}}};
+    backward.native = {ThreadStack{
+        "TID 10",
+        true,
+        {Frame{"__futex_abstimed_wait_common", "", 0, "/usr/lib/x86_64-linux-gnu/libc.so.6"},
+         Frame{"c10::ivalue::Future::wait()", "", 0, "/usr/lib/libc10.so"},
+         Frame{"c10d::Reducer::finalize_backward()", "", 0, "/usr/lib/libtorch_cpu.so.1.13"},
+         Frame{"torch::autograd::Engine::execute(...)", "", 0, "/usr/lib/libtorch_cpu.so.1.13"}}}};
+    RankStacks sleeping;
+    sleeping.rank = 1;
+    sleeping.python = {
+        ThreadStack{"Current thread", true, {Frame{"train", "/w/train.py", 26, ""}}}};
+    auto odd = odd_one_out({backward, sleeping});
+    REQUIRE(odd);
+    CHECK(odd->rank == 1);
+    CHECK(odd->why == "the only rank outside a collective while the others wait in one");
+    // torch.distributed's own Python code (a barrier, a store wait) is waiting too.
+    RankStacks barrier;
+    barrier.rank = 0;
+    barrier.python = {ThreadStack{
+        "Current thread",
+        true,
+        {Frame{"barrier", "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py",
+               3145, ""},
+         Frame{"train", "/w/train.py", 31, ""}}}};
+    odd = odd_one_out({barrier, sleeping});
+    REQUIRE(odd);
+    CHECK(odd->rank == 1);
+    // Python stacks alone (no eu-stack or gdb): inside torch.autograd's backward is waiting too.
+    RankStacks python_only = backward;
+    python_only.native.clear();
+    odd = odd_one_out({python_only, sleeping});
+    REQUIRE(odd);
+    CHECK(odd->rank == 1);
+    // Both in the user's own code: the stacks single out no rank.
+    RankStacks other = sleeping;
+    other.rank = 0;
+    other.python[0].frames[0].line = 40;
+    CHECK_FALSE(odd_one_out({other, sleeping}));
+}

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,11 @@ class Client {
     /// From any thread: calls in progress fail at once with rdzv::ConnectionLost, and so do
     /// later ones.
     void interrupt() noexcept;
+
+    /// Until cleared (nullopt), no unary call runs past `deadline`: each exchange and the retries
+    /// end by it, and a call after it fails at once with rdzv::ConnectionLost (a caller's
+    /// join_timeout, say, whatever io_timeout and retry_for allow one call).
+    void limit_until(std::optional<std::chrono::steady_clock::time_point> deadline);
 
   private:
     struct Impl;

@@ -38,7 +38,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,7 +47,7 @@ extern "C" {
 
 /* The variable naming the worker's record file (set by the launcher, one file per worker). */
 #define PTRUN_HEARTBEAT_ENV "PTRUN_HEARTBEAT_FILE"
-/* The launcher's start-up timeline socket: "@" and an abstract AF_UNIX datagram name. */
+/* The launcher's start-up timeline channel: "fd:N", an inherited AF_UNIX datagram socket. */
 #define PTRUN_EVENTS_ENV "PTRUN_EVENTS_SOCKET"
 /* The record's first 8 bytes, and its version. */
 #define PTRUN_HEARTBEAT_MAGIC "ptrun-hb"
@@ -145,29 +144,26 @@ static inline ptrun_heartbeat_record* ptrun_heartbeat_open_env(void) {
     return ptrun_heartbeat_open(path);
 }
 
-/* The record's first beat: "ptrun-event 1 first_progress NS", one datagram to the launcher's
- * $PTRUN_EVENTS_SOCKET when set. Never blocks; errno is left as it was. */
+/* The record's first beat: "ptrun-event 1 first_progress NS", one datagram on the launcher's
+ * events channel, the inherited descriptor $PTRUN_EVENTS_SOCKET names ("fd:4"), when set. Never
+ * blocks; errno is left as it was. */
 static inline void ptrun_heartbeat_first_beat_(void) {
     const char* address = getenv(PTRUN_EVENTS_ENV);
-    struct sockaddr_un sa;
     char text[64];
-    size_t n;
-    int fd, len;
+    char* end = NULL;
+    long fd;
+    int len;
     int saved = errno;
-    if (address == NULL || address[0] != '@') return;
-    n = strlen(address + 1);
-    if (n == 0 || n > sizeof(sa.sun_path) - 1) return;
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path + 1, address + 1, n);
+    if (address == NULL || strncmp(address, "fd:", 3) != 0 || address[3] < '0' || address[3] > '9')
+        return;
+    fd = strtol(address + 3, &end, 10);
+    if (*end != '\0' || fd < 0 || fd > 1 << 20) {
+        errno = saved;
+        return;
+    }
     len = snprintf(text, sizeof text, "ptrun-event 1 first_progress %llu",
                    (unsigned long long)ptrun_heartbeat_now_ns());
-    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd >= 0) {
-        (void)sendto(fd, text, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr*)&sa,
-                     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
-        close(fd);
-    }
+    (void)send((int)fd, text, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
     errno = saved;
 }
 

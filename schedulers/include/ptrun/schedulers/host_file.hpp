@@ -9,8 +9,9 @@
 
 namespace ptrun::schedulers {
 
-/// The most bytes of a host file ptrun reads (the caller stops there and says so).
-inline constexpr std::size_t kMaxHostFileBytes = 4u << 20;
+/// The most bytes of a host file or a host list in a variable ptrun reads (the caller stops there
+/// and says so): one line per slot for 16,384 hosts of 64 slots with 63-byte names.
+inline constexpr std::size_t kMaxHostFileBytes = 64u << 20;
 /// The most distinct hosts a host file may name.
 inline constexpr std::size_t kMaxHostFileHosts = 65536;
 

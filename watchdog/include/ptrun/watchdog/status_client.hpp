@@ -12,7 +12,7 @@ namespace ptrun::watchdog {
 /// One HTTP GET's outcome: the status code and body, or why there is none.
 struct FetchResult {
     int status = 0;    ///< 0 when no HTTP answer came
-    std::string body;  ///< at most 1 MiB
+    std::string body;  ///< at most 64 MiB (a larger answer is an error)
     std::string
         error;  ///< "" when an answer came: "connection refused", "no answer within 5 s", ...
 };

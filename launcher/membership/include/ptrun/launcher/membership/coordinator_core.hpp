@@ -85,15 +85,23 @@ class CoordinatorCore {
 
     /// When on_tick next has something to do (the last call's end), if anything.
     std::optional<SteadyTime> deadline() const { return last_call_end_; }
-    /// The nodes whose heartbeats to read: the running round's members, or while a round is
-    /// formed, the last round's members that have not joined it yet.
+    /// The members watched for silence: the running round's, or while a round is formed, the
+    /// last round's that have not joined it yet.
     std::vector<std::string> watched_members() const;
+    /// The nodes whose heartbeats to read: watched_members() and the waiting nodes (spares), so
+    /// that a dead spare leaves the list within lost_after.
+    std::vector<std::string> beating_nodes() const;
     /// The nodes waiting as spares (ids; host names), in the order they take places.
     std::vector<std::string> spares() const;
     std::vector<std::string> spare_hosts() const;
     /// True once a final RoundEnd was issued and every member other than `self` has left.
     bool drained(const std::string& self) const;
     bool finished() const { return finished_; }
+    /// True when node `id` is a member of round `round`, the latest one closed: the only nodes
+    /// whose reports (timelines, statuses) count, whatever else reaches the queue.
+    bool reports_for(int round, const std::string& id) const {
+        return running_.round == round && running_.group_rank_of(id) >= 0;
+    }
 
     /// Every node the state names: the running round's members and the joined or waiting ones.
     std::vector<std::string> known_nodes() const;
@@ -107,14 +115,21 @@ class CoordinatorCore {
   private:
     enum class Phase { Joining, Running, Finished };
     void close(SteadyTime now, std::vector<CoordinatorCommand>& out);
-    /// While a round forms: closes it when it can (every survivor back, or MAX joined without
-    /// survivors to wait for), else opens the last call once MIN have joined.
+    /// While a round forms: closes it when it can (every survivor back, or MAX joined), else
+    /// opens the last call once MIN have joined.
     void settle(SteadyTime now, std::vector<CoordinatorCommand>& out);
     /// Ends the running round at `now`; `lost_id` (if any) is the member not expected back.
     void end_round(RoundEnd end, SteadyTime now, std::vector<CoordinatorCommand>& out,
                    const std::string& lost_id = {});
     /// While a round forms: drops the last round's members silent for lost_after, noting why.
     void drop_silent_expected(const std::map<std::string, std::int64_t>& counters, SteadyTime now);
+    /// Drops the waiting nodes (spares, joiners) silent for lost_after: a dead spare is never
+    /// promoted. Each is told (a rejected join) in case it lives after all.
+    void drop_silent_waiting(const std::map<std::string, std::int64_t>& counters, SteadyTime now,
+                             std::vector<CoordinatorCommand>& out);
+    /// Reads `id`'s counter from `counters` into beats_; true when it changed.
+    bool note_beat(const std::string& id, const std::map<std::string, std::int64_t>& counters,
+                   SteadyTime now);
     /// Why member `id` of the last round is not in the next one: `lost` (silent for lost_after)
     /// or it did not rejoin before the round closed; when its heartbeats stopped before the last
     /// round ended (or were last seen within one heartbeat after it), a failure that ended it
@@ -135,6 +150,11 @@ class CoordinatorCore {
     std::set<std::string> left_;
     std::map<std::string, std::pair<std::int64_t, SteadyTime>>
         beats_;  ///< last count, when it changed
+    /// Members of the running round that were not in the one before (a promoted spare, a
+    /// newcomer), and the members whose counter advanced in this round: a newcomer silent
+    /// from the start never showed, and the round re-forms without it, not counting a restart.
+    std::set<std::string> newcomers_;
+    std::set<std::string> showed_;
     std::optional<SteadyTime> last_call_end_;
     std::set<std::string> expected_;  ///< survivors of the last round, until they are all back
     /// How the last round ended, and when: what a node lost since then is set against.

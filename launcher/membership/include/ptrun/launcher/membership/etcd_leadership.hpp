@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct EtcdLeadershipOptions {
     etcd::ClientOptions client;
     std::string self_id;
     std::int64_t lease_ttl_s = 15;
+    /// When set, the constructor's exchanges (the lease, the alive key) end by then, whatever
+    /// the client's io_timeout and retry_for (the join_timeout).
+    std::optional<std::chrono::steady_clock::time_point> start_by;
     /// What the coordinator runs with while this node leads; its connect, state_key and self_id
     /// are set here.
     CoordinatorOptions coordinator;

@@ -13,7 +13,7 @@ namespace ptrun::launcher {
 
 class NodeReportInbox {
   public:
-    static constexpr std::size_t kMaxNodes = 4096;
+    static constexpr std::size_t kMaxNodes = 65536;  ///< slurm::kMaxHosts
     /// What the inbox keeps of all its texts together: a report past it is dropped.
     static constexpr std::size_t kMaxTotalBytes = 256u << 20;
 

@@ -21,7 +21,8 @@ inline constexpr std::chrono::milliseconds kExitBarrierTimeout{300'000};
 /// Call once this task's worker has ended with `exit_code`. A task without the store counts itself
 /// out (best effort: a few seconds at most, nothing when the store is gone). The store host, when
 /// its own worker succeeded, blocks until every other task has counted out, at most `timeout`
-/// (a warning then); when its worker failed it returns at once. Never throws; no-op for a job of
+/// (a warning then); when its worker failed, at most 2 s (the others read the job's root cause
+/// there: root_cause_claim.hpp). Never throws; no-op for a job of
 /// one rank or without a store port.
 void placement_exit_barrier(const LaunchConfig& config, const FixedPlacement& p, int exit_code,
                             const std::shared_ptr<spdlog::logger>& log,

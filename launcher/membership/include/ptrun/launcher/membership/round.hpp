@@ -43,7 +43,9 @@ struct RoundAssignment {
 };
 
 /// Why a running round ended.
-enum class EndReason { Failure, NodeLost, ScaleUp, Complete, Error };
+/// Regroup: a node taken into the round never showed (a spare that died since its last beat):
+/// the round re-forms without it, as after a scale-up, not counting a restart.
+enum class EndReason { Failure, NodeLost, ScaleUp, Regroup, Complete, Error };
 
 /// How a round ended, as every agent of it learns. `final` ends the whole job: with exit code 0
 /// after Complete, else with `exit_code` (restarts exhausted, or a configuration error).

@@ -40,9 +40,10 @@ class WaitProgress {
     std::chrono::seconds last_call_since_{-1};  ///< when MIN was first seen reached
 };
 
-/// The command line another node runs to join this job: ptrun with this job's --nnodes,
-/// --nproc-per-node, --max-restarts, the store as --rdzv-endpoint and --rdzv-id, and the program
-/// with its arguments (shell-quoted where needed).
+/// The command line another node runs to join this job: ptrun with this job's --nnodes (MIN:MAX),
+/// --nproc-per-node, --max-restarts, the store (with etcd: every member) as --rdzv-endpoint, the
+/// backend unless static, --rdzv-id, the whole --rdzv-conf, and the program with its arguments
+/// (shell-quoted where needed).
 std::string join_command(const LaunchConfig& config);
 
 /// An address of this machine other machines can reach (--local-addr, else the first up,

@@ -19,7 +19,8 @@ class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
   public:
     /// Colours when the stream's fd is a terminal and `term` (ptrun's TERM, "" when unset) is
     /// neither empty nor "dumb" (as spdlog's own sinks decide).
-    /// `run_log` (may be null) gets every line too, without colours or the status line.
+    /// `run_log` (may be null) gets every line too, without colours or the status line; lines
+    /// below info (debug, trace) go to the run log alone, never to the console.
     ConsoleLogSink(std::shared_ptr<ConsoleStream> stream, std::string_view term,
                    std::shared_ptr<RunLog> run_log = nullptr);
 

@@ -62,6 +62,18 @@ std::string worker_message(const WorkerEnd& end);
 std::string format_failure_report(const WorkerEnd& root, const std::vector<WorkerEnd>& others,
                                   const ReportContext& context, std::size_t tail_lines = 10);
 
+/// One line naming a failure: "worker rank 1 (local rank 1, pid 42) failed: exit code 1
+/// (ValueError: bad batch)" (`with_host`: "... pid 42) on node2 failed: ..."), the watchdog's
+/// cause instead of "failed: ..." when it ended the worker, the worker's own message in
+/// parentheses when it left one.
+std::string failure_line(const WorkerEnd& end, bool with_host = false);
+
+/// The report of a failure that is not the job's root cause: `root_line` (another ptrun's
+/// failure_line, agreed through the store) names the first failure, whose own ptrun reports it
+/// in full; this worker's failure follows in a few lines.
+std::string format_later_failure_report(const WorkerEnd& mine, const std::string& root_line,
+                                        const ReportContext& context);
+
 /// The module named by a Python "No module named 'X'" in `text`, "" when there is none.
 std::string missing_module(const std::string& text);
 

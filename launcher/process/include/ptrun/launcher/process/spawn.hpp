@@ -20,6 +20,9 @@ struct SpawnError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+/// The descriptor a worker finds the agent's events channel at (PTRUN_EVENTS_SOCKET="fd:4").
+inline constexpr int kEventsChildFd = 4;
+
 /// What to start. Output fds of -1 inherit ptrun's own stdout / stderr.
 struct SpawnRequest {
     std::string exec_path;
@@ -41,6 +44,9 @@ struct SpawnRequest {
     /// >= 0: becomes the child's fd 3 (the --preload zygote's control socket; a helper started
     /// with inherited stdout / stderr only).
     int control_fd = -1;
+    /// >= 0: becomes the child's fd kEventsChildFd (the sending end of the agent's events
+    /// channel, which the worker, or the zygote and so its forked workers, inherit).
+    int events_fd = -1;
     /// Non-null: ProcessLauncher asks this server to fork the worker (--preload), and spawns it
     /// as above only when the server cannot.
     ForkServer* fork_server = nullptr;

@@ -1,11 +1,14 @@
 #pragma once
 /// What workers tell the agent of their start-up, one datagram per event on the agent's events
-/// socket (an abstract AF_UNIX datagram socket named in PTRUN_EVENTS_SOCKET as "@name"):
+/// channel, an AF_UNIX datagram socket pair: the agent reads one end, and the workers inherit the
+/// other at a descriptor PTRUN_EVENTS_SOCKET names ("fd:4"):
 ///   ptrun-event 1 PHASE MONOTONIC_NS
 /// PHASE is python_up, process_group_start, process_group_ready or first_progress; the time is
-/// the sender's CLOCK_MONOTONIC. The Python runner and heartbeat.py / heartbeat.h send them. The
-/// sender is who the kernel says it is (SCM_CREDENTIALS): the agent takes an event only from a
-/// live worker of the attempt (or a process of its process group), whatever the text claims.
+/// the sender's CLOCK_MONOTONIC. The Python runner and heartbeat.py / heartbeat.h send them.
+/// The channel has no name: only the job's workers (and what they start) hold its sending end, so
+/// no other process, of this user or another, can flood or forge it. The sender is also who the
+/// kernel says it is (SCM_CREDENTIALS): the agent takes an event only from a live worker of the
+/// attempt (or a process of its process group), whatever the text claims.
 
 #include <sys/types.h>
 
@@ -39,11 +42,12 @@ struct ReceivedEvent {
     pid_t pid = 0;
 };
 
-/// The agent's events socket. Move-only; closes on destruction.
+/// The agent's events channel. Move-only; closes both ends on destruction.
 class EventSocket {
   public:
-    /// Binds a fresh abstract name ("ptrun-events-<pid>-<random>") with SO_PASSCRED, non-blocking
-    /// and close-on-exec. Throws std::system_error naming the socket.
+    /// A fresh socket pair: the receiving end with SO_PASSCRED, non-blocking; both close-on-exec
+    /// (workers get the sending end on purpose, SpawnRequest::events_fd). Throws
+    /// std::system_error naming the channel.
     static EventSocket open();
     ~EventSocket();
     EventSocket(EventSocket&& other) noexcept;
@@ -51,18 +55,20 @@ class EventSocket {
     EventSocket(const EventSocket&) = delete;
     EventSocket& operator=(const EventSocket&) = delete;
 
-    /// The descriptor, for the agent's loop to wait on.
+    /// The receiving end, for the agent's loop to wait on.
     int fd() const noexcept { return fd_; }
-    /// PTRUN_EVENTS_SOCKET's value: "@" and the abstract name.
-    const std::string& address() const noexcept { return address_; }
+    /// The sending end, which every worker (and the zygote) inherits at `child_fd`.
+    int sender() const noexcept { return sender_; }
+    /// PTRUN_EVENTS_SOCKET's value for a child that has the sending end at `child_fd`: "fd:N".
+    static std::string address(int child_fd) { return "fd:" + std::to_string(child_fd); }
     /// The next datagram, or nullopt when none is waiting. Never blocks, never throws;
     /// oversized datagrams come back with empty text.
     std::optional<ReceivedEvent> receive() noexcept;
 
   private:
-    EventSocket(int fd, std::string address) : fd_(fd), address_(std::move(address)) {}
+    EventSocket(int fd, int sender) : fd_(fd), sender_(sender) {}
     int fd_ = -1;
-    std::string address_;
+    int sender_ = -1;
 };
 
 }  // namespace ptrun::launcher
