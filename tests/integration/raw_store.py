@@ -4,7 +4,7 @@ Little-endian u64-length-prefixed fields; no library of ptrun or torch is used."
 import socket
 import struct
 
-VALIDATE, SET, GET, LIST_KEYS = 0, 1, 3, 17
+VALIDATE, SET, GET, WAIT, LIST_KEYS = 0, 1, 3, 6, 17
 MAGIC = 0x3C85F7CE
 
 
@@ -38,6 +38,12 @@ class RawStore:
     def get(self, key):
         self.sock.sendall(bytes([GET]) + self._bytes(key.encode()))
         return self._read_bytes().decode(errors="replace")
+
+    def wait(self, keys):
+        """Blocks until every key exists (the socket's timeout bounds it); the server's reply byte."""
+        self.sock.sendall(bytes([WAIT]) + struct.pack("<Q", len(keys))
+                          + b"".join(self._bytes(k.encode()) for k in keys))
+        return self._read(1)
 
     def list_keys(self):
         self.sock.sendall(bytes([LIST_KEYS]))

@@ -39,8 +39,11 @@ def hydra(np, port, args, timeout=DEADLINE):
 
 
 # Rank 1 tells ranks 0 and 2 its pid (a FIFO each) and raises; they wait for its exit (a pidfd)
-# and fail as a collective does when a peer is gone.
+# and fail as a collective does when a peer is gone, once rank 1's ptrun has claimed the root cause
+# in the store (so that the test does not race the claims: a later failure may come any time).
 PEER_FAILS = """import os, select, sys
+sys.path.insert(0, sys.argv[2])
+from raw_store import RawStore
 rank, out = int(os.environ["RANK"]), sys.argv[1]
 if rank == 1:
     for other in (0, 2):
@@ -50,6 +53,8 @@ if rank == 1:
 with open(os.path.join(out, f"to{rank}")) as f:
     peer = int(f.read())
 ready, _, _ = select.select([os.pidfd_open(peer)], [], [], 60)
+store = RawStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), timeout=60)
+store.wait([f"ptrun/exit/{os.environ['TORCHELASTIC_RUN_ID']}/root_cause"])
 raise ConnectionError("Connection closed by peer" if ready else "rank 1 did not end")
 """
 
@@ -126,7 +131,7 @@ class MpiCases:
             f.write(PEER_FAILS)
         for rank in (0, 2):
             os.mkfifo(os.path.join(self.dir, f"to{rank}"))
-        res = self.launch(3, free_port(), [script, self.dir])
+        res = self.launch(3, free_port(), [script, self.dir, os.path.dirname(os.path.abspath(__file__))])
         report = res.stdout + res.stderr
         self.assertNotEqual(res.returncode, 0, report)
         self.assertEqual(report.count("Root cause (first failure)"), 1, report)
