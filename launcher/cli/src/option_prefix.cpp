@@ -33,7 +33,7 @@ std::vector<std::string> expand_option_prefixes(std::vector<std::string> args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--" || arg.size() < 2 || arg[0] != '-') break;  // PROGRAM from here on
-        if (arg[1] != '-') {                                         // -m, -r VALUE, -t VALUE
+        if (arg[1] != '-') {                                        // -m, -r VALUE, -t VALUE
             for (const auto& spec : option_table()) {
                 if (arg == spec.short_name && takes_value(&spec)) ++i;
             }
@@ -47,7 +47,8 @@ std::vector<std::string> expand_option_prefixes(std::vector<std::string> args) {
             if (n.name == name) exact = &n;
             if (n.name.substr(0, name.size()) != name) continue;
             bool same_option = false;  // both spellings of one option are one candidate
-            for (const auto* m : matches) same_option = same_option || (m->spec && m->spec == n.spec);
+            for (const auto* m : matches)
+                same_option = same_option || (m->spec && m->spec == n.spec);
             if (!same_option) matches.push_back(&n);
         }
         if (exact == nullptr && matches.size() > 1) {
