@@ -198,7 +198,9 @@ def _send_event(phase):
     try:
         s = _socket.socket(fileno=os.dup(int(address[3:])))
         try:
-            s.send(f"ptrun-event 1 {phase} {time.monotonic_ns()}".encode(), _socket.MSG_DONTWAIT)
+            # Still ptrun's channel (a program may have put another socket at that number).
+            if s.family == _socket.AF_UNIX and s.type == _socket.SOCK_DGRAM:
+                s.send(f"ptrun-event 1 {phase} {time.monotonic_ns()}".encode(), _socket.MSG_DONTWAIT)
         finally:
             s.close()
     except OSError:

@@ -120,8 +120,10 @@ def _first_progress():
     if not address.startswith("fd:") or not address[3:].isdigit():
         return
     try:
-        with socket.fromfd(int(address[3:]), socket.AF_UNIX, socket.SOCK_DGRAM) as s:
-            s.send(f"ptrun-event 1 first_progress {time.monotonic_ns()}".encode(), socket.MSG_DONTWAIT)
+        with socket.socket(fileno=os.dup(int(address[3:]))) as s:
+            # Still ptrun's channel (a program may have put another socket at that number).
+            if s.family == socket.AF_UNIX and s.type == socket.SOCK_DGRAM:
+                s.send(f"ptrun-event 1 first_progress {time.monotonic_ns()}".encode(), socket.MSG_DONTWAIT)
     except OSError:
         pass
 

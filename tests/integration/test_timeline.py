@@ -216,9 +216,11 @@ subprocess.run(["setsid", sys.executable, "-c",
         script = os.path.join(self.dir, "look.py")
         with open(script, "w") as f:
             f.write("""import os, sys
-print("channel", os.environ["PTRUN_EVENTS_SOCKET"], flush=True)
+# One write a line: the two ranks' lines must not interleave.
+sys.stdout.write("channel " + os.environ["PTRUN_EVENTS_SOCKET"] + "\\n")
 with open("/proc/net/unix") as f:
-    print("named", sum("ptrun-events" in line for line in f), flush=True)
+    sys.stdout.write(f"named {sum('ptrun-events' in line for line in f)}\\n")
+sys.stdout.flush()
 import runpy
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")

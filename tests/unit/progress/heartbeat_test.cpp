@@ -1,5 +1,7 @@
 #include "ptrun/progress/heartbeat.hpp"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -273,4 +275,33 @@ TEST_CASE("a record with an overwritten header or times out of range is corrupt"
         poke(p.path, offsetof(ptrun_heartbeat_record, section_seq), section, sizeof section);
         CHECK_THAT(file.read().problem, Catch::StartsWith("is corrupt (its section starts "));
     }
+}
+
+TEST_CASE("the first beat goes to ptrun's events channel, and to no other socket there",
+          "[progress]") {
+    // PTRUN_EVENTS_SOCKET names an inherited descriptor ("fd:4"); a program may have closed it
+    // and put a socket of its own at that number: that one gets no event.
+    int pair[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) == 0);
+    REQUIRE(::setenv("PTRUN_EVENTS_SOCKET", ("fd:" + std::to_string(pair[1])).c_str(), 1) == 0);
+    ptrun_heartbeat_first_beat_();
+    char buf[128] = {};
+    const auto n = ::recv(pair[0], buf, sizeof buf - 1, MSG_DONTWAIT);
+    REQUIRE(n > 0);
+    CHECK(std::string(buf).rfind("ptrun-event 1 first_progress ", 0) == 0);
+
+    int receiver = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int other = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof at;
+    REQUIRE(::bind(receiver, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    REQUIRE(::getsockname(receiver, reinterpret_cast<sockaddr*>(&at), &len) == 0);
+    REQUIRE(::connect(other, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    REQUIRE(::setenv("PTRUN_EVENTS_SOCKET", ("fd:" + std::to_string(other)).c_str(), 1) == 0);
+    ptrun_heartbeat_first_beat_();
+    CHECK(::recv(receiver, buf, sizeof buf, MSG_DONTWAIT) < 0);  // nothing came
+    ::unsetenv("PTRUN_EVENTS_SOCKET");
+    for (int fd : {pair[0], pair[1], receiver, other}) ::close(fd);
 }

@@ -145,19 +145,25 @@ static inline ptrun_heartbeat_record* ptrun_heartbeat_open_env(void) {
 }
 
 /* The record's first beat: "ptrun-event 1 first_progress NS", one datagram on the launcher's
- * events channel, the inherited descriptor $PTRUN_EVENTS_SOCKET names ("fd:4"), when set. Never
- * blocks; errno is left as it was. */
+ * events channel, the inherited descriptor $PTRUN_EVENTS_SOCKET names ("fd:4"), when set and
+ * when that descriptor is still an AF_UNIX datagram socket (a program may have put another one
+ * there). Never blocks; errno is left as it was. */
 static inline void ptrun_heartbeat_first_beat_(void) {
     const char* address = getenv(PTRUN_EVENTS_ENV);
     char text[64];
     char* end = NULL;
     long fd;
-    int len;
+    int len, type = 0;
+    struct sockaddr_storage bound;
+    socklen_t size = sizeof bound;
     int saved = errno;
     if (address == NULL || strncmp(address, "fd:", 3) != 0 || address[3] < '0' || address[3] > '9')
         return;
     fd = strtol(address + 3, &end, 10);
-    if (*end != '\0' || fd < 0 || fd > 1 << 20) {
+    if (*end != '\0' || fd < 0 || fd > 1 << 20 ||
+        getsockname((int)fd, (struct sockaddr*)&bound, &size) != 0 || bound.ss_family != AF_UNIX ||
+        (size = sizeof type, getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &size)) != 0 ||
+        type != SOCK_DGRAM) {
         errno = saved;
         return;
     }
