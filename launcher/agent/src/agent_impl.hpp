@@ -228,8 +228,6 @@ class Agent::Impl {
     void signal_alive(int signo, bool by_ptrun);
     /// Logs the failure that triggers a restart.
     void announce_restart();
-    /// "worker rank R (local rank L, pid P) failed: exit code 1 (what it said)", or its cause
-    /// when ptrun ended it (hung, a timer), in one line.
     /// A worker exited 0 while others run: arms the notice of who is still running (after
     /// PTRUN_STRAGGLER_NOTICE seconds, default 300, then after twice as long each time).
     void watch_stragglers();
@@ -345,8 +343,11 @@ class Agent::Impl {
     void start_round(const NodePlacement& a);
 
     // the start-up timeline (agent_timeline.cpp)
-    /// Records ptrun's start and opens the workers' events socket (a warning when it cannot).
+    /// Records ptrun's start and opens the workers' events channel (a warning when it cannot).
     void open_timeline();
+    /// Gives `request`'s process the sending end of the workers' events channel (at
+    /// kEventsChildFd, named in PTRUN_EVENTS_SOCKET), when there is one.
+    void pass_worker_events(SpawnRequest& request) const;
     /// Records `phase` of the current attempt now (`rank` -1: the node's own event).
     void record(Phase phase, int rank, std::string detail = "");
     /// Reads the events socket whenever a datagram waits.

@@ -26,10 +26,7 @@ void Agent::Impl::start_preload() {
     env::EnvMap env = parent_env;  // what every worker shares; libgomp reads this at import
     if (env::sets_omp_num_threads(parent_env, config.nproc_per_node)) env["OMP_NUM_THREADS"] = "1";
     SpawnRequest request{command.exec_path, command.zygote_argv(config.preload), std::move(env)};
-    if (worker_events) {  // its workers inherit the channel, and it keeps it for them
-        request.events_fd = worker_events->sender();
-        request.env[kEventsSocketEnv] = EventSocket::address(kEventsChildFd);
-    }
+    pass_worker_events(request);  // its workers inherit the channel, and it keeps it for them
     Zygote::Handlers on;
     on.ready = [this](double seconds) {
         log->info("preloaded {} in {} (zygote pid {}): workers are forked from it", preload_list(),

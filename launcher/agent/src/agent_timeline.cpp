@@ -49,6 +49,12 @@ void Agent::Impl::open_timeline() {
     }
 }
 
+void Agent::Impl::pass_worker_events(SpawnRequest& request) const {
+    if (!worker_events) return;
+    request.events_fd = worker_events->sender();
+    request.env[kEventsSocketEnv] = EventSocket::address(kEventsChildFd);
+}
+
 void Agent::Impl::record(Phase phase, int rank, std::string detail) {
     add_event(timeline,
               {progress::monotonic_now_ns(), state.restart_count, rank, phase, std::move(detail)});

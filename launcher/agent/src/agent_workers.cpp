@@ -100,10 +100,7 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
             request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.exception_file;
         }
         apply_to_env(local, lr, request.env);
-        if (worker_events) {
-            request.events_fd = worker_events->sender();
-            request.env[kEventsSocketEnv] = EventSocket::address(kEventsChildFd);
-        }
+        pass_worker_events(request);
         const auto& slot = local.workers[static_cast<std::size_t>(lr)];
         if (slot.binding) request.binding = &slot.prepared;
     }

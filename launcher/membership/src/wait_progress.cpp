@@ -56,14 +56,16 @@ std::string join_command(const LaunchConfig& c) {
     std::string cmd = "ptrun --nnodes " + nodes_text(c.nnodes) + " --nproc-per-node " +
                       std::to_string(c.nproc_per_node);
     if (c.max_restarts > 0) cmd += " --max-restarts " + std::to_string(c.max_restarts);
-    std::string endpoint;  // etcd: every member, as the job lists them
-    const bool https_in_urls = c.etcd.https && c.rdzv_conf.count("protocol") == 0;
-    for (const auto& m : c.etcd.endpoints) {
-        endpoint += (endpoint.empty() ? "" : ",") + std::string(https_in_urls ? "https://" : "") +
-                    format_endpoint(m.host, m.port);
-    }
+    std::string endpoint;  // the store, or with etcd every member as the job lists them
     if (c.rdzv_backend != RdzvBackend::Etcd) {
         endpoint = format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port);
+    } else {
+        const bool https_in_urls = c.etcd.https && c.rdzv_conf.count("protocol") == 0;
+        for (const auto& m : c.etcd.endpoints) {
+            endpoint += (endpoint.empty() ? "" : ",") +
+                        std::string(https_in_urls ? "https://" : "") +
+                        format_endpoint(m.host, m.port);
+        }
     }
     cmd += " --rdzv-endpoint " + shell_quoted(endpoint);
     if (c.rdzv_backend != RdzvBackend::Static) {
