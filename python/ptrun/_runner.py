@@ -107,12 +107,23 @@ class _ModuleHooks:
     module (importlib's own search, with itself left out) and runs its hook on the module once the
     module has run, whatever finders and loaders other import hooks (an APM agent's) put in
     between. A hooked module that another finder ahead of it loaded is hooked at the next import
-    that comes this way. Any other import costs a few dict lookups; it leaves sys.meta_path with
-    its last hook when importlib found that module through it."""
+    of a module not loaded yet, whichever finder answers it (the "import" audit event, which
+    importlib raises before it asks any finder). Any other import costs a few dict lookups; it
+    leaves sys.meta_path with its last hook when importlib found that module through it."""
 
     def __init__(self, hooks):
         self.hooks = dict(hooks)
         self.finding = set()
+        # An audit hook stays for the process's life: once every module is hooked it returns at
+        # its first test. Another audit hook may refuse it: the finder alone is left then.
+        try:
+            sys.addaudithook(self._audit)
+        except Exception:
+            pass
+
+    def _audit(self, event, args):
+        if self.hooks and event == "import":
+            self._hook_loaded_past()
 
     def find_spec(self, name, path=None, target=None):
         if self.hooks:

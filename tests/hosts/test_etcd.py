@@ -189,6 +189,29 @@ class EtcdBackend(unittest.TestCase):
         self.assertTrue(any("taken over from" in a.err for a in (*agents[1:], spare)))
         self.assert_no_workers()
 
+    def test_a_new_job_under_the_run_id_of_one_killed_with_9_starts_afresh(self):
+        # Every agent of the first job is killed with -9: their leases live on for their TTL, and
+        # the job's keys stay. node2's lease (10 s) outlives the leader's (node1, 2 s), as a
+        # slower renewal would: the new job under the same run id, started at once, gets the
+        # role while node2's dead agent still looks alive. It must neither take the dead job's
+        # state over nor count its nodes: it runs and exits 0 (issue 35.3).
+        [leader] = self.start([1], "2", self.fake("--hang"))
+        leader.wait_log("this node now coordinates the rendezvous")
+        self.start([2], "2", self.fake("--hang"), conf=FAST.replace("keep_alive_max_attempt=3",
+                                                                     "keep_alive_max_attempt=20"))
+        self.notifier.wait_lines(4)
+        for a in self.agents:
+            os.kill(a.proc.pid, signal.SIGKILL)
+        for a in self.agents:
+            a.proc.communicate(timeout=10)
+        second = self.start([1, 2], "2", self.fake())
+        for code, err in self.finish_all(second):
+            self.assertEqual(code, 0, err)
+            self.assertNotIn("has ended", err)
+        self.assertEqual(sorted(int(w[1]) for w in self.notifier.wait_lines(4)), [0, 1, 2, 3])
+        self.assertEqual(self.etcd_keys(f"/ptrun/rdzv/{self.id()}/"), [], "keys left in etcd")
+        self.assert_no_workers()
+
     def test_one_etcd_member_killed_changes_nothing(self):
         worker = self.fake("--hang", "--usr1-exit", "0")
         agents = self.start([1, 2, 3], "3", worker, ["--max-restarts", "1"])

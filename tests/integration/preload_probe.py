@@ -70,6 +70,7 @@ def main():
     with open(os.path.join(out_dir, f"rank_{rank}_attempt_{attempt}.json"), "w") as f:
         json.dump(seen, f)
     if "--fail-rank" in sys.argv and attempt == 0:
+        dist.barrier()  # every rank has written its file before one fails (and ptrun stops all)
         if rank == int(sys.argv[sys.argv.index("--fail-rank") + 1]):
             sys.exit(1)
     if "--sleep" in sys.argv:

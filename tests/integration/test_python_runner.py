@@ -546,7 +546,8 @@ class PythonRunner(PtrunTestCase):
     # watchdog): a meta-path finder that finds the watched module through importlib again (with
     # itself left out), chains its loader and reports the module once it has run. APM_STYLE
     # "legacy": that loader has only load_module; "direct": it finds the module through
-    # PathFinder alone, never asking the other finders.
+    # PathFinder alone, never asking the other finders; "every": it answers every import itself
+    # (an import profiler's), so that no import after it reaches a finder behind it.
     APM = ("import importlib.machinery, importlib.util, os, sys\n"
            "STYLE = os.environ.get('APM_STYLE', '').split()\n"
            "class Chained:\n"
@@ -560,19 +561,32 @@ class PythonRunner(PtrunTestCase):
            "        if module.__loader__ is self:\n"
            "            module.__loader__ = self.loader\n"
            "        self.loader.exec_module(module)\n"
-           "        sys.stderr.write(f'apm saw {module.__name__}\\n')\n"
+           "        saw(module.__name__)\n"
            "    def load_module(self, name):\n"
            "        module = self.loader.load_module(name)\n"
-           "        sys.stderr.write(f'apm saw {name}\\n')\n"
+           "        saw(name)\n"
            "        return module\n"
+           "def saw(name):\n"
+           "    if name == 'torch.optim.optimizer':\n"
+           "        sys.stderr.write(f'apm saw {name}\\n')\n"
            "class Finder:\n"
            "    busy = set()\n"
            "    def find_spec(self, name, path=None, target=None):\n"
-           "        if name != 'torch.optim.optimizer' or name in self.busy:\n"
+           "        if name in self.busy or (name != 'torch.optim.optimizer' and\n"
+           "                                  'every' not in STYLE):\n"
            "            return None\n"
            "        self.busy.add(name)\n"
            "        try:\n"
-           "            if 'direct' in STYLE:\n"
+           "            if 'every' in STYLE:\n"
+           "                m = importlib.machinery\n"
+           "                spec = None\n"
+           "                for f in (m.BuiltinImporter, m.FrozenImporter, m.PathFinder):\n"
+           "                    spec = spec or f.find_spec(name, path, target)\n"
+           "                # An import fails here; importlib.util.find_spec's probes get None.\n"
+           "                if spec is None and sys._getframe(2).f_code.co_name == \\\n"
+           "                        '_find_and_load_unlocked':\n"
+           "                    raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+           "            elif 'direct' in STYLE:\n"
            "                spec = importlib.machinery.PathFinder.find_spec(name, path, target)\n"
            "            else:\n"
            "                spec = importlib.util.find_spec(name)\n"
@@ -595,6 +609,7 @@ class PythonRunner(PtrunTestCase):
         cases = [("sitecustomize", style, self.STEPS)
                  for style in ("", "legacy", "direct", "legacy direct")]
         cases.append(("program", "direct", started_by_program))
+        cases.append(("program", "every", started_by_program))
         for where, style, text in cases:
             with self.subTest(where=where, style=style):
                 path = self.environment().get("PYTHONPATH")

@@ -240,5 +240,115 @@ class Status(PtrunTestCase):
             self.assertIn("ptrun status", res.stderr)
 
 
+# A --preload module whose before-fork hook takes 4 s in the zygote (os.register_at_fork: it runs
+# for every worker the zygote forks); it marks when it starts.
+SLOW_FORK = """import os, time
+_zygote = os.getpid()
+def _slow():
+    if os.getpid() == _zygote:
+        open(os.environ["FORK_MARK"], "w").close()
+        time.sleep(float(os.environ.get("FORK_SECONDS", "4")))
+os.register_at_fork(before=_slow)
+"""
+
+
+class WhileTheZygoteForks(PtrunTestCase):
+    """A fork request to a slow --preload zygote does not hold ptrun's loop (issue 35.10): /health
+    answers and SIGTERM ends the job while the zygote has not answered yet."""
+
+    def setUp(self):
+        super().setUp()
+        with open(os.path.join(self.dir, "slowfork.py"), "w") as f:
+            f.write(SLOW_FORK)
+
+    def test_requests_in_a_row_are_each_given_their_own_time(self):
+        # 3 workers, 3.5 s each: the last answer comes 10.5 s after its request was sent, 3.5 s
+        # after the answer before it (the zygote's fork timeout is 10 s per answer).
+        script = os.path.join(self.dir, "worker.py")
+        with open(script, "w") as f:
+            f.write("import os, sys\nprint('rank', os.environ['RANK'], 'forked',"
+                    " 'slowfork' in sys.modules)\n")
+        proc = subprocess.run([PTRUN, "--nproc-per-node", "3", "--preload", "slowfork", script],
+                              env=_env({"PYTHON_EXEC": PYTHON, "PYTHONPATH": self.dir,
+                                        "FORK_MARK": os.path.join(self.dir, "mark"),
+                                        "FORK_SECONDS": "3.5"}),
+                              capture_output=True, text=True, timeout=DEADLINE)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(proc.stdout.splitlines()),
+                         [f"rank {r} forked True" for r in range(3)], proc.stderr)
+        self.assertNotIn("did not answer", proc.stderr)
+
+    def test_a_restart_drops_the_fork_not_answered_yet(self):
+        # Rank 0 fails as soon as it runs, while rank 1's fork is still under way: rank 1 of
+        # attempt 0 never runs (what the zygote forks for it is killed before it does), and
+        # attempt 1 forks both ranks again from the same zygote.
+        script = os.path.join(self.dir, "worker.py")
+        with open(script, "w") as f:
+            f.write("import os, sys\nrank, attempt = os.environ['RANK'], "
+                    "os.environ['TORCHELASTIC_RESTART_COUNT']\n"
+                    "print('attempt', attempt, 'rank', rank, 'forked', 'slowfork' in sys.modules)\n"
+                    "sys.exit(1 if (rank, attempt) == ('0', '0') else 0)\n")
+        proc = subprocess.run([PTRUN, "--nproc-per-node", "2", "--max-restarts", "1",
+                               "--preload", "slowfork", script],
+                              env=_env({"PYTHON_EXEC": PYTHON, "PYTHONPATH": self.dir,
+                                        "FORK_MARK": os.path.join(self.dir, "mark"),
+                                        "FORK_SECONDS": "1.5"}),
+                              capture_output=True, text=True, timeout=DEADLINE)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(proc.stdout.splitlines()),
+                         ["attempt 0 rank 0 forked True", "attempt 1 rank 0 forked True",
+                          "attempt 1 rank 1 forked True"], proc.stderr)
+        self.assertRegex(proc.stderr, r"restarting the worker group \(restart 1 of 1\)")
+
+    def test_a_zygote_that_does_not_answer_is_left_and_the_worker_starts_anyway(self):
+        script = os.path.join(self.dir, "worker.py")
+        with open(script, "w") as f:
+            f.write("import sys\nprint('forked', 'slowfork' in sys.modules)\n")
+        started = time.monotonic()
+        proc = subprocess.run([PTRUN, "--nproc-per-node", "1", "--preload", "slowfork", script],
+                              env=_env({"PYTHON_EXEC": PYTHON, "PYTHONPATH": self.dir,
+                                        "FORK_MARK": os.path.join(self.dir, "mark"),
+                                        "FORK_SECONDS": "30"}),
+                              capture_output=True, text=True, timeout=DEADLINE)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, "forked False\n", proc.stderr)
+        self.assertRegex(proc.stderr, r"--preload slowfork: the zygote \(pid \d+\) did not answer "
+                                      r"within 10 s while forking a worker; workers start as "
+                                      r"interpreters from now on")
+        self.assertLess(time.monotonic() - started, 20)
+
+    def test_health_and_a_signal_are_answered_at_once(self):
+        script = os.path.join(self.dir, "worker.py")
+        with open(script, "w") as f:
+            f.write("import time\ntime.sleep(60)\n")
+        mark = os.path.join(self.dir, "forking")
+        proc = subprocess.Popen([PTRUN, "--nproc-per-node", "1", "--preload", "slowfork",
+                                 "--health-port", "0", script],
+                                env=_env({"PYTHON_EXEC": PYTHON, "PYTHONPATH": self.dir,
+                                          "FORK_MARK": mark}),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.leftover.append(proc.pid)
+        self.addCleanup(proc.stderr.close)
+        self.addCleanup(proc.stdout.close)
+        said = wait_output(proc.stderr, "/status", DEADLINE)
+        url = re.search(r"health endpoint: (http://\S+)/health", said).group(1)
+        end = time.monotonic() + DEADLINE
+        while not os.path.exists(mark):  # the zygote is in its before-fork hook
+            self.assertLess(time.monotonic(), end, "the zygote never forked")
+            time.sleep(0.02)
+        asked = time.monotonic()
+        status, body = get(url + "/status")
+        self.assertEqual(status, 200, body)
+        self.assertLess(time.monotonic() - asked, 1.5, "/status waited for the zygote")
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=2.5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise AssertionError("SIGTERM waited for the zygote's answer")
+        self.assertEqual(proc.returncode, 128 + signal.SIGTERM, proc.stderr.read())
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -202,6 +202,10 @@ void Agent::Impl::start_round(const NodePlacement& a) {
 void Agent::Impl::signal_alive(int signo, bool by_ptrun) {
     for (auto& w : workers) {
         if (!w.alive) continue;
+        if (w.fork) {  // the zygote has not forked it: a stop drops it, nothing else reaches it
+            if (by_ptrun) drop_fork(w.slot, signo);
+            continue;
+        }
         if (by_ptrun) w.end.stopped_by_ptrun = true;
         if (signo == SIGABRT) {
             // Only the worker itself, core dumps off: its faulthandler prints every thread
@@ -275,6 +279,10 @@ void Agent::Impl::end_attempt() {
     grace.cancel();
     straggler.cancel();
     first_success = {};
+    for (auto& w : workers) {  // no answer of the zygote's reaches an attempt that is over
+        if (w.fork && zygote) zygote->cancel(w.fork->ticket);
+        w.fork.reset();
+    }
     launcher->end_attempt();  // every worker's group, the cgroup, every child ptrun inherited
     for (auto& r : relays) r->drain();
     relays.clear();

@@ -36,11 +36,20 @@
 #include "ptrun/launcher/timeline/ready_line.hpp"
 #include "ptrun/launcher/timeline/timeline_event.hpp"
 #include "ptrun/launcher/timeline/worker_events.hpp"
+#include "ptrun/sys/fd.hpp"
 #include "ptrun/watchdog/stack_summary.hpp"
 
 namespace ptrun::launcher {
 
 class Agent::Impl {
+    /// A worker the zygote was asked to fork, until it answers: what starts it otherwise (its
+    /// request, holding copies of its output fds, which `out` and `err` own).
+    struct PendingFork {
+        std::uint64_t ticket = 0;
+        SpawnRequest request;
+        sys::Fd out, err;
+    };
+
     /// One worker of the current attempt.
     struct Worker {
         /// Its index here (workers[slot], local.workers[slot]); its LOCAL_RANK, end.local_rank,
@@ -53,6 +62,8 @@ class Agent::Impl {
         std::chrono::steady_clock::time_point stopped_at{};  ///< when it was last stopped
         int stop_signal = 0;                                 ///< by which signal
         std::chrono::steady_clock::time_point exited_at{};   ///< when it was reaped
+        /// Asked of the zygote, not forked yet: alive, with no pid (nothing to signal).
+        std::shared_ptr<PendingFork> fork;
     };
 
     /// The child's end of one output stream, and what the agent keeps of it.
@@ -390,6 +401,16 @@ class Agent::Impl {
     /// Opens local rank `lr`'s log files and pipes and spawns it (a failed exec is its exit 127).
     /// Throws EnvironmentError naming the local rank when the system refuses the process.
     void spawn(int lr, SpawnRequest& request);
+    /// Asks the zygote for local rank `lr` (its answer: forked()); false when it forks nothing
+    /// (the caller starts the worker itself).
+    bool fork_from_zygote(int lr, SpawnRequest& request);
+    /// The zygote's answer for local rank `lr`: its pid, or -1 (it forked nothing: started here).
+    void forked(int lr, pid_t pid);
+    /// Starts local rank `lr` with `request` (already counted alive; `how`: for the timeline).
+    void launch_worker(int lr, SpawnRequest& request, const char* how);
+    /// Local rank `lr`, asked of the zygote, will not run: the request is dropped, and it ends as
+    /// stopped by ptrun with `signo` (a stop of the attempt before the zygote answered).
+    void drop_fork(int lr, int signo);
     /// Where local rank `local_rank`'s `stream` goes.
     StreamRoute route_of(StdMask stream, int local_rank) const;
     /// The descriptors ptrun keeps open for one worker's output while it runs (relay pipes and

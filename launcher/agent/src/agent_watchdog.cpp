@@ -370,7 +370,7 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
         watchdog::describe_hang(first, ranks[static_cast<std::size_t>(first.local_rank)], now);
     std::vector<pid_t> pids;
     for (const auto& worker : workers) {
-        if (worker.alive) pids.push_back(worker.end.pid);
+        if (worker.alive && worker.end.pid > 0) pids.push_back(worker.end.pid);
     }
     log->warn("{} is hung: {} (--hang-timeout {}); capturing the stacks of {} local worker(s)",
               who(w), what, seconds_text(*config.hang_timeout), pids.size());
@@ -400,7 +400,9 @@ void Agent::Impl::on_hang(watchdog::HangVerdict verdict,
 bool Agent::Impl::signal_python_stack(std::size_t lr) {
     if (lr >= watch->stack_files.size() || lr >= workers.size()) return false;
     const auto& worker = workers[lr];
-    if (!worker.alive || !sys::signal_caught(worker.end.pid, python_stack_signal())) return false;
+    if (!worker.alive || worker.end.pid <= 0 ||
+        !sys::signal_caught(worker.end.pid, python_stack_signal()))
+        return false;
     // Empty, so that what it holds after the signal is this dump (the runner appends).
     return ::truncate(watch->stack_files[lr].c_str(), 0) == 0 &&
            ::kill(worker.end.pid, python_stack_signal()) == 0;

@@ -124,10 +124,15 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     for (const auto* stream : {&out, &err}) {
         if (stream->direct) w.direct_logs.push_back(stream->log_path);
     }
-    if (zygote && zygote->ready()) req.fork_server = zygote.get();
     state.alive += 1;
+    if (zygote && zygote->ready() && fork_from_zygote(lr, req)) return;
+    launch_worker(lr, req, "exec");
+}
+
+void Agent::Impl::launch_worker(int lr, SpawnRequest& req, const char* how) {
+    auto& w = workers[static_cast<std::size_t>(lr)];
     try {
-        record(Phase::Spawn, w.end.rank, req.fork_server ? "fork" : "exec");
+        record(Phase::Spawn, w.end.rank, how);
         w.end.pid = launcher->launch(req);  // tags it PTRUN_JOB_TAG, into the job's cgroup
         w.alive = true;
         record(Phase::Started, w.end.rank);
@@ -140,6 +145,63 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
         w.end.time = std::chrono::system_clock::now();
         asio::post(io, [this, lr] { apply(WorkerExited{lr, WorkerExit{127, 0}}); });
     }
+}
+
+bool Agent::Impl::fork_from_zygote(int lr, SpawnRequest& req) {
+    auto& w = workers[static_cast<std::size_t>(lr)];
+    auto pending = std::make_shared<PendingFork>();
+    pending->request = req;
+    for (auto [from, to] :
+         {std::pair{req.stdout_fd, &pending->out}, {req.stderr_fd, &pending->err}}) {
+        if (from < 0) continue;
+        *to = sys::Fd(::fcntl(from, F_DUPFD_CLOEXEC, 0));
+        if (!*to) return false;  // no descriptor to spare: started here, whose error says so
+    }
+    pending->request.stdout_fd = pending->out ? pending->out.get() : -1;
+    pending->request.stderr_fd = pending->err ? pending->err.get() : -1;
+    const auto ticket =
+        launcher->fork_worker(*zygote, req, [this, lr](pid_t pid) { forked(lr, pid); });
+    if (ticket == 0) return false;
+    record(Phase::Spawn, w.end.rank, "fork");
+    pending->ticket = ticket;
+    w.fork = std::move(pending);
+    w.alive = true;
+    return true;
+}
+
+void Agent::Impl::forked(int lr, pid_t pid) {
+    auto& w = workers[static_cast<std::size_t>(lr)];
+    auto pending = std::move(w.fork);
+    if (!pending || finished) return;
+    if (pid > 0) {
+        w.end.pid = pid;
+        record(Phase::Started, w.end.rank);
+        status_changed();
+        return;
+    }
+    w.alive = false;  // until launch_worker has started it (the zygote said why it did not)
+    try {
+        launch_worker(lr, pending->request, "exec");
+    } catch (const EnvironmentError& e) {
+        log->error("{}", e.what());
+        finish(1);
+    }
+}
+
+void Agent::Impl::drop_fork(int lr, int signo) {
+    auto& w = workers[static_cast<std::size_t>(lr)];
+    if (!w.fork) return;
+    if (zygote) zygote->cancel(w.fork->ticket);
+    w.fork.reset();
+    w.alive = false;
+    w.end.stopped_by_ptrun = true;
+    w.end.exit = WorkerExit{0, signo};
+    w.end.time = std::chrono::system_clock::now();
+    w.exited_at = std::chrono::steady_clock::now();
+    record(Phase::Exit, w.end.rank, "not started: stopped before the zygote forked it");
+    asio::post(io, [this, lr, signo] {
+        if (!finished) apply(WorkerExited{lr, WorkerExit{0, signo}});
+    });
 }
 
 Agent::Impl::StreamRoute Agent::Impl::route_of(StdMask stream, int local_rank) const {

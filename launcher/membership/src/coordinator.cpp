@@ -13,6 +13,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -113,9 +114,42 @@ struct Coordinator::Impl {
     std::thread thread;
 
     std::string saved_state;  ///< what was last written under state_key (coordinator thread)
+    /// The nodes of an earlier job under the run id, whose state was set aside (coordinator
+    /// thread): their joins, still queued, are dropped.
+    std::set<std::string> earlier_job;
 
     /// True when node `id` keeps its lease alive (etcd backend).
     bool alive(const std::string& id) { return client->check({o.keys.alive(id)}); }
+
+    /// True when one of nodes `ids` (their alive keys exist) advances its heartbeat counter
+    /// within policy.lost_after: a node whose agent was killed keeps its key for its lease's TTL,
+    /// but beats no more.
+    bool one_beats(const std::vector<std::string>& ids) {
+        auto counters = [&] {
+            std::map<std::string, std::string> now;
+            for (const auto& id : ids) {
+                const auto key = o.keys.heartbeat(id);
+                if (client->check({key})) now[id] = client->get(key, kIoTimeout);
+            }
+            return now;
+        };
+        const auto first = counters();
+        const auto end = Clock::now() + o.policy.lost_after;
+        while (Clock::now() < end) {
+            {
+                std::unique_lock lock(mu);
+                if (changed.wait_for(lock,
+                                     std::min<Clock::duration>(o.heartbeat, end - Clock::now()),
+                                     [this] { return stopping.load(); }))
+                    return true;  // stopping: nothing is decided
+            }
+            for (const auto& [id, count] : counters()) {
+                auto was = first.find(id);
+                if (was == first.end() || was->second != count) return true;
+            }
+        }
+        return false;
+    }
 
     /// Takes over the state another coordinator left under state_key, if any.
     void take_over() {
@@ -141,20 +175,26 @@ struct Coordinator::Impl {
                            o.state_key, e.what());
             return;
         }
-        std::vector<std::string> gone;
+        std::vector<std::string> gone, listed;
         bool any_alive = false;
-        for (const auto& id : restored.known_nodes()) {
-            if (alive(id)) {
-                any_alive = true;
+        const auto known = restored.known_nodes();
+        for (const auto& id : known) {
+            if (id == o.self_id) {
+                any_alive = true;  // this node, taking over its own job
+            } else if (alive(id)) {
+                listed.push_back(id);
             } else {
                 gone.push_back(id);
             }
         }
+        if (!any_alive && !listed.empty()) any_alive = one_beats(listed);
         if (!any_alive) {
             o.logger->info(
                 "rendezvous: the state left under {} is of an earlier job (none of its "
                 "nodes lives); starting afresh",
                 o.state_key);
+            earlier_job.insert(known.begin(), known.end());
+            if (o.forget_job) o.forget_job(known);
             return;
         }
         // A finished state with a live node is this job ending: taken over as it is (a late
@@ -278,8 +318,9 @@ struct Coordinator::Impl {
                     continue;  // news for the store host's agent, not for the rounds
                 }
                 if (auto* j = std::get_if<JoinEvent>(&event);
-                    j && !o.state_key.empty() && !alive(j->node.id)) {
-                    continue;  // an agent whose lease expired (or an earlier job's)
+                    j && !o.state_key.empty() &&
+                    (earlier_job.count(j->node.id) || !alive(j->node.id))) {
+                    continue;  // an earlier job's agent, or one whose lease expired
                 }
                 events.push_back(std::move(event));
             } catch (const std::runtime_error& e) {

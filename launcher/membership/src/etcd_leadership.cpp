@@ -163,6 +163,19 @@ struct EtcdLeadership::Impl {
         auto co = o.coordinator;
         co.state_key = keys().coordinator_state();
         co.self_id = o.self_id;
+        co.forget_job = [client = o.client, keys = keys()](const std::vector<std::string>& ids) {
+            etcd::Client c(client);
+            const auto range = [&](const std::string& prefix) {
+                c.delete_range(prefix, etcd::prefix_end(prefix));
+            };
+            for (const auto& id : ids) {
+                range(keys.admissions(id));
+                range(keys.spare_marks(id));
+                c.delete_range(keys.heartbeat(id));
+            }
+            range(keys.rounds());
+            c.delete_range(keys.status());
+        };
         co.connect = etcd_store_connector(o.client, fence);
         o.coordinator.logger->info("this node now coordinates the rendezvous (etcd lease {:x})",
                                    lease);

@@ -100,16 +100,27 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
     request.cgroup_dir_fd = containment_->cgroup_dir_fd();
     request.cgroup_procs_fd = containment_->cgroup_procs_fd();
     request.cgroup_errno = &cgroup_errno;
-    pid_t pid = -1;
-    if (request.fork_server) {
-        pid = request.fork_server->fork_worker(request);
-    }
-    if (pid < 0) pid = spawn_worker(request);
+    const pid_t pid = spawn_worker(request);
     request.cgroup_errno = nullptr;
     attempt_.insert(pid);
     alive_.insert(pid);
     if (cgroup_errno != 0) containment_->cgroup_join_failed(cgroup_errno);
     return pid;
+}
+
+std::uint64_t ProcessLauncher::fork_worker(ForkServer& server, SpawnRequest& request,
+                                           std::function<void(pid_t)> started) {
+    request.env[kJobTagVariable] = containment_->worker_tag(inherited_tag_);
+    request.cgroup_procs_fd = containment_->cgroup_procs_fd();
+    return server.fork_worker(
+        request, [this, started = std::move(started)](pid_t pid, int cgroup_errno) {
+            if (pid > 0) {  // an attempt's end cancels its requests: this is the current one
+                attempt_.insert(pid);
+                alive_.insert(pid);
+                if (cgroup_errno != 0) containment_->cgroup_join_failed(cgroup_errno);
+            }
+            started(pid);
+        });
 }
 
 pid_t ProcessLauncher::launch_helper(SpawnRequest& request,

@@ -6,4 +6,8 @@ pid_t WorkerLauncher::launch_helper(SpawnRequest&, std::function<void(const Work
     throw SpawnError("this launcher starts no helper processes");
 }
 
+std::uint64_t WorkerLauncher::fork_worker(ForkServer&, SpawnRequest&, std::function<void(pid_t)>) {
+    return 0;
+}
+
 }  // namespace ptrun::launcher

@@ -11,9 +11,13 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -28,8 +32,9 @@ using nlohmann::json;
 
 /// The longest message either side sends (a worker's environment, hex-encoded, is the largest).
 constexpr std::size_t kMaxMessage = 1 << 20;
-/// How long a fork request may take before the zygote counts as hung.
-constexpr int kForkReplyMs = 10'000;
+/// How long the zygote may take to answer the oldest fork request (counted from its sending, or
+/// from the answer before it) before it counts as hung.
+constexpr std::chrono::seconds kForkReply{10};
 /// How long a zygote whose channel broke may take to exit before it is named as still running.
 constexpr int kExitMs = 1'000;
 
@@ -131,17 +136,38 @@ bool send_with_fds(int sock, const std::string& text, const int (&fds)[3]) {
 struct Zygote::State {
     enum class Phase { Loading, Ready, Done };
 
-    State(boost::asio::io_context& io, std::string runner_path, Handlers on)
-        : channel(io), runner(std::move(runner_path)), handlers(std::move(on)) {}
+    /// A fork request sent and not answered yet.
+    struct Pending {
+        std::uint64_t ticket = 0;
+        sys::Fd go;  ///< the worker's "go" pipe, ptrun's end
+        int cgroup_procs_fd = -1;
+        Forked forked;  ///< empty once cancelled
+    };
 
-    /// Waits for the zygote's first message.
-    static void wait_first(const std::shared_ptr<State>& self) {
+    State(boost::asio::io_context& io, std::string runner_path, Handlers on)
+        : channel(io), deadline(io), runner(std::move(runner_path)), handlers(std::move(on)) {}
+
+    /// Reads the zygote's messages as they come while it loads, and while a fork request waits
+    /// for its answer.
+    static void watch(const std::shared_ptr<State>& self) {
+        if (self->watching || self->phase == Phase::Done) return;
+        if (self->phase == Phase::Ready && self->pending.empty()) return;
+        self->watching = true;
         std::weak_ptr<State> weak = self;
         self->channel.async_wait(boost::asio::posix::stream_descriptor::wait_read,
                                  [weak](boost::system::error_code ec) {
                                      auto s = weak.lock();
-                                     if (!s || ec || s->phase != Phase::Loading) return;
-                                     if (!s->read_first()) wait_first(s);
+                                     if (!s) return;
+                                     s->watching = false;
+                                     if (ec || s->phase == Phase::Done) return;
+                                     if (s->phase == Phase::Loading) {
+                                         // Said, or going (its exit says how): the channel
+                                         // is read again for a fork request's answer.
+                                         if (s->read_first()) return;
+                                     } else {
+                                         s->read_answers();
+                                     }
+                                     watch(s);
                                  });
     }
 
@@ -184,12 +210,101 @@ struct Zygote::State {
         return "it said something ptrun does not understand";
     }
 
-    /// The zygote forks nothing from now on: says why, once, and ends it.
+    /// The zygote forks nothing from now on: says why, once, and ends it; the requests it has
+    /// not answered get -1, from a handler on the loop.
     void give_up(const std::string& why) {
         if (phase == Phase::Done) return;
         phase = Phase::Done;
+        deadline.cancel();
         if (pid > 0 && !exited_already) ::kill(pid, SIGKILL);
+        std::vector<Forked> unanswered;
+        for (auto& p : pending) {
+            if (p.forked) unanswered.push_back(std::move(p.forked));
+        }
+        pending.clear();  // closes the go pipes: a worker forked for them ends at once
+        if (!unanswered.empty()) {
+            boost::asio::post(channel.get_executor(),
+                              [weak = self_weak, unanswered = std::move(unanswered)] {
+                                  if (weak.expired()) return;  // the Zygote is gone
+                                  for (const auto& forked : unanswered) forked(-1, 0);
+                              });
+        }
         if (handlers.unusable) handlers.unusable(why);
+    }
+
+    /// Reads every answer waiting and settles the requests in order.
+    void read_answers() {
+        while (phase == Phase::Ready && !pending.empty()) {
+            std::string error;
+            auto message = receive(fd(), 0, &error);
+            if (!message) {
+                if (!error.empty()) {
+                    channel_failed("the zygote (pid " + std::to_string(pid) + ") " + error +
+                                   " while forking a worker");
+                }
+                return;
+            }
+            answer(*message);
+        }
+        if (phase == Phase::Ready && pending.empty()) {
+            // Anything said now was not asked for.
+            std::string error;
+            if (auto extra = receive(fd(), 0, &error))
+                give_up(unsafe_or_garbled(json::parse(*extra, nullptr, false)));
+        }
+    }
+
+    /// Settles the oldest request with the zygote's answer `message`.
+    void answer(const std::string& message) {
+        json m = json::parse(message, nullptr, false);
+        if (!m.is_object() || !m.contains("forked") || !m["forked"].is_number_integer()) {
+            if (m.is_object() && m.contains("error") && m["error"].is_string()) {
+                give_up("it could not fork a worker: " + m["error"].get<std::string>());
+            } else {
+                give_up(unsafe_or_garbled(m));
+            }
+            return;
+        }
+        const auto worker = static_cast<pid_t>(m["forked"].get<long long>());
+        if (worker <= 1) {
+            give_up("it answered a fork request with pid " + std::to_string(worker));
+            return;
+        }
+        Pending p = std::move(pending.front());
+        pending.pop_front();
+        arm_deadline();
+        ::setpgid(worker, worker);  // the worker does it too: the group exists before a signal
+        if (!p.forked) {
+            ::kill(worker, SIGKILL);  // cancelled: it never runs (nor would it: no "go")
+            return;
+        }
+        int cgroup_errno = 0;
+        if (p.cgroup_procs_fd >= 0) {
+            const std::string text = std::to_string(worker);
+            if (::write(p.cgroup_procs_fd, text.data(), text.size()) < 0) cgroup_errno = errno;
+        }
+        auto forked = std::move(p.forked);
+        forked(worker, cgroup_errno);
+        if (::write(p.go.get(), "g", 1) != 1) {
+            ::kill(worker,
+                   SIGKILL);  // cannot happen while it waits on the pipe; never left waiting
+        }
+    }
+
+    /// The oldest request's answer is due kForkReply from now (none waits: nothing is due).
+    void arm_deadline() {
+        if (pending.empty()) {
+            deadline.cancel();
+            return;
+        }
+        deadline.expires_after(kForkReply);
+        deadline.async_wait([weak = self_weak](boost::system::error_code ec) {
+            auto s = weak.lock();
+            if (!s || ec || s->phase != Phase::Ready) return;
+            s->channel_failed("the zygote (pid " + std::to_string(s->pid) +
+                              ") did not answer within " + std::to_string(kForkReply.count()) +
+                              " s while forking a worker");
+        });
     }
 
     /// Its process ended (ProcessLauncher reaped it).
@@ -237,11 +352,16 @@ struct Zygote::State {
     int fd() { return channel.native_handle(); }
 
     boost::asio::posix::stream_descriptor channel;
+    boost::asio::steady_timer deadline;  ///< the oldest request's answer is due
     std::string runner;
     Handlers handlers;
+    std::weak_ptr<State> self_weak;  ///< for handlers: none runs once the Zygote is gone
     pid_t pid = -1;
     Phase phase = Phase::Loading;
     bool exited_already = false;
+    bool watching = false;        ///< an async_wait on the channel is outstanding
+    std::deque<Pending> pending;  ///< requests sent, oldest first (the zygote answers in order)
+    std::uint64_t next_ticket = 1;
 };
 
 Zygote::Zygote(boost::asio::io_context& io, WorkerLauncher& launcher, SpawnRequest request,
@@ -261,11 +381,13 @@ Zygote::Zygote(boost::asio::io_context& io, WorkerLauncher& launcher, SpawnReque
     state_->pid = launcher.launch_helper(request, [weak](const WorkerExit& how) {
         if (auto s = weak.lock()) s->exited(how);
     });
-    State::wait_first(state_);
+    state_->self_weak = state_;
+    State::watch(state_);
 }
 
 Zygote::~Zygote() {
     boost::system::error_code ignored;
+    state_->deadline.cancel();
     state_->channel.close(ignored);
 }
 
@@ -273,51 +395,34 @@ pid_t Zygote::pid() const { return state_->pid; }
 
 bool Zygote::ready() const { return state_->phase == State::Phase::Ready; }
 
-pid_t Zygote::fork_worker(const SpawnRequest& request) {
+std::uint64_t Zygote::fork_worker(const SpawnRequest& request, Forked forked) {
     auto& s = *state_;
-    if (s.phase != State::Phase::Ready) return -1;
+    if (s.phase != State::Phase::Ready) return 0;
     int go[2];
-    if (::pipe2(go, O_CLOEXEC) != 0) return -1;  // the caller's own start says what is short
+    if (::pipe2(go, O_CLOEXEC) != 0) return 0;  // the caller's own start says what is short
     sys::Fd go_read(go[0]), go_write(go[1]);
     const int out = request.stdout_fd >= 0 ? request.stdout_fd : STDOUT_FILENO;
     const int err = request.stderr_fd >= 0 ? request.stderr_fd : STDERR_FILENO;
     const int fds[3] = {out, err, go_read.get()};
     if (!send_with_fds(s.fd(), fork_request(request, s.runner).dump(), fds)) {
         s.channel_failed(std::string("cannot send it a fork request: ") + std::strerror(errno));
-        return -1;
+        return 0;
     }
-    go_read.reset();
-    std::string error;
-    auto reply = receive(s.fd(), kForkReplyMs, &error);
-    if (!reply) {
-        s.channel_failed("the zygote (pid " + std::to_string(s.pid) + ") " +
-                         (error.empty() ? "did not answer" : error) + " while forking a worker");
-        return -1;
+    State::Pending p;
+    p.ticket = s.next_ticket++;
+    p.go = std::move(go_write);
+    p.cgroup_procs_fd = request.cgroup_procs_fd;
+    p.forked = std::move(forked);
+    s.pending.push_back(std::move(p));
+    if (s.pending.size() == 1) s.arm_deadline();
+    State::watch(state_);
+    return s.pending.back().ticket;
+}
+
+void Zygote::cancel(std::uint64_t ticket) {
+    for (auto& p : state_->pending) {
+        if (p.ticket == ticket) p.forked = nullptr;
     }
-    json m = json::parse(*reply, nullptr, false);
-    if (!m.is_object() || !m.contains("forked") || !m["forked"].is_number_integer()) {
-        if (m.is_object() && m.contains("error") && m["error"].is_string()) {
-            s.give_up("it could not fork a worker: " + m["error"].get<std::string>());
-        } else {
-            s.give_up(State::unsafe_or_garbled(m));
-        }
-        return -1;
-    }
-    const auto pid = static_cast<pid_t>(m["forked"].get<long long>());
-    if (pid <= 1) {
-        s.give_up("it answered a fork request with pid " + std::to_string(pid));
-        return -1;
-    }
-    ::setpgid(pid, pid);  // the worker does it too: the group exists before ptrun signals it
-    if (request.cgroup_procs_fd >= 0) {
-        const std::string text = std::to_string(pid);
-        if (::write(request.cgroup_procs_fd, text.data(), text.size()) < 0 && request.cgroup_errno)
-            *request.cgroup_errno = errno;
-    }
-    if (::write(go_write.get(), "g", 1) != 1) {
-        ::kill(pid, SIGKILL);  // cannot happen while it waits on the pipe; never left waiting
-    }
-    return pid;
 }
 
 }  // namespace ptrun::launcher

@@ -40,9 +40,14 @@ struct CoordinatorOptions {
     /// node's id; sealed), written after every change. A coordinator finding state there carries
     /// on from it; its nodes whose keys.alive() is gone (their leases expired) are lost. A state
     /// none of whose nodes lives is another job's under the same run id: the coordinator starts
-    /// afresh. Joins from nodes without an alive key are dropped.
+    /// afresh. A node lives when it is this one, or when its alive key exists and its heartbeat
+    /// counter moves within policy.lost_after (a node killed with -9 keeps its key for its
+    /// lease's TTL). Joins from nodes without an alive key, or of that earlier job, are dropped.
     std::string state_key;
     std::string self_id;
+    /// Starting afresh: removes what the earlier job left (its nodes `ids`' admissions, spare
+    /// marks and heartbeats, every round's end, the join status); empty: nothing is removed.
+    std::function<void(const std::vector<std::string>& ids)> forget_job;
 };
 
 class Coordinator final : public RoundHost {

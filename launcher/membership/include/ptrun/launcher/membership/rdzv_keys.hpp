@@ -17,15 +17,21 @@ struct RdzvKeys {
     /// The admission of node `id`'s `seq`-th join: an Admission (admission.hpp, JSON), either its
     /// NodePlacement or the coordinator's refusal.
     std::string admit(const std::string& id, int seq) const {
-        return prefix + "admit/" + id + "/" + std::to_string(seq);
+        return admissions(id) + std::to_string(seq);
     }
+    /// The prefix of every admission of node `id`.
+    std::string admissions(const std::string& id) const { return prefix + "admit/" + id + "/"; }
     /// Set (to the round's number) when node `id`'s `seq`-th join waits as a spare: the round
     /// has its MAX nodes, and the node takes a place when one is lost.
     std::string spare(const std::string& id, int seq) const {
-        return prefix + "spare/" + id + "/" + std::to_string(seq);
+        return spare_marks(id) + std::to_string(seq);
     }
+    /// The prefix of every spare mark of node `id`.
+    std::string spare_marks(const std::string& id) const { return prefix + "spare/" + id + "/"; }
     /// How a running round ended (RoundEnd as JSON); set once.
-    std::string end(int round) const { return prefix + "round/" + std::to_string(round) + "/end"; }
+    std::string end(int round) const { return rounds() + std::to_string(round) + "/end"; }
+    /// The prefix of every round's keys.
+    std::string rounds() const { return prefix + "round/"; }
     /// The store host's clock: a GET answers its CLOCK_MONOTONIC (TcpStoreServerOptions::
     /// clock_key); the coordinator sets it once so that the WAIT before a GET returns.
     std::string clock() const { return prefix + "clock"; }

@@ -33,6 +33,8 @@ class ProcessLauncher final : public WorkerLauncher {
     void close() override;
     void begin_attempt() override;
     pid_t launch(SpawnRequest& request) override;
+    std::uint64_t fork_worker(ForkServer& server, SpawnRequest& request,
+                              std::function<void(pid_t)> started) override;
     void signal_group(pid_t pgid, int signo) override;
     void end_attempt() override;
     void note_temp_dir(const std::string& path) override;

@@ -13,8 +13,6 @@
 
 namespace ptrun::launcher {
 
-class ForkServer;
-
 /// exec() of a worker failed (the message carries the path and strerror).
 struct SpawnError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -47,9 +45,6 @@ struct SpawnRequest {
     /// >= 0: becomes the child's fd kEventsChildFd (the sending end of the agent's events
     /// channel, which the worker, or the zygote and so its forked workers, inherit).
     int events_fd = -1;
-    /// Non-null: ProcessLauncher asks this server to fork the worker (--preload), and spawns it
-    /// as above only when the server cannot.
-    ForkServer* fork_server = nullptr;
 };
 
 /// Starts the worker and returns its pid (also its process group id) once exec has succeeded.

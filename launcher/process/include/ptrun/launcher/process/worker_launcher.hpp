@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -17,6 +18,8 @@ class io_context;
 }
 
 namespace ptrun::launcher {
+
+class ForkServer;
 
 /// A worker's process changed state (waitpid's view of it).
 struct ChildChange {
@@ -44,6 +47,13 @@ class WorkerLauncher {
     /// Starts one worker of the current attempt in its own process group; returns its pid (the
     /// group's id). Throws SpawnError when it cannot start (its output fds are the caller's).
     virtual pid_t launch(SpawnRequest& request) = 0;
+    /// Asks `server` (the --preload zygote) for one worker of the current attempt, tagged and
+    /// contained as launch() does; its pid comes to `started` from a handler on the loop (-1:
+    /// the server forked nothing: launch() it). Returns the request's ticket (cancel it with
+    /// the server), or 0 when the server forks nothing or this launcher forks no workers (the
+    /// default): launch() it.
+    virtual std::uint64_t fork_worker(ForkServer& server, SpawnRequest& request,
+                                      std::function<void(pid_t)> started);
     /// Sends `signo` to the process group `pgid` of a worker of this attempt.
     virtual void signal_group(pid_t pgid, int signo) = 0;
     /// Kills whatever is left of the current attempt (every worker's group and what they

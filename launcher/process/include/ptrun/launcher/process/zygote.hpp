@@ -8,7 +8,9 @@
 ///   ptrun -> zygote:        {"fork": {"argv_hex", "env_hex", "cwd_hex", "parent",
 ///                           "allow_ptrace", "binding"}} with SCM_RIGHTS [stdout, stderr, go]
 ///   zygote -> ptrun:        {"forked": PID} | {"unsafe": "why"} (exit 0) | {"error": "what"}
-/// Byte strings travel hex-encoded (an argument or variable need not be UTF-8). The zygote
+/// Byte strings travel hex-encoded (an argument or variable need not be UTF-8). Requests may
+/// follow one another before their answers, which come in order and are read on the loop: a
+/// slow zygote (a before-fork hook) holds nothing of ptrun's up. The zygote
 /// double-forks: the worker is re-parented to ptrun (a child subreaper) before its pid comes
 /// back; it waits on the "go" pipe until ptrun has put it in its process group and cgroup.
 
@@ -61,7 +63,8 @@ class Zygote final : public ForkServer {
     pid_t pid() const;
     /// True once it said `ready` and until it became unusable.
     bool ready() const;
-    pid_t fork_worker(const SpawnRequest& request) override;
+    std::uint64_t fork_worker(const SpawnRequest& request, Forked forked) override;
+    void cancel(std::uint64_t ticket) override;
 
   private:
     struct State;
