@@ -28,6 +28,22 @@ class TorchrunHabits(PtrunTestCase):
         res = run_ptrun(["--", *self.worker("--dump", self.dir)])
         self.assertEqual(res.returncode, 0, res.stderr)
 
+    def test_local_rank_macro_in_the_arguments(self):
+        # torchrun replaces ${local_rank} in the worker's arguments (#37.2): each worker dumps
+        # into its own directory.
+        for lr in (0, 1):
+            os.mkdir(os.path.join(self.dir, f"d_{lr}"))
+        args = ["--nproc-per-node", "2", *self.worker("--dump", os.path.join(self.dir, "d_${local_rank}"))]
+        res = run_ptrun(args)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        for lr in (0, 1):
+            self.assertEqual(sorted(read_dumps(os.path.join(self.dir, f"d_{lr}"))), [(lr, 0)])
+        res = run_ptrun(["--explain", *args])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertRegex(res.stdout, r"worker argv .*d_\$\{local_rank\}'? +\(\$\{local_rank\} is each "
+                                     r"worker's local rank \(as torchrun\)\)")
+        self.assertRegex(res.stdout, r"  local rank 1 .*d_1 +\(what it execs\)")
+
     def test_help_usage_line_names_the_program(self):
         res = run_ptrun(["--help"])
         self.assertEqual(res.returncode, 0)

@@ -52,6 +52,36 @@ class Signals(PtrunTestCase):
                     raise AssertionError(f"ptrun ignored {sig.name} while keeping the store up")
                 self.assertEqual(proc.returncode, -sig)
 
+    def test_sigquit_reaches_every_worker_and_stops_the_job(self):
+        # torchrun's default signals to handle are SIGTERM, SIGINT, SIGHUP and SIGQUIT (#37.4).
+        script = os.path.join(self.dir, "quit.py")
+        with open(script, "w") as f:
+            f.write("import os, signal, sys\n"
+                    "def tell(what):\n"
+                    "    fd = os.open(os.environ['NOTIFY'], os.O_WRONLY | os.O_NONBLOCK)\n"
+                    "    os.write(fd, f'{what} {os.environ[\"RANK\"]} 0 {os.getpid()}\\n'.encode())\n"
+                    "    os.close(fd)\n"
+                    "def quit(signo, frame):\n"
+                    "    tell('quit')\n"
+                    "    sys.exit(0)\n"
+                    "signal.signal(signal.SIGQUIT, quit)\n"
+                    "tell('start')\n"
+                    "while True:\n"
+                    "    signal.pause()\n")
+        notifier = Notifier()
+        self.addCleanup(notifier.close)
+        proc = start_ptrun(["--nproc-per-node", "2", script],
+                           env={"NOTIFY": notifier.path, "PYTHON_EXEC": "/usr/bin/python3"})
+        self.leftover.append(proc.pid)
+        started = notifier.wait_lines(2)
+        self.leftover.extend(int(words[3]) for words in started)
+        proc.send_signal(signal.SIGQUIT)
+        quit = notifier.wait_lines(2)
+        self.assertEqual(sorted((w[0], w[1]) for w in quit), [("quit", "0"), ("quit", "1")])
+        out, err = proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 128 + signal.SIGQUIT, err)
+        self.assertIn("received SIGQUIT: stopping the workers", err)
+
     def test_kill_9_of_ptrun_leaves_no_worker_alive_a_second_later(self):
         proc, pids = self.start(4, "--hang")
         proc.kill()

@@ -91,7 +91,7 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
         w.end.rank = id.rank;  // the worker's RANK and LOCAL_RANK, for reports
         w.end.local_rank = id.local_rank;
         requests.push_back(
-            SpawnRequest{command.exec_path, command.argv, env::worker_env(id, parent_env)});
+            SpawnRequest{command.exec_path, command.argv_for(lr), env::worker_env(id, parent_env)});
         auto& request = requests.back();
         // The runner sums up an uncaught ImportError there, for the report's interpreter hint.
         w.end.exception_file.clear();

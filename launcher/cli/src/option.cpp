@@ -76,8 +76,8 @@ constexpr std::array<Row, kOptionCount> kRows{{
      "Show console output of these local ranks only: 0,1,... (each must run on this node)"},
     {Option::ShutdownTimeout, "shutdown-timeout", "", "30", V,
      "Seconds between SIGTERM and SIGKILL when stopping workers"},
-    {Option::SignalsToHandle, "signals-to-handle", "", "SIGINT,SIGTERM,SIGHUP,SIGUSR1,SIGUSR2", V,
-     "Signals forwarded to every worker group"},
+    {Option::SignalsToHandle, "signals-to-handle", "",
+     "SIGINT,SIGTERM,SIGHUP,SIGQUIT,SIGUSR1,SIGUSR2", V, "Signals forwarded to every worker group"},
     {Option::SlurmMode, "slurm-mode", "", "auto", V,
      "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM "
      "started one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},

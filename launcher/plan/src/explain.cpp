@@ -240,9 +240,27 @@ std::vector<ExplainRow> explain_worker_command(const LaunchConfig& c, const Laun
     }
     try {
         const auto cmd = make_worker_command(c, env, installation);
-        std::string argv;
-        for (const auto& word : cmd.argv) argv += (argv.empty() ? "" : " ") + shell_quoted(word);
-        rows.push_back({"worker argv", printable(argv), "what each worker execs"});
+        auto text = [](const std::vector<std::string>& words) {
+            std::string argv;
+            for (const auto& word : words) argv += (argv.empty() ? "" : " ") + shell_quoted(word);
+            return printable(argv);
+        };
+        if (cmd.argv_for(0) == cmd.argv && cmd.argv_for(1) == cmd.argv) {
+            rows.push_back({"worker argv", text(cmd.argv), "what each worker execs"});
+        } else {
+            rows.push_back({"worker argv", text(cmd.argv),
+                            "${local_rank} is each worker's local rank (as torchrun)"});
+            constexpr int kShown = 4;
+            for (int lr = 0; lr < std::min(c.nproc_per_node, kShown); ++lr) {
+                rows.push_back({"  local rank " + std::to_string(lr), text(cmd.argv_for(lr)),
+                                "what it execs"});
+            }
+            if (c.nproc_per_node > kShown) {
+                rows.push_back({"  ...",
+                                "and so on to local rank " + std::to_string(c.nproc_per_node - 1),
+                                ""});
+            }
+        }
         if (!c.preload.empty()) rows.push_back(explain_preload(c, o, cmd, per_rank));
     } catch (const UsageError& e) {
         rows.push_back(

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/plan/local_rank_macro.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -115,6 +116,7 @@ WorkerCommand make_worker_command(const LaunchConfig& c, const env::EnvMap& env,
     if (!runs_python(c)) {
         cmd.exec_path = require_executable(c.program, env, "program");
         cmd.argv.push_back(c.program);
+        cmd.program_at = 1;  // torchrun leaves the entry point as it is
     } else {
         const auto [python, origin] = chosen_python(env, installation);
         cmd.exec_path = require_executable(python, env, "python interpreter");
@@ -130,11 +132,19 @@ WorkerCommand make_worker_command(const LaunchConfig& c, const env::EnvMap& env,
             if (!c.module) cmd.argv.push_back("--");
         }
         if (c.module) cmd.argv.push_back("-m");
+        cmd.program_at = cmd.argv.size();  // torchrun's macro reaches the script's path too
         cmd.argv.push_back(c.program);
     }
     cmd.argv.insert(cmd.argv.end(), c.program_args.begin(), c.program_args.end());
     if (!c.preload.empty()) require_runner_for_preload(c, cmd);
     return cmd;
+}
+
+std::vector<std::string> WorkerCommand::argv_for(int local_rank) const {
+    std::vector<std::string> out = argv;
+    for (std::size_t i = program_at; i < out.size(); ++i)
+        out[i] = substitute_local_rank(out[i], local_rank);
+    return out;
 }
 
 std::vector<std::string> WorkerCommand::zygote_argv(const std::vector<std::string>& modules) const {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/plan/local_rank_macro.hpp"
 
 using namespace ptrun::launcher;
 
@@ -121,4 +122,39 @@ TEST_CASE("installation: the runner beside ptrun, and a wheel's own interpreter"
         script, {{"PATH", "/usr/bin:/bin"}, {"PYTHON_EXEC", "/usr/bin/python3"}}, found);
     CHECK(exec.exec_path == "/usr/bin/python3");  // PYTHON_EXEC wins
     fs::remove_all(root);
+}
+
+TEST_CASE("${local_rank} is replaced as Python's Template.safe_substitute does", "[launcher]") {
+    // Each expected value is what torchrun's macros.substitute gives for local rank 3.
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"x${local_rank}y", "x3y"},
+        {"$local_rank", "3"},
+        {"$local_rankX", "$local_rankX"},
+        {"$$", "$"},
+        {"a$", "a$"},
+        {"${other}", "${other}"},
+        {"${local_rank", "${local_rank"},
+        {"$LOCAL_RANK", "$LOCAL_RANK"},
+        {"${}", "${}"},
+        {"$1", "$1"},
+        {"$$local_rank", "$local_rank"},
+        {"out_${local_rank}/$local_rank.log", "out_3/3.log"},
+    };
+    for (const auto& [given, expected] : cases) {
+        INFO(given);
+        CHECK(substitute_local_rank(given, 3) == expected);
+    }
+}
+
+TEST_CASE("argv_for replaces the macro in the user's part alone", "[launcher]") {
+    auto binary = make_worker_command(with_program("true", {"--out", "log_${local_rank}"}),
+                                      {{"PATH", "/usr/bin:/bin"}});
+    CHECK(binary.argv_for(2) == std::vector<std::string>{"true", "--out", "log_2"});
+    auto c = with_program("pkg.t_${local_rank}", {"${local_rank}"});
+    c.module = true;
+    auto module = make_worker_command(c, {{"PATH", "/usr/bin:/bin"}, {"PYTHON_EXEC", "python3"}});
+    const auto argv = module.argv_for(1);
+    CHECK(argv[argv.size() - 2] == "pkg.t_1");  // torchrun's reaches the script too
+    CHECK(argv.back() == "1");
+    CHECK(module.argv_for(0).front() == module.argv.front());
 }

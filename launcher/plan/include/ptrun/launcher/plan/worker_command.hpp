@@ -18,6 +18,13 @@ struct WorkerCommand {
     std::string interpreter;         ///< Python workers: the interpreter's absolute path, else ""
     std::string interpreter_origin;  ///< "PYTHON_EXEC" or "the first python3 on PATH"
     std::string runner;              ///< the Python runner in argv, "" when workers run without it
+    /// argv[program_at...] are the user's (the script or module and its arguments; a program's
+    /// arguments): where torchrun's `${local_rank}` is replaced.
+    std::size_t program_at = 0;
+
+    /// The argv of local rank `local_rank`'s worker: argv with `${local_rank}` replaced in the
+    /// user's part (local_rank_macro.hpp).
+    std::vector<std::string> argv_for(int local_rank) const;
 
     /// The zygote's argv for --preload: this argv with `--zygote MODULES` after the runner
     /// (the runner then imports MODULES and forks workers on request); empty without a runner.
