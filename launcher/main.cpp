@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
 
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/agent/agent.hpp"
 #include "ptrun/launcher/agent/agent_store.hpp"
+#include "ptrun/launcher/agent/early_health.hpp"
 #include "ptrun/launcher/agent/multi_node.hpp"
 #include "ptrun/launcher/agent/placement_store.hpp"
 #include "ptrun/launcher/cli/cli.hpp"
@@ -24,6 +26,7 @@
 #include "ptrun/launcher/output/console_log_sink.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
 #include "ptrun/launcher/output/printable.hpp"
+#include "ptrun/launcher/output/python_log_level.hpp"
 #include "ptrun/launcher/plan/explain.hpp"
 #include "ptrun/launcher/plan/host_facts.hpp"
 #include "ptrun/launcher/plan/launch_plan.hpp"
@@ -32,6 +35,7 @@
 #include "ptrun/launcher/process/containment.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/watchdog/health_server.hpp"
 #include "ptrun/watchdog/status_client.hpp"
 
 extern char** environ;
@@ -45,6 +49,16 @@ constexpr int kExitNoStatus = 3;     // ptrun status: nothing, or not ptrun, ans
 /// How long `ptrun status` waits for the whole answer.
 constexpr std::chrono::milliseconds kStatusDeadline{5'000};
 
+/// The console's level from torchrun's LOGLEVEL (unset: info); throws UsageError naming it.
+spdlog::level::level_enum console_level(const ptrun::env::EnvMap& env) {
+    const auto text = ptrun::env::lookup(env, "LOGLEVEL");
+    if (!text || text->empty()) return spdlog::level::info;
+    if (auto level = ptrun::launcher::python_log_level(*text)) return *level;
+    throw ptrun::launcher::UsageError("LOGLEVEL '" + ptrun::launcher::printable(*text) +
+                                      "': expected DEBUG, INFO, WARNING, ERROR or CRITICAL (a "
+                                      "Python logging level, as torchrun)");
+}
+
 std::shared_ptr<spdlog::logger> make_logger(
     const std::string& host, const std::shared_ptr<ptrun::launcher::Console>& console,
     const ptrun::env::EnvMap& env) {
@@ -53,6 +67,7 @@ std::shared_ptr<spdlog::logger> make_logger(
     std::shared_ptr<ptrun::launcher::RunLog> run_log(console, &console->run_log);
     auto sink = std::make_shared<ConsoleLogSink>(err, ptrun::env::lookup(env, "TERM").value_or(""),
                                                  std::move(run_log));
+    sink->set_console_level(console_level(env));  // checked by launch() before
     auto logger = std::make_shared<spdlog::logger>("ptrun", std::move(sink));
     logger->set_pattern("[ptrun " + host + ":" + std::to_string(::getpid()) + "] %^%l%$: %v");
     logger->set_level(spdlog::level::debug);  // debug lines: the run log's alone (the sink)
@@ -128,6 +143,7 @@ int launch(const std::vector<std::string>& args) {
         std::cout << info->text;
         return 0;
     }
+    console_level(env);  // a bad LOGLEVEL is a usage error before anything starts
     auto defaults =
         apply_launcher_env(std::get<LaunchOptions>(std::move(parsed)), env, read_host_file);
     const auto& options = defaults.options;
@@ -162,10 +178,12 @@ struct Job {
 /// Runs the agent to its end and destroys it (its signal handlers with it); returns its code.
 int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
               ptrun::launcher::StoreEndpoint store,
-              std::optional<ptrun::launcher::Membership> membership = std::nullopt) {
+              std::optional<ptrun::launcher::Membership> membership = std::nullopt,
+              ptrun::sys::Fd health_listener = {}) {
     ptrun::launcher::Agent agent(config, std::move(job.command), std::move(job.local),
                                  std::move(job.env), std::move(store), job.logger,
                                  std::move(membership), job.console);
+    if (health_listener) agent.serve_health_on(std::move(health_listener));
     return agent.run();
 }
 
@@ -180,10 +198,21 @@ int run_mode(const ptrun::launcher::ElasticLaunch& plan, Job& job) {
     using namespace ptrun::launcher;
     const auto& config = plan.config;
     auto auth = make_rdzv_auth(config.rdzv.key_file, config.run_id, job.env, *job.logger);
+    // Reaching the rendezvous may take up to join_timeout: --health-port answers meanwhile.
+    std::optional<EarlyHealth> early;
+    if (config.health_port) {
+        try {
+            early.emplace(config, job.logger);
+        } catch (const ptrun::watchdog::HealthServerError& e) {
+            job.logger->error("--health-port: {}", e.what());
+            return 1;
+        }
+    }
     auto node = start_multi_node(config, plan.random_id, auth, job.logger);
     auto membership = node.membership();
     membership.close_timeout = config.rdzv.close_timeout;
-    return run_agent(config, job, node.workers_store, membership);
+    return run_agent(config, job, node.workers_store, membership,
+                     early ? early->hand_over() : ptrun::sys::Fd{});
 }
 
 /// One task per rank (SLURM, MPI, ...): the agent's one worker, then the exit barrier.

@@ -39,6 +39,11 @@ environment is what it would be without the runner):
   torch.distributed.init_process_group (wrapped when torch.distributed.distributed_c10d is
   imported, or already is), and first_progress at the first optimizer step (heartbeat.py sends
   it at the first beat when PTRUN_HEARTBEAT_FILE is set too). A lost datagram costs nothing.
+- USE_LIBUV (left as it is; ptrun sets it to 0 for --rdzv-conf use_libuv=0): "0" makes every
+  TCPStore torch.distributed.rendezvous makes (init_process_group's env:// and tcp:// stores) use
+  the classic backend unless the caller asks otherwise, the agent-store client included, which
+  torch itself makes with its default (libuv) whatever USE_LIBUV says: a torch built without
+  libuv (Debian's 2.6) then runs.
 - PTRUN_ERROR_SUMMARY_FILE (consumed): an uncaught exception other than SystemExit is summed up
   there in one line, `ExceptionType: message`, for ptrun's failure report and restart line.
 A value that cannot be used costs one `ptrun runner: <what> ignored: <why>` line on stderr; the
@@ -52,6 +57,10 @@ HEARTBEAT_ENV = "PTRUN_HEARTBEAT_FILE"
 ERROR_SUMMARY_ENV = "PTRUN_ERROR_SUMMARY_FILE"
 EVENTS_ENV = "PTRUN_EVENTS_SOCKET"
 C10D_MODULE = "torch.distributed.distributed_c10d"
+RENDEZVOUS_MODULE = "torch.distributed.rendezvous"
+LIBUV_MARK = "_ptrun_libuv_off"  # on rendezvous.TCPStore once wrapped: never wrap it twice
+USE_LIBUV_POSITION = 8  # TCPStore(host, port, world_size, is_master, timeout, wait_for_workers,
+#                         multi_tenant, master_listen_fd, use_libuv)
 TIMED_MARK = "_ptrun_timed"  # on a wrapped init_process_group: never wrap it twice
 USAGE = "usage: python3 -u _runner.py -- SCRIPT [ARGS...] | -m MODULE [ARGS...]\n"
 OPTIMIZER_MODULE = "torch.optim.optimizer"
@@ -229,12 +238,29 @@ def _hooks_from_environment():
         hooks[OPTIMIZER_MODULE] = lambda module: _try_counting_steps(module, heartbeat_py)
     if os.environ.get(EVENTS_ENV):
         hooks[C10D_MODULE] = _try_timing_process_group
+    if os.environ.get("USE_LIBUV") == "0":
+        hooks[RENDEZVOUS_MODULE] = _stores_without_libuv
     for name in list(hooks):
         module = sys.modules.get(name)
         if module is not None:
             hooks.pop(name)(module)
     if hooks:
         sys.meta_path.insert(0, _ModuleHooks(hooks))
+
+
+def _stores_without_libuv(rendezvous):
+    """USE_LIBUV=0: the TCPStore of torch.distributed.rendezvous defaults to use_libuv=False."""
+    original = getattr(rendezvous, "TCPStore", None)
+    if original is None or getattr(original, LIBUV_MARK, False):
+        return
+
+    def TCPStore(*args, **kwargs):
+        if len(args) <= USE_LIBUV_POSITION:
+            kwargs.setdefault("use_libuv", False)
+        return original(*args, **kwargs)
+
+    setattr(TCPStore, LIBUV_MARK, True)
+    rendezvous.TCPStore = TCPStore
 
 
 def _try_timing_process_group(c10d):

@@ -44,6 +44,19 @@ class TorchrunHabits(PtrunTestCase):
                                      r"worker's local rank \(as torchrun\)\)")
         self.assertRegex(res.stdout, r"  local rank 1 .*d_1 +\(what it execs\)")
 
+    def test_loglevel_sets_what_ptrun_says_on_the_console(self):
+        # torchrun's LOGLEVEL (#37.5): WARNING keeps ptrun's info lines off the console (the run
+        # log keeps them), DEBUG shows its debug lines too.
+        args = ["--nproc-per-node", "2", *self.worker()]  # ptrun says it sets OMP_NUM_THREADS
+        quiet = run_ptrun(args, env={"LOGLEVEL": "WARNING"})
+        self.assertEqual(quiet.returncode, 0, quiet.stderr)
+        self.assertEqual(quiet.stderr, "")
+        normal = run_ptrun(args)
+        self.assertIn("] info: ", normal.stderr)
+        self.assertNotIn("] debug: ", normal.stderr)
+        chatty = run_ptrun(args, env={"LOGLEVEL": "debug"})
+        self.assertIn("] debug: ", chatty.stderr)
+
     def test_help_usage_line_names_the_program(self):
         res = run_ptrun(["--help"])
         self.assertEqual(res.returncode, 0)

@@ -56,6 +56,12 @@ class CliErrors(PtrunTestCase):
         self.assert_rejected(["--nproc-per-node", "2", "--local-ranks-filter", "0,2", *self.dump()],
                              "--local-ranks-filter '0,2'", "2")
 
+    def test_torchruns_other_variables_are_checked_and_named(self):
+        self.assert_rejected(self.dump(), "LOGLEVEL 'chatty'", "DEBUG, INFO, WARNING, ERROR or CRITICAL",
+                             env={"LOGLEVEL": "chatty"})
+        self.assert_rejected(self.dump(), "--shutdown-timeout 'x' (from TORCH_ELASTIC_SHUTDOWN_TIMEOUT)",
+                             env={"TORCH_ELASTIC_SHUTDOWN_TIMEOUT": "x"})
+
     def test_pet_variable_errors_say_where_the_value_came_from(self):
         self.assert_rejected([*self.dump()], "PET_", "'abc'", env={"PET_NPROC_PER_NODE": "abc"})
 

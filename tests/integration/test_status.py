@@ -240,6 +240,49 @@ class Status(PtrunTestCase):
             self.assertIn("ptrun status", res.stderr)
 
 
+class FromTheStart(PtrunTestCase):
+    """--health-port answers from ptrun's start (#37.5): while a node that does not host the
+    rendezvous store waits for it (a cluster manager probes then: pytorch#176576), with the
+    phase in /status, and on the same port once the job runs. torchrun's
+    TORCHELASTIC_HEALTH_CHECK_PORT asks for it too."""
+
+    def start(self, args, env):
+        proc = subprocess.Popen([PTRUN, *args], env=_env({"PYTHON_EXEC": PYTHON, **env}),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.leftover.append(proc.pid)
+        self.addCleanup(proc.stderr.close)
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        return proc
+
+    def test_a_node_waiting_for_the_store_answers_and_keeps_its_port(self):
+        script = os.path.join(self.dir, "worker.py")
+        with open(script, "w") as f:
+            f.write("import os, time\nprint('ready', os.environ['RANK'], flush=True)\n"
+                    "time.sleep(60)\n")
+        store = free_port()
+        common = ["--nnodes", "2", "--nproc-per-node", "1", "--rdzv-backend", "c10d",
+                  "--rdzv-endpoint", f"127.0.0.1:{store}"]
+        joiner = self.start([*common, "--rdzv-conf", "is_host=0", script],
+                            {"TORCHELASTIC_HEALTH_CHECK_PORT": "0"})
+        said = wait_output(joiner.stderr, "/status", DEADLINE)
+        url = re.search(r"health endpoint: (http://\S+)/health", said).group(1)
+        status, body = get(url + "/health")
+        self.assertEqual((status, body), (200, "ok\n"))
+        status, body = get(url + "/status")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["phase"], "rendezvous")
+        host = self.start([*common, script], {})
+        wait_output(joiner.stdout, "ready", DEADLINE)
+        status, body = get(url + "/status")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["phase"], "running", body)
+        for proc in (joiner, host):
+            proc.send_signal(signal.SIGTERM)
+        for proc in (joiner, host):
+            proc.wait(timeout=DEADLINE)
+        self.assertEqual(said.count("health endpoint"), 1, said)
+
 # A --preload module whose before-fork hook takes 4 s in the zygote (os.register_at_fork: it runs
 # for every worker the zygote forks); it marks when it starts.
 SLOW_FORK = """import os, time

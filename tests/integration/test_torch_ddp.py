@@ -44,6 +44,19 @@ class TorchDdp(TorchTestCase):
                     self.assertAlmostEqual(a, b, places=6)
                 self.assertLess(ours["losses"][-1], ours["losses"][0], "training makes progress")
 
+    def test_use_libuv_0_runs_with_no_help(self):
+        # #37.1: Debian's torch 2.6 is built without libuv while TCPStore defaults to it; torchrun's
+        # usual workaround, --rdzv-conf use_libuv=0, reaches the workers (USE_LIBUV=0, which
+        # torch's env:// store reads). No sitecustomize here (tests/torch2_site is left out).
+        env = {"PYTHON_EXEC": FLAVOUR.python, "GLOO_SOCKET_IFNAME": "lo"}
+        out = os.path.join(self.dir, "libuv.json")
+        res = run_ptrun(["--standalone", "--nproc-per-node", "2", "--rdzv-conf", "use_libuv=0",
+                         SCRIPT, out], env=env, unset=("PYTHONPATH",), timeout=240,
+                        via=lambda argv: FLAVOUR.command(argv, binds=[self.dir]))
+        self.assertEqual(res.returncode, 0, res.stderr[-3000:])
+        with open(out) as f:
+            self.assertEqual(len(json.load(f)["losses"]), 5)
+
     def test_restart_gets_a_fresh_store(self):
         """After a failed attempt the workers rendezvous again through the same store."""
         flag = os.path.join(self.dir, "failed-once")

@@ -1,9 +1,15 @@
 #include "ptrun/watchdog/health_server.hpp"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+#include <cstring>
 #include <list>
 
 #include "ptrun/watchdog/http_exchange.hpp"
@@ -203,6 +209,25 @@ HealthServer::HealthServer(asio::io_context& io, HealthServerOptions options, Sn
     const auto& o = state_->options;
     const std::string where = o.address + " port " + std::to_string(o.port);
     boost::system::error_code ec;
+    if (o.adopt_fd >= 0) {
+        sockaddr_storage bound{};
+        socklen_t size = sizeof bound;
+        const int fd = ::fcntl(o.adopt_fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &size) != 0) {
+            const int err = errno;
+            if (fd >= 0) ::close(fd);
+            throw HealthServerError("health endpoint: cannot take over its socket: " +
+                                    std::string(std::strerror(err)));
+        }
+        state_->acceptor.assign(bound.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+        if (ec) {
+            ::close(fd);
+            throw HealthServerError("health endpoint: cannot take over its socket: " +
+                                    ec.message());
+        }
+        state_->accept();
+        return;
+    }
     const auto address = asio::ip::make_address(o.address, ec);
     if (ec) throw HealthServerError("health endpoint: '" + o.address + "' is not an IP address");
     const tcp::endpoint endpoint(address, o.port);
@@ -229,6 +254,10 @@ HealthServer::~HealthServer() {
 std::uint16_t HealthServer::port() const {
     boost::system::error_code ec;
     return state_->acceptor.local_endpoint(ec).port();
+}
+
+int HealthServer::duplicate_listener() const {
+    return ::fcntl(state_->acceptor.native_handle(), F_DUPFD_CLOEXEC, 0);
 }
 
 std::size_t HealthServer::open_connections() const {

@@ -351,6 +351,8 @@ Agent::Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement l
 
 Agent::~Agent() = default;
 
+void Agent::serve_health_on(sys::Fd listener) { impl_->serve_health_on(std::move(listener)); }
+
 int Agent::run() { return impl_->run(); }
 
 }  // namespace ptrun::launcher

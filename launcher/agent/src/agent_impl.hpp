@@ -135,6 +135,8 @@ class Agent::Impl {
 
     /// Runs the agent to the end (signals, child exits and round events on `io`); the exit code.
     int run();
+    /// Agent::serve_health_on.
+    void serve_health_on(sys::Fd listener) { health_listener = std::move(listener); }
     /// Starts RUN_DIR/ptrun.log (what ptrun said so far first) once the run directory exists
     /// (with --log-dir from the start, else with the first log file); says so when it cannot.
     void open_run_log();
@@ -182,6 +184,8 @@ class Agent::Impl {
     /// The watchdog (agent_watchdog.cpp); null unless --hang-timeout, --health-port or torch's
     /// file timer asks for it.
     std::unique_ptr<Watch> watch;
+    /// The --health-port's socket when EarlyHealth served it before run() (else it is opened).
+    sys::Fd health_listener;
     /// --preload: the node's zygote (agent_preload.cpp); kept once unusable (it forks nothing).
     std::unique_ptr<Zygote> zygote;
     bool preload_loading = false;  ///< the zygote imports: the first attempt waits for it

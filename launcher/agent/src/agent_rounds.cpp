@@ -20,10 +20,12 @@ RoundDriver::RoundDriver(Membership membership, const LaunchConfig& config,
       hooks_(std::move(hooks)) {}
 
 void RoundDriver::join() {
+    joining_ = true;
     membership_.session->join(
         [this](NodePlacement p) { asio::post(io_, [this, p = std::move(p)] { start_round(p); }); },
         [this](RendezvousError e) {
             asio::post(io_, [this, e] {
+                joining_ = false;
                 if (left_) return;
                 if (e.exit_code == 0) {
                     log_->info("{}", e.what());  // a spare the job never needed: not a failure
@@ -36,6 +38,7 @@ void RoundDriver::join() {
 }
 
 void RoundDriver::start_round(const NodePlacement& a) {
+    joining_ = false;
     if (left_) return;
     round_ = a;
     last_end_.reset();

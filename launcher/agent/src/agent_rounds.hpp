@@ -58,6 +58,8 @@ class RoundDriver {
     void report(ReportKind kind, std::string text);
     /// On the store host: the host names of the nodes waiting as spares; elsewhere none.
     std::vector<std::string> spare_hosts() const;
+    /// True from join() until its round closed with this node in it or the rendezvous failed.
+    bool in_rendezvous() const { return joining_; }
     /// This node's clock offset to the store host, measured at the last join (0 on the host).
     ClockOffset clock_offset() const;
     /// What the console says of a job the rendezvous ended, when the node ends with `code` and
@@ -75,6 +77,7 @@ class RoundDriver {
     std::shared_ptr<spdlog::logger> log_;
     Hooks hooks_;
     bool left_ = false;
+    bool joining_ = false;              ///< in_rendezvous()
     NodePlacement round_;               ///< the running round (round 0 before the first)
     std::optional<RoundEnd> last_end_;  ///< how the running round ended
     int alive_at_end_ = 0;              ///< local workers running when it ended

@@ -15,6 +15,7 @@
 
 #include "agent_impl.hpp"
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/cli/endpoint.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
 #include "ptrun/launcher/output/duration_text.hpp"
 #include "ptrun/launcher/output/hang_report.hpp"
@@ -86,11 +87,6 @@ double wall_now() {
         .count();
 }
 
-std::string endpoint_text(const std::string& addr, std::uint16_t port) {
-    const bool v6 = addr.find(':') != std::string::npos;
-    return fmt::format("http://{}{}{}:{}", v6 ? "[" : "", addr, v6 ? "]" : "", port);
-}
-
 }  // namespace
 
 void Agent::Impl::create_stack_file(const std::string& path) {
@@ -141,6 +137,7 @@ bool Agent::Impl::open_watch() {
         watchdog::HealthServerOptions options;
         options.address = config.health_addr;
         options.port = *config.health_port;
+        options.adopt_fd = health_listener.get();  // served since ptrun's start: said then
         try {
             watch->health = std::make_unique<watchdog::HealthServer>(
                 io, options, [this] { return status_snapshot(); },
@@ -154,8 +151,11 @@ bool Agent::Impl::open_watch() {
             log->error("--health-port: {}", e.what());
             return false;
         }
-        log->info("health endpoint: {}/health, /status, /metrics and /stacks",
-                  endpoint_text(config.health_addr, watch->health->port()));
+        if (!health_listener) {
+            log->info("health endpoint: {}/health, /status, /metrics and /stacks",
+                      "http://" + format_endpoint(config.health_addr, watch->health->port()));
+        }
+        health_listener.reset();  // the server holds its own duplicate
     }
     if (file_timer) {
         watch->fifo_warnings = std::make_unique<WarningLimiter>(log, "more bad timer requests");
@@ -666,10 +666,12 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
         s.ready_seconds = last_ready->total_s;
         s.startup_phases = startup_phases(*last_ready);
     }
-    s.phase = finished          ? "finished"
-              : state.stopping  ? "stopping"
-              : state.alive > 0 ? "running"
-                                : "waiting";
+    s.phase = finished                            ? "finished"
+              : state.stopping                    ? "stopping"
+              : state.alive > 0                   ? "running"
+              : rounds && rounds->in_rendezvous() ? "rendezvous"
+              : preload_loading                   ? "preloading"
+                                                  : "waiting";
     const auto now = Clock::now();
     auto ranks = sample_progress();
     std::vector<watchdog::HungRank> hung;

@@ -86,6 +86,7 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
         id.max_restarts = config.max_restarts;
         id.run_id = config.run_id;
         id.use_agent_store = store.agent_hosted;
+        id.use_libuv = config.rdzv.use_libuv;
         id.error_file = w.end.error_file;
         if (local.scheduled) apply_placement(*local.scheduled, id);  // one task per rank
         w.end.rank = id.rank;  // the worker's RANK and LOCAL_RANK, for reports

@@ -19,10 +19,13 @@ std::string flag_names(const OptionSpec& spec) {
     return names;
 }
 
-/// --help's text for `spec`, naming its PET_ fallback.
+/// --help's text for `spec`, naming its PET_ fallback (and torchrun's other variable).
 std::string help_text(const OptionSpec& spec) {
     std::string text(spec.help);
-    if (spec.key != Option::Explain) text += " [env " + std::string(spec.pet) + "]";
+    if (spec.key == Option::Explain) return text;
+    text += " [env " + std::string(spec.pet);
+    if (auto also = torch_env_fallback(spec.key); !also.empty()) text += ", " + std::string(also);
+    return text + "]";
     return text;
 }
 
@@ -88,6 +91,9 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
             out.at(spec.key) = {is_flag ? "1" : given[i], Source::Flag, {}};
         } else if (auto it = env.find(spec.pet); it != env.end()) {
             out.at(spec.key) = {it->second, Source::PetEnv, std::string(spec.pet)};
+        } else if (auto also = torch_env_fallback(spec.key); !also.empty()) {
+            if (auto found = env.find(std::string(also)); found != env.end())
+                out.at(spec.key) = {found->second, Source::PetEnv, std::string(also)};
         }
     }
     auto rest = app.remaining();

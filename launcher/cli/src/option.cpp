@@ -1,5 +1,6 @@
 #include "ptrun/launcher/cli/option.hpp"
 
+#include <utility>
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -105,6 +106,12 @@ constexpr std::array<Row, kOptionCount> kRows{{
      "Address the health endpoint listens on"},
     {Option::Explain, "explain", "", "", F,
      "Print the resolved topology and where each value came from; launch nothing"},
+}};
+
+/// torchrun's variables beyond PET_*, each the fallback of one option.
+constexpr std::array<std::pair<Option, std::string_view>, 2> kTorchEnvFallbacks{{
+    {Option::ShutdownTimeout, "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
+    {Option::HealthPort, "TORCHELASTIC_HEALTH_CHECK_PORT"},
 }};
 
 /// Room for the longest PET_ spelling (names_fit checks it).
@@ -229,6 +236,13 @@ std::optional<std::string> closest_option(std::string_view given) {
     if (best != nullptr) return "--" + std::string(best->dashed);
     if (prefixed == 1) return "--" + std::string(prefix_of->dashed);
     return std::nullopt;
+}
+
+std::string_view torch_env_fallback(Option key) {
+    for (const auto& [option, name] : kTorchEnvFallbacks) {
+        if (option == key) return name;
+    }
+    return {};
 }
 
 }  // namespace ptrun::launcher

@@ -12,7 +12,8 @@ namespace {
 
 constexpr const char* kKnownKeys =
     "join_timeout, last_call_timeout, close_timeout, read_timeout, heartbeat, keep_alive_interval, "
-    "keep_alive_max_attempt, is_host, use_agent_store, timeout, key_file; with etcd-v2: protocol, "
+    "keep_alive_max_attempt, is_host, use_agent_store, use_libuv, timeout, key_file; with etcd-v2: "
+    "protocol, "
     "cacert, ca_cert, cert, ssl_cert, key, ssl_cert_key";
 
 std::string item(const std::string& key, const std::string& value) {
@@ -66,6 +67,8 @@ RdzvSettings rdzv_settings(const RdzvConf& conf) {
                                  ": ptrun always hosts the workers' store in its agent "
                                  "(expected true)");
             }
+        } else if (key == "use_libuv") {
+            s.use_libuv = boolean(key, value);
         } else if (is_etcd_conf_key(key)) {
             // etcd_settings reads them; resolve refuses them with the other backends.
         } else {

@@ -60,7 +60,7 @@ void ConsoleLogSink::sink_it_(const spdlog::details::log_msg& raw) {
     formatter_->format(msg, formatted);
     std::string_view text(formatted.data(), formatted.size());
     if (run_log_) run_log_->write(text);
-    if (msg.level < spdlog::level::info) return;  // the run log's alone
+    if (msg.level < console_level_) return;  // the run log's alone
     if (status_.empty() && (!colors_ || msg.color_range_end <= msg.color_range_start)) {
         stream_->write_own(text);
         return;

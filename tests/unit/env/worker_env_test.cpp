@@ -60,3 +60,13 @@ TEST_CASE("a single local worker gets no OMP_NUM_THREADS", "[env]") {
     CHECK_FALSE(sets_omp_num_threads({}, 1));
     CHECK(sets_omp_num_threads({}, 2));
 }
+
+TEST_CASE("--rdzv-conf use_libuv reaches the workers as USE_LIBUV unless they have one", "[env]") {
+    WorkerIdentity id;
+    CHECK(worker_env(id, {}).count("USE_LIBUV") == 0);  // not asked: torch's own default
+    id.use_libuv = false;
+    CHECK(worker_env(id, {})["USE_LIBUV"] == "0");
+    CHECK(worker_env(id, EnvMap{{"USE_LIBUV", "1"}})["USE_LIBUV"] == "1");  // the user's wins
+    id.use_libuv = true;
+    CHECK(worker_env(id, {})["USE_LIBUV"] == "1");
+}

@@ -44,6 +44,22 @@ TEST_CASE("cli falls back to PET_ variables, then defaults", "[launcher][cli]") 
     CHECK(option_spec(Option::NprocPerNode).pet == "PET_NPROC_PER_NODE");
 }
 
+TEST_CASE("cli reads torchrun's other variables after the PET_ ones", "[launcher][cli]") {
+    // #37.5: TORCH_ELASTIC_SHUTDOWN_TIMEOUT (torchrun 2.x's --shutdown-timeout fallback) and
+    // TORCHELASTIC_HEALTH_CHECK_PORT.
+    auto o = parse({"train"}, {{"TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "7"},
+                               {"TORCHELASTIC_HEALTH_CHECK_PORT", "9000"}});
+    CHECK(o.at(Option::ShutdownTimeout).value == "7");
+    CHECK(o.at(Option::ShutdownTimeout).origin == "TORCH_ELASTIC_SHUTDOWN_TIMEOUT");
+    CHECK(as_given(Option::ShutdownTimeout, o.at(Option::ShutdownTimeout)) ==
+          "--shutdown-timeout '7' (from TORCH_ELASTIC_SHUTDOWN_TIMEOUT)");
+    CHECK(o.at(Option::HealthPort).value == "9000");
+    o = parse({"train"}, {{"TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "7"}, {"PET_SHUTDOWN_TIMEOUT", "8"}});
+    CHECK(o.at(Option::ShutdownTimeout).value == "8");  // PET_ first
+    o = parse({"--shutdown-timeout", "9", "train"}, {{"TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "7"}});
+    CHECK(o.at(Option::ShutdownTimeout).value == "9");  // a flag always wins
+}
+
 TEST_CASE("cli short options -m, -r and -t", "[launcher][cli]") {
     auto o = parse({"-m", "-r", "3", "-t", "0:1", "pkg.train"});
     CHECK(o.flag(Option::Module));

@@ -57,6 +57,8 @@ TEST_CASE("resolve: multi-node jobs meet at the c10d endpoint or static's master
     CHECK(s.rendezvous_store == HostPort{"n0", 1234});
     CHECK(s.rdzv.is_host == false);
     CHECK(config_for({"--nnodes", "2", "--master-addr", "n0"}).rdzv.is_host == true);
+    CHECK(config_for({"--standalone", "--rdzv-conf", "use_libuv=0"}).rdzv.use_libuv == false);
+    CHECK_FALSE(config_for({"--standalone"}).rdzv.use_libuv);
     CHECK(config_for({"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1",
                       "--rdzv-conf", "join_timeout=5,heartbeat=0.5,keep_alive_max_attempt=4"})
               .rdzv.heartbeat == std::chrono::milliseconds(500));

@@ -20,6 +20,7 @@ inline constexpr std::string_view kRestartCount = "TORCHELASTIC_RESTART_COUNT";
 inline constexpr std::string_view kMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";
 inline constexpr std::string_view kRunId = "TORCHELASTIC_RUN_ID";
 inline constexpr std::string_view kUseAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
+inline constexpr std::string_view kUseLibuv = "USE_LIBUV";
 inline constexpr std::string_view kErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr std::string_view kTorchNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";
 inline constexpr std::string_view kNcclAsyncErrorHandling = "NCCL_ASYNC_ERROR_HANDLING";

@@ -2,6 +2,7 @@
 /// The environment a launcher gives each worker: exactly torchrun's contract.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ptrun/env/env_map.hpp"
@@ -22,6 +23,9 @@ struct WorkerIdentity : RankPlace {
     std::string run_id = "none";
     bool use_agent_store = false;
     std::string error_file;  ///< empty: TORCHELASTIC_ERROR_FILE is not set
+    /// --rdzv-conf use_libuv: USE_LIBUV ("1" or "0"), which torch 2.x's env:// TCPStore reads,
+    /// unless inherited; nullopt: not set.
+    std::optional<bool> use_libuv;
 };
 
 /// `inherited` plus the contract variables for `id`. NCCL async error handling defaults to "1"

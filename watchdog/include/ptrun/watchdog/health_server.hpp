@@ -35,6 +35,9 @@ struct HealthServerError : std::runtime_error {
 struct HealthServerOptions {
     std::string address = "127.0.0.1";  ///< a numeric IPv4 or IPv6 address
     std::uint16_t port = 0;             ///< 0: any free port (see port())
+    /// >= 0: a listening TCP socket to serve on instead of opening address:port (a duplicate
+    /// of it is served: the caller's stays open and is the caller's to close).
+    int adopt_fd = -1;
     std::size_t max_connections = 16;
     std::size_t max_request_bytes = 8192;
     std::chrono::milliseconds io_timeout{std::chrono::seconds(5)};
@@ -61,6 +64,10 @@ class HealthServer {
 
     /// The port listened on (the chosen one when options.port was 0).
     std::uint16_t port() const;
+    /// A duplicate of the listening socket (close-on-exec), -1 when it cannot be made: another
+    /// server adopts it (HealthServerOptions::adopt_fd) and serves the same port, connections
+    /// waiting in its backlog included.
+    int duplicate_listener() const;
     /// Connections open now.
     std::size_t open_connections() const;
 

@@ -21,6 +21,8 @@ namespace spdlog {
 class logger;
 }
 
+#include "ptrun/sys/fd.hpp"
+
 namespace ptrun::launcher {
 
 /// Where the workers find their store (MASTER_ADDR / MASTER_PORT).
@@ -53,6 +55,10 @@ class Agent {
     ~Agent();
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
+
+    /// The --health-port's socket, already listening (EarlyHealth::hand_over): run() serves it
+    /// instead of opening the port. Before run().
+    void serve_health_on(sys::Fd listener);
 
     /// Runs the job to its end and returns ptrun's exit code: 0 when every worker succeeded, the
     /// first failing worker's code (128+signal for a signal death), or 128+signal when ptrun was

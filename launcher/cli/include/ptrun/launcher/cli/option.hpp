@@ -79,6 +79,10 @@ std::span<const OptionSpec> option_table();
 /// The row of `key`.
 const OptionSpec& option_spec(Option key);
 
+/// torchrun's other variable for `key`, read after the PET_ one ("TORCH_ELASTIC_SHUTDOWN_TIMEOUT"
+/// for --shutdown-timeout, "TORCHELASTIC_HEALTH_CHECK_PORT" for --health-port); "" for none.
+std::string_view torch_env_fallback(Option key);
+
 /// The canonical dashed name of `key` ("nproc-per-node"), for messages.
 std::string_view option_name(Option key);
 

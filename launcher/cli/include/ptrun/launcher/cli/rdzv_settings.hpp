@@ -23,6 +23,8 @@ struct RdzvSettings {
     int keep_alive_max_attempt = 3;  ///< beats missed before a node is declared lost
     std::optional<bool> is_host;     ///< is_host: force (or forbid) hosting the store here
     std::string key_file;            ///< key_file: the rendezvous key (rdzv_auth.hpp)
+    /// use_libuv (torch 2.x's TCPStore backend): the workers' USE_LIBUV, unless they have one.
+    std::optional<bool> use_libuv;
 };
 
 /// Reads the known keys of `conf`; throws UsageError naming the key and value on a malformed or

@@ -20,10 +20,12 @@ class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     /// Colours when the stream's fd is a terminal and `term` (ptrun's TERM, "" when unset) is
     /// neither empty nor "dumb" (as spdlog's own sinks decide).
     /// `run_log` (may be null) gets every line too, without colours or the status line; lines
-    /// below info (debug, trace) go to the run log alone, never to the console.
+    /// below the console level (set_console_level) go to the run log alone.
     ConsoleLogSink(std::shared_ptr<ConsoleStream> stream, std::string_view term,
                    std::shared_ptr<RunLog> run_log = nullptr);
 
+    /// Lines below `level` go to the run log alone (default info; LOGLEVEL sets it).
+    void set_console_level(spdlog::level::level_enum level) { console_level_ = level; }
     /// True on a terminal that takes escapes: set_status draws there, elsewhere it does nothing.
     bool shows_status() const { return colors_; }
     /// Shows `text` as the status line, replacing the previous one.
@@ -39,6 +41,7 @@ class ConsoleLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     std::shared_ptr<ConsoleStream> stream_;
     std::shared_ptr<RunLog> run_log_;
     bool colors_ = false;
+    spdlog::level::level_enum console_level_ = spdlog::level::info;
     std::string status_;  ///< the status line, "" for none
 };
 
