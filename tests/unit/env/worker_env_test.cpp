@@ -61,7 +61,8 @@ TEST_CASE("a single local worker gets no OMP_NUM_THREADS", "[env]") {
     CHECK(sets_omp_num_threads({}, 2));
 }
 
-TEST_CASE("use_libuv in --rdzv-conf reaches the workers as USE_LIBUV unless they have one", "[env]") {
+TEST_CASE("use_libuv in --rdzv-conf reaches the workers as USE_LIBUV unless they have one",
+          "[env]") {
     WorkerIdentity id;
     CHECK(worker_env(id, {}).count("USE_LIBUV") == 0);  // not asked: torch's own default
     id.use_libuv = false;
