@@ -253,6 +253,8 @@ def _stores_without_libuv(rendezvous):
     original = getattr(rendezvous, "TCPStore", None)
     if original is None or getattr(original, LIBUV_MARK, False):
         return
+    if "use_libuv" not in (getattr(original.__init__, "__doc__", None) or ""):
+        return  # a torch before 2.3: its TCPStore has no libuv to turn off
 
     def TCPStore(*args, **kwargs):
         if len(args) <= USE_LIBUV_POSITION:
