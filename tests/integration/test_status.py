@@ -304,18 +304,24 @@ class WhileTheZygoteForks(PtrunTestCase):
         with open(os.path.join(self.dir, "slowfork.py"), "w") as f:
             f.write(SLOW_FORK)
 
+    def run_forked(self, args, text, seconds):
+        """ptrun ARGS --preload slowfork worker.py (`text`) to its end, each fork taking
+        `seconds` in the zygote's before-fork hook."""
+        script = os.path.join(self.dir, "worker.py")
+        with open(script, "w") as f:
+            f.write(text)
+        return subprocess.run([PTRUN, *args, "--preload", "slowfork", script],
+                              env=_env({"PYTHON_EXEC": PYTHON, "PYTHONPATH": self.dir,
+                                        "FORK_MARK": os.path.join(self.dir, "mark"),
+                                        "FORK_SECONDS": seconds}),
+                              capture_output=True, text=True, timeout=DEADLINE)
+
     def test_requests_in_a_row_are_each_given_their_own_time(self):
         # 3 workers, 3.5 s each: the last answer comes 10.5 s after its request was sent, 3.5 s
         # after the answer before it (the zygote's fork timeout is 10 s per answer).
-        script = os.path.join(self.dir, "worker.py")
-        with open(script, "w") as f:
-            f.write("import os, sys\nprint('rank', os.environ['RANK'], 'forked',"
-                    " 'slowfork' in sys.modules)\n")
-        proc = subprocess.run([PTRUN, "--nproc-per-node", "3", "--preload", "slowfork", script],
-                              env=_env({"PYTHON_EXEC": PYTHON, "PYTHONPATH": self.dir,
-                                        "FORK_MARK": os.path.join(self.dir, "mark"),
-                                        "FORK_SECONDS": "3.5"}),
-                              capture_output=True, text=True, timeout=DEADLINE)
+        proc = self.run_forked(["--nproc-per-node", "3"],
+                               "import os, sys\nprint('rank', os.environ['RANK'], 'forked',"
+                               " 'slowfork' in sys.modules)\n", "3.5")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(sorted(proc.stdout.splitlines()),
                          [f"rank {r} forked True" for r in range(3)], proc.stderr)
@@ -325,18 +331,12 @@ class WhileTheZygoteForks(PtrunTestCase):
         # Rank 0 fails as soon as it runs, while rank 1's fork is still under way: rank 1 of
         # attempt 0 never runs (what the zygote forks for it is killed before it does), and
         # attempt 1 forks both ranks again from the same zygote.
-        script = os.path.join(self.dir, "worker.py")
-        with open(script, "w") as f:
-            f.write("import os, sys\nrank, attempt = os.environ['RANK'], "
-                    "os.environ['TORCHELASTIC_RESTART_COUNT']\n"
-                    "print('attempt', attempt, 'rank', rank, 'forked', 'slowfork' in sys.modules)\n"
-                    "sys.exit(1 if (rank, attempt) == ('0', '0') else 0)\n")
-        proc = subprocess.run([PTRUN, "--nproc-per-node", "2", "--max-restarts", "1",
-                               "--preload", "slowfork", script],
-                              env=_env({"PYTHON_EXEC": PYTHON, "PYTHONPATH": self.dir,
-                                        "FORK_MARK": os.path.join(self.dir, "mark"),
-                                        "FORK_SECONDS": "1.5"}),
-                              capture_output=True, text=True, timeout=DEADLINE)
+        proc = self.run_forked(["--nproc-per-node", "2", "--max-restarts", "1"],
+                               "import os, sys\nrank, attempt = os.environ['RANK'], "
+                               "os.environ['TORCHELASTIC_RESTART_COUNT']\n"
+                               "print('attempt', attempt, 'rank', rank, 'forked',"
+                               " 'slowfork' in sys.modules)\n"
+                               "sys.exit(1 if (rank, attempt) == ('0', '0') else 0)\n", "1.5")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(sorted(proc.stdout.splitlines()),
                          ["attempt 0 rank 0 forked True", "attempt 1 rank 0 forked True",
@@ -344,15 +344,9 @@ class WhileTheZygoteForks(PtrunTestCase):
         self.assertRegex(proc.stderr, r"restarting the worker group \(restart 1 of 1\)")
 
     def test_a_zygote_that_does_not_answer_is_left_and_the_worker_starts_anyway(self):
-        script = os.path.join(self.dir, "worker.py")
-        with open(script, "w") as f:
-            f.write("import sys\nprint('forked', 'slowfork' in sys.modules)\n")
         started = time.monotonic()
-        proc = subprocess.run([PTRUN, "--nproc-per-node", "1", "--preload", "slowfork", script],
-                              env=_env({"PYTHON_EXEC": PYTHON, "PYTHONPATH": self.dir,
-                                        "FORK_MARK": os.path.join(self.dir, "mark"),
-                                        "FORK_SECONDS": "30"}),
-                              capture_output=True, text=True, timeout=DEADLINE)
+        proc = self.run_forked(["--nproc-per-node", "1"],
+                               "import sys\nprint('forked', 'slowfork' in sys.modules)\n", "30")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout, "forked False\n", proc.stderr)
         self.assertRegex(proc.stderr, r"--preload slowfork: the zygote \(pid \d+\) did not answer "

@@ -279,10 +279,7 @@ void Agent::Impl::end_attempt() {
     grace.cancel();
     straggler.cancel();
     first_success = {};
-    for (auto& w : workers) {  // no answer of the zygote's reaches an attempt that is over
-        if (w.fork && zygote) zygote->cancel(w.fork->ticket);
-        w.fork.reset();
-    }
+    for (auto& w : workers) cancel_fork(w);  // no answer of the zygote's reaches an attempt over
     launcher->end_attempt();  // every worker's group, the cgroup, every child ptrun inherited
     for (auto& r : relays) r->drain();
     relays.clear();

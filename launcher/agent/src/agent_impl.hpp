@@ -412,6 +412,8 @@ class Agent::Impl {
     void forked(int lr, pid_t pid);
     /// Starts local rank `lr` with `request` (already counted alive; `how`: for the timeline).
     void launch_worker(int lr, SpawnRequest& request, const char* how);
+    /// `w`'s request to the zygote, if any, is cancelled: its answer never reaches the agent.
+    void cancel_fork(Worker& w);
     /// Local rank `lr`, asked of the zygote, will not run: the request is dropped, and it ends as
     /// stopped by ptrun with `signo` (a stop of the attempt before the zygote answered).
     void drop_fork(int lr, int signo);

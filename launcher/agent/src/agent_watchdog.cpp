@@ -15,7 +15,7 @@
 
 #include "agent_impl.hpp"
 #include "ptrun/env/env_map.hpp"
-#include "ptrun/launcher/cli/endpoint.hpp"
+#include "ptrun/launcher/agent/early_health.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
 #include "ptrun/launcher/output/duration_text.hpp"
 #include "ptrun/launcher/output/hang_report.hpp"
@@ -152,8 +152,7 @@ bool Agent::Impl::open_watch() {
             return false;
         }
         if (!health_listener) {
-            log->info("health endpoint: {}/health, /status, /metrics and /stacks",
-                      "http://" + format_endpoint(config.health_addr, watch->health->port()));
+            log->info("{}", health_endpoint_line(config, watch->health->port()));
         }
         health_listener.reset();  // the server holds its own duplicate
     }

@@ -189,11 +189,15 @@ void Agent::Impl::forked(int lr, pid_t pid) {
     }
 }
 
+void Agent::Impl::cancel_fork(Worker& w) {
+    if (w.fork && zygote) zygote->cancel(w.fork->ticket);
+    w.fork.reset();
+}
+
 void Agent::Impl::drop_fork(int lr, int signo) {
     auto& w = workers[static_cast<std::size_t>(lr)];
     if (!w.fork) return;
-    if (zygote) zygote->cancel(w.fork->ticket);
-    w.fork.reset();
+    cancel_fork(w);
     w.alive = false;
     w.end.stopped_by_ptrun = true;
     w.end.exit = WorkerExit{0, signo};

@@ -31,6 +31,11 @@ struct EarlyHealth::Impl {
     }
 };
 
+std::string health_endpoint_line(const LaunchConfig& config, std::uint16_t port) {
+    return "health endpoint: http://" + format_endpoint(config.health_addr, port) +
+           "/health, /status, /metrics and /stacks";
+}
+
 EarlyHealth::EarlyHealth(const LaunchConfig& config, std::shared_ptr<spdlog::logger> log)
     : impl_(std::make_unique<Impl>()) {
     watchdog::HealthServerOptions options;
@@ -47,8 +52,7 @@ EarlyHealth::EarlyHealth(const LaunchConfig& config, std::shared_ptr<spdlog::log
         return s;
     };
     impl_->server.emplace(impl_->io, options, std::move(snapshot));
-    log->info("health endpoint: {}/health, /status, /metrics and /stacks",
-              "http://" + format_endpoint(config.health_addr, impl_->server->port()));
+    log->info("{}", health_endpoint_line(config, impl_->server->port()));
     impl_->thread = std::thread([io = &impl_->io] {
         auto work = boost::asio::make_work_guard(*io);
         io->run();

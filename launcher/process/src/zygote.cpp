@@ -50,20 +50,10 @@ std::string hex(std::string_view bytes) {
     return out;
 }
 
-/// One message, or nullopt at end of stream or when none is waiting (`wait_ms` 0) or came in
-/// time; `error` says which of those it was ("" for none waiting).
-std::optional<std::string> receive(int fd, int wait_ms, std::string* error) {
+/// The message waiting, or nullopt when none is or at end of stream; `error` says which ("" for
+/// none waiting). Never blocks: the loop calls it once the channel is readable.
+std::optional<std::string> receive(int fd, std::string* error) {
     error->clear();
-    if (wait_ms > 0) {
-        pollfd p{fd, POLLIN, 0};
-        int n;
-        do n = ::poll(&p, 1, wait_ms);
-        while (n < 0 && errno == EINTR);
-        if (n == 0) {
-            *error = "did not answer within " + std::to_string(wait_ms / 1000) + " s";
-            return std::nullopt;
-        }
-    }
     std::string buf(kMaxMessage, '\0');
     ssize_t n;
     do n = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT | MSG_TRUNC);
@@ -174,7 +164,7 @@ struct Zygote::State {
     /// Reads and acts on the first message; false when none is waiting yet.
     bool read_first() {
         std::string error;
-        auto message = receive(fd(), 0, &error);
+        auto message = receive(fd(), &error);
         if (!message) {
             if (error.empty()) return false;
             return true;  // it is going: its exit says how (exited())
@@ -236,7 +226,7 @@ struct Zygote::State {
     void read_answers() {
         while (phase == Phase::Ready && !pending.empty()) {
             std::string error;
-            auto message = receive(fd(), 0, &error);
+            auto message = receive(fd(), &error);
             if (!message) {
                 if (!error.empty()) {
                     channel_failed("the zygote (pid " + std::to_string(pid) + ") " + error +
@@ -249,7 +239,7 @@ struct Zygote::State {
         if (phase == Phase::Ready && pending.empty()) {
             // Anything said now was not asked for.
             std::string error;
-            if (auto extra = receive(fd(), 0, &error))
+            if (auto extra = receive(fd(), &error))
                 give_up(unsafe_or_garbled(json::parse(*extra, nullptr, false)));
         }
     }

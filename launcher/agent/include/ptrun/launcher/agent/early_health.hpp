@@ -5,7 +5,9 @@
 /// answers ok and /status says the phase is "rendezvous"; hand_over() gives its listening socket
 /// to the agent (Agent::serve_health_on), which serves the same port from then on.
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "ptrun/launcher/plan/launch_config.hpp"
 #include "ptrun/sys/fd.hpp"
@@ -15,6 +17,9 @@ class logger;
 }
 
 namespace ptrun::launcher {
+
+/// What ptrun says once its --health-port listens on `port` (here or in the agent).
+std::string health_endpoint_line(const LaunchConfig& config, std::uint16_t port);
 
 class EarlyHealth {
   public:
