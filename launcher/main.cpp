@@ -150,11 +150,13 @@ int launch(const std::vector<std::string>& args) {
     const auto host = read_host_facts(env);
     const auto plan = make_launch_plan(options, defaults.placement, host, env);
     const auto& config = config_of(plan);
-    auto local = plan_local_placement(config, host.gpus, env);
+    auto local = plan_local_placement(config, host_devices(host, config.device_kind), env,
+                                      placement_sources(host, config.device_kind));
     if (config.explain) {
         const auto installation = this_installation();
         const auto* per_rank = std::get_if<PerRankLaunch>(&plan);
         auto rows = explain_worker_command(config, options, env, installation, per_rank != nullptr);
+        rows.push_back(explain_devices_row(host));
         for (auto& row : explain_rows(local, config, env)) rows.push_back(std::move(row));
         rows.push_back(explain_containment_row(env));
         std::cout << explain(config, per_rank ? &per_rank->placement : nullptr, options,

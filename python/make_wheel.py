@@ -108,6 +108,16 @@ def stage(build, version, tmp):
     man_dir = os.path.join(root, f"{NAME}-{version}.data", "data", "share", "man", "man1")
     os.makedirs(man_dir)
     shutil.copy(os.path.join(HERE, "..", "man", "ptrun.1"), man_dir)
+    # Shell completion, the shipped ptrun's own script (`ptrun --print-completion SHELL`), where
+    # bash-completion (it also looks beside each PATH entry: BIN/../share) and zsh look for it.
+    for shell, where in (("bash", ("bash-completion", "completions", "ptrun")),
+                         ("zsh", ("zsh", "site-functions", "_ptrun"))):
+        path = os.path.join(root, f"{NAME}-{version}.data", "data", "share", *where)
+        os.makedirs(os.path.dirname(path))
+        script = subprocess.run([binaries["ptrun"], "--print-completion", shell], check=True,
+                                capture_output=True, text=True).stdout
+        with open(path, "w") as f:
+            f.write(script)
 
     info = os.path.join(root, f"{NAME}-{version}.dist-info")
     os.mkdir(info)

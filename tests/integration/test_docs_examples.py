@@ -115,6 +115,12 @@ EXAMPLES = {
         "covered", "needs an etcd cluster and several hosts: tests/hosts/test_etcd.py runs --rdzv-backend etcd-v2 "
                    "against a real 3-member etcd cluster on namespaced hosts (--nnodes 3:3, a spare, torch DDP)",
         [("tests/hosts/test_etcd.py", '"--rdzv-backend", "etcd-v2"'), ("tests/hosts/etcd_cluster.py", "--initial-cluster")]),
+    ("README.md", "ptrun --nnodes 2:4 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint /shared/jobs/job42.rdzv \\"): (
+        "covered", "needs nodes that share a file system: tests/hosts/test_file_rdzv.py runs --rdzv-conf "
+                   "store_type=file on namespaced hosts sharing a directory (and a killed coordinator), "
+                   "test_file_rendezvous.py two agents on this host",
+        [("tests/hosts/test_file_rdzv.py", '"--rdzv-endpoint", self.rdzv_file'),
+         ("tests/integration/test_file_rendezvous.py", '"--rdzv-endpoint", path')]),
     ("README.md", "#!/bin/bash"): (
         "covered", "needs a SLURM cluster with GPUs (--gpus-per-node): tests/slurm runs `srun ptrun` in both modes on "
                    "a 2-node test cluster without GPUs",
@@ -157,6 +163,12 @@ EXAMPLES = {
     ("man/ptrun.1", "#PBS -l select=4:ncpus=32:ngpus=8"): (
         "covered", "needs a PBS cluster: test_launcher_envs.py runs pbsdsh's documented environment and a node file",
         [("tests/integration/test_launcher_envs.py", "class Pbs")]),
+    ("man/ptrun.1", "source <(ptrun --print-completion bash)     # bash, e.g. in ~/.bashrc"): (
+        "covered", "one line per shell, each for its own shell: test_completion.py sources the bash script into "
+                   "bash, and where zsh and tcsh are installed loads the zsh script after compinit and the tcsh one",
+        [("tests/integration/test_completion.py", 'source <("$0" --print-completion bash)'),
+         ("tests/integration/test_completion.py", "compinit -u -D"),
+         ("tests/integration/test_completion.py", '"tcsh", "-f", "-c"')]),
     ("man/ptrun-store.1", "coproc STORE { exec ptrun-store --port 0; }"): ("script",),
     ("man/ptrun-store.1", "ptrun-store --host 127.0.0.1 --port 29500 --max-value-bytes 1048576 "
                           "--max-connections 4096"): ("servers",),

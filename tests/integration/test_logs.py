@@ -6,7 +6,7 @@ import re
 import socket
 import unittest
 
-from harness import PtrunTestCase, run_ptrun
+from harness import PtrunTestCase, read_dumps, run_ptrun
 
 
 def run_dir(logs, run_id):
@@ -162,6 +162,86 @@ class Logs(PtrunTestCase):
         for path in re.findall(r"(/[^\s:()]+)", res.stderr):
             if "error.json" in path or "ptrun-" in path:
                 self.assertTrue(os.path.exists(path), f"the report names {path}, gone after exit:\n{res.stderr}")
+
+
+
+# Prints its pid on stdout and stderr at once, before ptrun may have heard it was forked.
+SAYS_PID = """import os, sys
+print(f"pid {os.getpid()} rank {os.environ['RANK']}", flush=True)
+print(f"err pid {os.getpid()}", file=sys.stderr, flush=True)
+"""
+
+
+class LinePrefixTemplate(PtrunTestCase):
+    """--log-line-prefix-template / TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (issue 37.3): the prefix of
+    tee'd console lines and filtered_*.log lines; per-worker log files keep the raw bytes."""
+
+    TEMPLATE = "[${role_name}${local_rank}|$rank|${hostname}|${pid}]: "
+
+    def test_console_tee_and_filtered_log_agree_on_the_template_prefix(self):
+        logs = os.path.join(self.dir, "logs")
+        dumps = os.path.join(self.dir, "dumps")
+        os.mkdir(dumps)
+        res = run_ptrun(["--nproc-per-node", "2", "--log-dir", logs, "--rdzv-id", "p1", "--tee", "3",
+                         "--role", "trainer", "--duplicate-stdout-filters", "line 1",
+                         "--log-line-prefix-template", self.TEMPLATE,
+                         *self.worker("--print", "2", "--dump", dumps)])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        pids = {rank: env["pid"] for (rank, _), env in read_dumps(dumps).items()}
+        host = re.escape(socket.gethostname())
+        prefixed = re.compile(rf"^\[trainer(\d)\|(\d)\|{host}\|(\d+)\]: (out|err) line \d from rank (\d)$")
+        out = res.stdout.splitlines()
+        err = [line for line in res.stderr.splitlines() if " line " in line]
+        self.assertEqual((len(out), len(err)), (4, 4), res.stdout + res.stderr)
+        for line in out + err:
+            m = prefixed.match(line)
+            self.assertIsNotNone(m, line)
+            self.assertEqual(len({m.group(1), m.group(2), m.group(5)}), 1, line)  # one worker's
+            self.assertEqual(int(m.group(3)), pids[int(m.group(5))], line)
+        run = run_dir(logs, "p1")
+        with open(os.path.join(run, "attempt_0", "filtered_stdout.log")) as f:
+            filtered = f.read().splitlines()
+        self.assertEqual(sorted(filtered), sorted(line for line in out if "out line 1" in line))
+        for rank in (0, 1):  # as torchrun's: the worker's own bytes
+            with open(os.path.join(run, "attempt_0", str(rank), "stdout.log")) as f:
+                self.assertEqual(f.read(), f"out line 0 from rank {rank}\nout line 1 from rank {rank}\n")
+
+    def test_torchruns_variable_and_the_underscored_spelling_set_it(self):
+        res = run_ptrun(["--nproc-per-node", "2", "--tee", "1", *self.worker("--print", "1")],
+                        env={"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE": "[${rank}]:"})
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(sorted(res.stdout.splitlines()),
+                         ["[0]:out line 0 from rank 0", "[1]:out line 0 from rank 1"])
+        res = run_ptrun(["--log_line_prefix_template=$$ ", "--tee", "1", *self.worker("--print", "1")],
+                        env={"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE": "[${rank}]:"})
+        self.assertEqual(res.stdout, "$ out line 0 from rank 0\n", res.stderr)
+
+    def test_a_forked_workers_pid_is_in_its_first_line(self):
+        # --preload: the zygote forks the workers and ptrun hears their pids later; no line may
+        # go out before its prefix is whole.
+        script = os.path.join(self.dir, "says_pid.py")
+        with open(script, "w") as f:
+            f.write(SAYS_PID)
+        res = run_ptrun(["--nproc-per-node", "3", "--preload", "json", "--tee", "3",
+                         "--log-line-prefix-template", "<${pid}> ", script],
+                        env={"PYTHON_EXEC": "/usr/bin/python3"})
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("workers are forked from it", res.stderr)
+        lines = res.stdout.splitlines() + [line for line in res.stderr.splitlines() if "err pid" in line]
+        self.assertEqual(len(lines), 6, res.stdout + res.stderr)
+        for line in lines:
+            self.assertRegex(line, r"^<(\d+)> (err )?pid \1( rank \d)?$")
+
+    def test_an_unknown_macro_is_a_usage_error_naming_it(self):
+        res = run_ptrun(["--log-line-prefix-template", "[${rank}:${foo}] ", "--tee", "3",
+                         *self.worker("--print", "1")])
+        self.assertEqual(res.returncode, 2, res.stderr)
+        self.assertIn("--log-line-prefix-template '[${rank}:${foo}] ': unknown macro ${foo}", res.stderr)
+        self.assertNotIn("out line", res.stdout)
+        res = run_ptrun([*self.worker()], env={"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE": "cost: 5$"})
+        self.assertEqual(res.returncode, 2, res.stderr)
+        self.assertIn("(from TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE): the '$' at character 8 starts no macro",
+                      res.stderr)
 
 
 if __name__ == "__main__":

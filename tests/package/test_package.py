@@ -45,6 +45,11 @@ class PackageTest(unittest.TestCase):
                      "share/man/man1/ptrun.1", "lib/ptrun/python/ptrun/_runner.py",
                      "lib/ptrun/python/ptrun/heartbeat.py", "lib/ptrun/python/ptrun/_zygote.py"]:
             self.assertTrue((self.prefix / path).exists(), path)
+        # Shell completion where bash-completion and zsh look, the installed ptrun's own script.
+        for path, shell in [("share/bash-completion/completions/ptrun", "bash"),
+                            ("share/zsh/site-functions/_ptrun", "zsh")]:
+            self.assertEqual((self.prefix / path).read_text(),
+                             run([self.prefix / "bin/ptrun", "--print-completion", shell]).stdout, path)
         if (BUILD_DIR / "rendezvous" / "server_main" / "ptrun-store").exists():
             self.assertTrue((self.prefix / "bin/ptrun-store").exists())
         lib = self.libdir()

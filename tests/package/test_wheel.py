@@ -63,6 +63,8 @@ class WheelTest(unittest.TestCase):
         elves = [f"ptrun-{version}.data/scripts/ptrun", f"ptrun-{version}.data/scripts/ptrun-store",
                  "ptrun/_lib/libptrun_store_c.so"]
         for name in elves + ["ptrun/__init__.py", "ptrun/store.py", "ptrun/heartbeat.py",
+                             f"ptrun-{version}.data/data/share/bash-completion/completions/ptrun",
+                             f"ptrun-{version}.data/data/share/zsh/site-functions/_ptrun",
                              f"ptrun-{version}.dist-info/RECORD"]:
             self.assertIn(name, names)
         newest = max(make_wheel.glibc_needs(str(unpacked / e))[1] for e in elves)  # refuses non-glibc
@@ -89,6 +91,9 @@ class WheelTest(unittest.TestCase):
         self.assertTrue((venv / "share/man/man1/ptrun.1").is_file())
         where = run(["man", "-w", "ptrun"], env={k: v for k, v in env.items() if k != "MANPATH"})
         self.assertEqual(where.stdout.strip(), str(venv / "share/man/man1/ptrun.1"))
+        # Bash completion beside the venv's bin, where bash-completion looks for it.
+        self.assertEqual((venv / "share/bash-completion/completions/ptrun").read_text(),
+                         run(["ptrun", "--print-completion", "bash"], env=env).stdout)
         # Host names resolve (getaddrinfo through this system's NSS) and workers launch.
         res = run(["ptrun", "--nnodes", "1", "--nproc-per-node", "2", "--rdzv-backend", "c10d",
                    "--rdzv-endpoint", f"{socket.gethostname()}:{free_port()}", "--no-python",

@@ -64,6 +64,9 @@ class Agent::Impl {
         std::chrono::steady_clock::time_point exited_at{};   ///< when it was reaped
         /// Asked of the zygote, not forked yet: alive, with no pid (nothing to signal).
         std::shared_ptr<PendingFork> fork;
+        /// Its relays waiting for its pid (a prefix template's ${pid}), owned by `relays`, and
+        /// whether each prefixes console lines (tee'd) or only filtered ones.
+        std::vector<std::pair<OutputRelay*, bool>> held_relays;
     };
 
     /// The child's end of one output stream, and what the agent keeps of it.
@@ -427,7 +430,12 @@ class Agent::Impl {
     void check_open_files_for_attempt() const;
     /// The child end of one output stream per the redirect/tee settings (file, tee pipe or
     /// inherit).
-    StreamPlumbing plumb(StdMask stream, int local_rank, int rank, int console_fd);
+    StreamPlumbing plumb(StdMask stream, int local_rank, int console_fd);
+    /// The prefix of `w`'s tee'd and filtered lines: --log-line-prefix-template's, with its pid
+    /// once known, else "[host:rank] ".
+    std::string line_prefix(const Worker& w) const;
+    /// `w` runs (its pid known) or will not: its held relays start with their full prefix.
+    void release_output(Worker& w);
     /// This attempt's filtered_stdout.log or filtered_stderr.log, opened on first use.
     std::shared_ptr<SharedLog> filtered_log(StdMask stream);
     /// --report-bindings: the line for local rank `lr`, just spawned with `request`.

@@ -110,7 +110,7 @@ std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
 
 void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     auto& w = workers[static_cast<std::size_t>(lr)];
-    auto out = plumb(StdMask::Out, lr, w.end.rank, STDOUT_FILENO);
+    auto out = plumb(StdMask::Out, lr, STDOUT_FILENO);
     req.stdout_fd = out.child_fd;
     struct CloseChildEnds {
         SpawnRequest& r;
@@ -119,7 +119,7 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
             if (r.stderr_fd >= 0) ::close(r.stderr_fd);
         }
     } close_child_ends{req};
-    auto err = plumb(StdMask::Err, lr, w.end.rank, STDERR_FILENO);
+    auto err = plumb(StdMask::Err, lr, STDERR_FILENO);
     req.stderr_fd = err.child_fd;
     w.end.stderr_log = err.log_path;
     for (const auto* stream : {&out, &err}) {
@@ -136,11 +136,14 @@ void Agent::Impl::launch_worker(int lr, SpawnRequest& req, const char* how) {
         record(Phase::Spawn, w.end.rank, how);
         w.end.pid = launcher->launch(req);  // tags it PTRUN_JOB_TAG, into the job's cgroup
         w.alive = true;
+        release_output(w);
         record(Phase::Started, w.end.rank);
     } catch (const EnvironmentError& e) {
+        release_output(w);
         state.alive -= 1;  // never started: no exit will come
         throw EnvironmentError("local rank " + std::to_string(w.end.local_rank) + ": " + e.what());
     } catch (const SpawnError& e) {
+        release_output(w);
         log->error("local rank {}: {}", w.end.local_rank, e.what());
         w.end.exit = WorkerExit{127, 0};
         w.end.time = std::chrono::system_clock::now();
@@ -176,6 +179,7 @@ void Agent::Impl::forked(int lr, pid_t pid) {
     if (!pending || finished) return;
     if (pid > 0) {
         w.end.pid = pid;
+        release_output(w);
         record(Phase::Started, w.end.rank);
         status_changed();
         return;
@@ -244,8 +248,7 @@ void Agent::Impl::check_open_files_for_attempt() const {
     }
 }
 
-Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, int rank,
-                                               int console_fd) {
+Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, int console_fd) {
     const auto route = route_of(stream, local_rank);
     const bool tee = route.tee;
     const bool to_file = route.to_file;
@@ -272,7 +275,8 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, i
             tee ? "cannot make a pipe for --tee" : "cannot make a pipe for the output filters", err,
             open_files_needed(config)));
     }
-    std::string prefix = "[" + config.hostname + ":" + std::to_string(rank) + "] ";
+    auto& w = workers[static_cast<std::size_t>(local_rank)];
+    const std::string prefix = line_prefix(w);
     RelayTarget target;
     target.log_fd = log_fd;
     target.log_path = p.log_path;
@@ -288,9 +292,33 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, i
         target.filters = filters;
         target.filtered_prefix = prefix;
     }
+    // A ${pid} prefix waits for the pid: the relay reads from the start once it is known.
+    target.wait_for_prefix = config.log_line_prefix && config.log_line_prefix->uses_pid();
+    const bool held = target.wait_for_prefix;
     relays.push_back(std::make_unique<OutputRelay>(io, fds[0], std::move(target)));
+    if (held) w.held_relays.emplace_back(relays.back().get(), tee);
     p.child_fd = fds[1];
     return p;
+}
+
+std::string Agent::Impl::line_prefix(const Worker& w) const {
+    if (!config.log_line_prefix) {
+        return "[" + config.hostname + ":" + std::to_string(w.end.rank) + "] ";
+    }
+    LinePrefixFields fields;
+    fields.role_name = config.role;
+    fields.rank = w.end.rank;
+    fields.local_rank = w.end.local_rank;
+    if (w.end.pid > 0) fields.pid = w.end.pid;
+    fields.hostname = config.hostname;
+    return config.log_line_prefix->expand(fields);
+}
+
+void Agent::Impl::release_output(Worker& w) {
+    if (w.held_relays.empty()) return;
+    const std::string prefix = line_prefix(w);
+    for (auto [relay, tee] : w.held_relays) relay->begin(tee ? prefix : "", prefix);
+    w.held_relays.clear();
 }
 
 std::shared_ptr<SharedLog> Agent::Impl::filtered_log(StdMask stream) {

@@ -91,24 +91,11 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
     mn.self = self_node(c, random_id, first);
     mn.round_store = std::make_unique<RoundStore>(mn.self.addr, logger);
 
-    const auto keys = rdzv_keys(c.run_id);
     EtcdLeadershipOptions lo;
     lo.client = client;
     lo.self_id = mn.self.id;
     lo.lease_ttl_s = lease_ttl(c);
-    auto& co = lo.coordinator;
-    co.keys = keys;
-    co.policy = coordinator_policy(c);  // no master_addr: each round's group rank 0 hosts it
-    co.heartbeat = c.rdzv.heartbeat;
-    co.auth = auth;
-    co.logger = logger;
-    // The members' statuses reach whichever node coordinates. Their start-up timelines are not
-    // gathered: no node hosts a store whose clock the others measure theirs against (c10d's
-    // clock key), and times of unrelated CLOCK_MONOTONICs cannot be set side by side.
-    mn.statuses = std::make_unique<NodeReportInbox>();
-    co.on_report = [statuses = mn.statuses.get()](NodeReport r) {
-        if (r.kind == ReportKind::Status) statuses->put(r.id, r.round, std::move(r.text));
-    };
+    lo.coordinator = elected_coordinator_options(c, auth, logger, mn);
     mn.leadership = campaign(std::move(lo), c.rdzv.join_timeout, name);
 
     auto so = session_options(c, mn.self, auth, logger);

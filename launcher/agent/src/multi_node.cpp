@@ -14,6 +14,7 @@
 #include "ptrun/launcher/agent/agent_store.hpp"
 #include "ptrun/launcher/membership/coordinator.hpp"
 #include "ptrun/launcher/membership/etcd_leadership.hpp"
+#include "ptrun/launcher/membership/file_leadership.hpp"
 #include "ptrun/launcher/membership/rdzv_keys.hpp"
 #include "ptrun/launcher/membership/rdzv_session.hpp"
 #include "ptrun/launcher/membership/store_listen.hpp"
@@ -67,6 +68,25 @@ CoordinatorPolicy coordinator_policy(const LaunchConfig& c) {
     return p;
 }
 
+CoordinatorOptions elected_coordinator_options(const LaunchConfig& c, const RdzvAuth& auth,
+                                               std::shared_ptr<spdlog::logger> logger,
+                                               MultiNode& mn) {
+    CoordinatorOptions co;
+    co.keys = rdzv_keys(c.run_id);
+    co.policy = coordinator_policy(c);  // no master_addr: each round's group rank 0 hosts it
+    co.heartbeat = c.rdzv.heartbeat;
+    co.auth = auth;
+    co.logger = std::move(logger);
+    // The members' statuses reach whichever node coordinates. Their start-up timelines are not
+    // gathered: no node hosts a store whose clock the others measure theirs against (c10d's
+    // clock key), and times of unrelated CLOCK_MONOTONICs cannot be set side by side.
+    mn.statuses = std::make_unique<NodeReportInbox>();
+    co.on_report = [statuses = mn.statuses.get()](NodeReport r) {
+        if (r.kind == ReportKind::Status) statuses->put(r.id, r.round, std::move(r.text));
+    };
+    return co;
+}
+
 NodeInfo self_node(const LaunchConfig& c, const std::string& random_id, const HostPort& toward) {
     NodeInfo n;
     n.id = c.hostname + ":" + std::to_string(::getpid()) + ":" + random_id;
@@ -98,6 +118,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
                            const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger) {
     if (c.rdzv_backend == RdzvBackend::Etcd)
         return start_etcd_multi_node(c, random_id, auth, logger);
+    if (!c.rdzv_file.empty()) return start_file_multi_node(c, random_id, auth, logger);
     MultiNode mn;
     const HostPort& store = c.rendezvous_store;
     const bool v6 = store.host.find(':') != std::string::npos;

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <array>
 
+#include "ptrun/launcher/cli/completion_script.hpp"
+#include "ptrun/launcher/cli/info_option.hpp"
 #include "ptrun/launcher/cli/option_prefix.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/cli/version.hpp"
@@ -54,8 +56,17 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
         "($PYTHON_EXEC chooses the interpreter) unless --no-python. A worker reading the terminal "
         "(pdb, input()) is lent it.\nSee man ptrun for the worker environment, exit codes, logs "
         "and debuggers.");
+    const auto& help_flag = info_option_spec(InfoOption::Help);
+    app.set_help_flag(std::string(help_flag.short_name) + ",--" + std::string(help_flag.dashed),
+                      std::string(help_flag.help));
     bool want_version = false;
-    app.add_flag("--version", want_version, "Print the version and exit");
+    const auto& version = info_option_spec(InfoOption::Version);
+    app.add_flag("--" + std::string(version.dashed), want_version, std::string(version.help));
+    std::string completion_shell;
+    const auto& completion = info_option_spec(InfoOption::PrintCompletion);
+    auto* print_completion = app.add_option("--" + std::string(completion.dashed), completion_shell,
+                                            std::string(completion.help))
+                                 ->option_text("SHELL");
 
     std::array<std::string, kOptionCount> given;
     std::array<CLI::Option*, kOptionCount> handles{};
@@ -82,6 +93,7 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
         throw UsageError(e.what());
     }
     if (want_version) return InfoRequest{"ptrun " + std::string(kVersion) + "\n"};
+    if (print_completion->count() > 0) return InfoRequest{completion_script(completion_shell)};
 
     LaunchOptions out;  // every option at its default
     for (const auto& spec : option_table()) {

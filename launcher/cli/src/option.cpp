@@ -26,8 +26,9 @@ struct Row {
 constexpr std::array<Row, kOptionCount> kRows{{
     {Option::Nnodes, "nnodes", "", "1:1", V, "Number of nodes, N or MIN:MAX"},
     {Option::NprocPerNode, "nproc-per-node", "", "1", V,
-     "Workers per node: an integer, auto, cpu, gpu, or gpu:LIST (one worker per listed device, "
-     "e.g. gpu:1,3,5 or gpu:0-3; indexes into the devices CUDA_VISIBLE_DEVICES shows)"},
+     "Workers per node: an integer, auto, cpu, gpu (NVIDIA or AMD), xpu (Intel GPU), hpu "
+     "(Gaudi), npu (Ascend), or KIND:LIST (one worker per listed device, e.g. gpu:1,3,5 or "
+     "xpu:0-3; indexes into the devices the vendor's variable, e.g. CUDA_VISIBLE_DEVICES, shows)"},
     {Option::Standalone, "standalone", "", "", F,
      "Single-node job with a local store on a free port"},
     {Option::RdzvBackend, "rdzv-backend", "", "static", V,
@@ -75,6 +76,9 @@ constexpr std::array<Row, kOptionCount> kRows{{
      "Streams sent to log files and the console: 0-3 or LOCAL_RANK:0-3,..."},
     {Option::LocalRanksFilter, "local-ranks-filter", "", "", V,
      "Show console output of these local ranks only: 0,1,... (each must run on this node)"},
+    {Option::LogLinePrefixTemplate, "log-line-prefix-template", "", "", V,
+     "Prefix of tee'd console lines and filtered_*.log lines instead of [HOST:RANK]: a template "
+     "of ${role_name}, ${rank}, ${local_rank}, ${pid}, ${hostname} ($$ for a $)"},
     {Option::ShutdownTimeout, "shutdown-timeout", "", "30", V,
      "Seconds between SIGTERM and SIGKILL when stopping workers"},
     {Option::SignalsToHandle, "signals-to-handle", "",
@@ -108,10 +112,53 @@ constexpr std::array<Row, kOptionCount> kRows{{
      "Print the resolved topology and where each value came from; launch nothing"},
 }};
 
+// The words of the options whose values are words (OptionSpec::words). Each parser accepts every
+// word listed for its option and names them all when it refuses a value (option_words_test.cpp).
+constexpr std::array<std::string_view, 6> kNprocWords{"auto", "cpu", "gpu", "xpu", "hpu", "npu"};
+constexpr std::array<std::string_view, 4> kRdzvBackends{"static", "c10d", "etcd-v2", "etcd"};
+constexpr std::array<std::string_view, 3> kStartMethods{"spawn", "fork", "forkserver"};
+constexpr std::array<std::string_view, 1> kEventLogHandlers{"null"};
+constexpr std::array<std::string_view, 4> kStdStreams{"0", "1", "2", "3"};
+constexpr std::array<std::string_view, 4> kSlurmModes{"auto", "per-node", "per-rank", "off"};
+constexpr std::array<std::string_view, 8> kLauncherEnvs{"auto", "slurm", "mpi", "flux",
+                                                        "pbs",  "lsf",   "k8s", "off"};
+constexpr std::array<std::string_view, 4> kNumaBindings{"node", "socket", "exclusive",
+                                                        "core-complex"};
+
+constexpr std::array<std::pair<Option, std::span<const std::string_view>>, 9> kValueWords{{
+    {Option::NprocPerNode, kNprocWords},
+    {Option::RdzvBackend, kRdzvBackends},
+    {Option::StartMethod, kStartMethods},
+    {Option::EventLogHandler, kEventLogHandlers},
+    {Option::Redirects, kStdStreams},
+    {Option::Tee, kStdStreams},
+    {Option::SlurmMode, kSlurmModes},
+    {Option::LauncherEnv, kLauncherEnvs},
+    {Option::NumaBinding, kNumaBindings},
+}};
+
+/// The options whose value is a directory (completed with directory names).
+constexpr std::array<Option, 1> kDirectoryOptions{Option::LogDir};
+
+constexpr std::span<const std::string_view> words_of(Option key) {
+    for (const auto& [option, words] : kValueWords) {
+        if (option == key) return words;
+    }
+    return {};
+}
+
+constexpr ValueHint hint_of(Option key) {
+    for (auto option : kDirectoryOptions) {
+        if (option == key) return ValueHint::Directory;
+    }
+    return ValueHint::Text;
+}
+
 /// torchrun's variables beyond PET_*, each the fallback of one option.
-constexpr std::array<std::pair<Option, std::string_view>, 2> kTorchEnvFallbacks{{
+constexpr std::array<std::pair<Option, std::string_view>, 3> kTorchEnvFallbacks{{
     {Option::ShutdownTimeout, "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
     {Option::HealthPort, "TORCHELASTIC_HEALTH_CHECK_PORT"},
+    {Option::LogLinePrefixTemplate, "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"},
 }};
 
 /// Room for the longest PET_ spelling (names_fit checks it).
@@ -164,7 +211,9 @@ constexpr std::array<OptionSpec, kOptionCount> kTable = [] {
                             r.short_name,
                             r.fallback,
                             r.kind,
-                            r.help};
+                            r.help,
+                            words_of(r.key),
+                            hint_of(r.key)};
     }
     return out;
 }();

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "ptrun/launcher/cli/info_option.hpp"
 #include "ptrun/launcher/cli/option.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 
@@ -11,15 +12,17 @@ namespace {
 /// A long option ptrun knows: its spelling and whether a value follows it.
 struct LongName {
     std::string_view name;
-    const OptionSpec* spec;  ///< null for --help and --version
+    const OptionSpec* spec;  ///< null for --help, --version and --print-completion
+    OptionKind kind;
 };
 
 /// Every long spelling, each option's dashed one first.
 std::vector<LongName> long_names() {
-    std::vector<LongName> out{{"help", nullptr}, {"version", nullptr}};
+    std::vector<LongName> out;
+    for (const auto& info : info_option_table()) out.push_back({info.dashed, nullptr, info.kind});
     for (const auto& spec : option_table()) {
-        out.push_back({spec.dashed, &spec});
-        if (spec.underscored != spec.dashed) out.push_back({spec.underscored, &spec});
+        out.push_back({spec.dashed, &spec, spec.kind});
+        if (spec.underscored != spec.dashed) out.push_back({spec.underscored, &spec, spec.kind});
     }
     return out;
 }
@@ -65,7 +68,7 @@ std::vector<std::string> expand_option_prefixes(std::vector<std::string> args) {
             args[i] = "--" + std::string(found->name) +
                       (eq == std::string::npos ? std::string() : arg.substr(eq));
         }
-        if (takes_value(found->spec) && eq == std::string::npos) ++i;
+        if (found->kind == OptionKind::Value && eq == std::string::npos) ++i;
     }
     return args;
 }

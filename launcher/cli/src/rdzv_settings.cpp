@@ -1,5 +1,6 @@
 #include "ptrun/launcher/cli/rdzv_settings.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -12,7 +13,8 @@ namespace {
 
 constexpr const char* kKnownKeys =
     "join_timeout, last_call_timeout, close_timeout, read_timeout, heartbeat, keep_alive_interval, "
-    "keep_alive_max_attempt, is_host, use_agent_store, use_libuv, timeout, key_file; with etcd-v2: "
+    "keep_alive_max_attempt, is_host, use_agent_store, use_libuv, store_type, timeout, key_file; "
+    "with etcd-v2: "
     "protocol, "
     "cacert, ca_cert, cert, ssl_cert, key, ssl_cert_key";
 
@@ -30,6 +32,17 @@ Millis seconds(const std::string& key, const std::string& value) {
 bool boolean(const std::string& key, const std::string& value) {
     if (auto b = env::parse_bool(value)) return *b;
     throw UsageError(item(key, value) + ": expected true or false");
+}
+
+/// torchrun's store_type: tcp or file, any case, around spaces.
+bool store_type_is_file(const std::string& value) {
+    std::string v;
+    for (char ch : value) {
+        if (ch != ' ') v.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    }
+    if (v == "tcp") return false;
+    if (v == "file") return true;
+    throw UsageError(item("store_type", value) + ": expected tcp or file");
 }
 
 }  // namespace
@@ -69,6 +82,8 @@ RdzvSettings rdzv_settings(const RdzvConf& conf) {
             }
         } else if (key == "use_libuv") {
             s.use_libuv = boolean(key, value);
+        } else if (key == "store_type") {
+            s.file_store = store_type_is_file(value);
         } else if (is_etcd_conf_key(key)) {
             // etcd_settings reads them; resolve refuses them with the other backends.
         } else {

@@ -209,7 +209,7 @@ struct Coordinator::Impl {
             o.logger->info("rendezvous coordinator taken over from {}", previous);
         const auto now = Clock::now();
         for (const auto& id : gone) {
-            run([&] { return core.on_gone(id, "its rendezvous lease expired", now); });
+            run([&] { return core.on_gone(id, o.gone_reason, now); });
         }
     }
 

@@ -11,6 +11,7 @@
 
 #include "ptrun/etcd/errors.hpp"
 #include "ptrun/etcd/etcd_store.hpp"
+#include "ptrun/launcher/membership/coordinator_slot.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::launcher {
@@ -41,10 +42,10 @@ struct EtcdLeadership::Impl {
         wake.notify_all();
         client.interrupt();
         thread.join();
-        step_down();
+        slot.stop();
         try {
             etcd::Client last(o.client);  // the loop's client is interrupted
-            if (remove_keys) {
+            if (slot.drained()) {
                 // The job is over and its nodes have left: its keys go, so that a later job under
                 // the same run id starts afresh.
                 const auto& prefix = keys().prefix;
@@ -53,7 +54,7 @@ struct EtcdLeadership::Impl {
             last.lease_revoke(lease);  // the leader and alive keys go at once
         } catch (const rdzv::StoreError& e) {
             // the lease expires by itself within its TTL
-            if (remove_keys)
+            if (slot.drained())
                 o.coordinator.logger->warn("could not remove the job's keys from etcd: {}",
                                            e.what());
         }
@@ -62,14 +63,12 @@ struct EtcdLeadership::Impl {
     EtcdLeadershipOptions o;
     etcd::Client client;
     std::int64_t lease = 0;
-    mutable std::mutex mu;  ///< guards coordinator, stopping
+    std::mutex mu;  ///< guards stopping
     std::condition_variable wake;
     bool stopping = false;
-    std::atomic<bool> remove_keys{false};  ///< set by wait_drained when it drained the job
-    /// Set by wait_drained: the job is over for this node, which campaigns no more (a late holder
-    /// would write a fresh state where the last one removed the job's keys).
-    std::atomic<bool> retired{false};
-    std::shared_ptr<Coordinator> coordinator;  ///< while this node leads
+    /// The coordinator while this node leads. Once retired (wait_drained) the node campaigns no
+    /// more: a late holder would write a fresh state where the last one removed the job's keys.
+    CoordinatorSlot slot;
     std::thread thread;
 
     const RdzvKeys& keys() const { return o.coordinator.keys; }
@@ -91,7 +90,7 @@ struct EtcdLeadership::Impl {
                 const auto left =
                     std::max(milliseconds(1),
                              std::chrono::duration_cast<milliseconds>(next_renewal - Clock::now()));
-                if (leads() || retired) {
+                if (slot.running() || slot.retired()) {
                     std::unique_lock lock(mu);
                     wake.wait_for(lock, left, [this] { return stopping; });
                 } else {
@@ -118,11 +117,11 @@ struct EtcdLeadership::Impl {
     /// ends this node's coordinating, and a new one is granted.
     void renew() {
         if (client.lease_keepalive(lease) > 0) return;
-        if (leads()) {
+        if (slot.running()) {
             o.coordinator.logger->warn(
                 "rendezvous: this node's etcd lease expired; it no longer coordinates");
         }
-        step_down();
+        slot.stop();
         lease = client.lease_grant(o.lease_ttl_s);
         client.put(keys().alive(o.self_id), o.self_id, lease);
     }
@@ -179,23 +178,7 @@ struct EtcdLeadership::Impl {
         co.connect = etcd_store_connector(o.client, fence);
         o.coordinator.logger->info("this node now coordinates the rendezvous (etcd lease {:x})",
                                    lease);
-        auto started = std::make_shared<Coordinator>(std::move(co));
-        std::lock_guard lock(mu);
-        coordinator = std::move(started);
-    }
-
-    void step_down() {
-        std::shared_ptr<Coordinator> old;
-        {
-            std::lock_guard lock(mu);
-            old = std::move(coordinator);
-        }
-        old.reset();  // joins its thread outside the lock
-    }
-
-    bool leads() const {
-        std::lock_guard lock(mu);
-        return coordinator != nullptr;
+        slot.start(std::move(co));
     }
 };
 
@@ -203,26 +186,12 @@ EtcdLeadership::EtcdLeadership(EtcdLeadershipOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 EtcdLeadership::~EtcdLeadership() = default;
 
-bool EtcdLeadership::leads() const { return impl_->leads(); }
+bool EtcdLeadership::leads() const { return impl_->slot.running(); }
 
 bool EtcdLeadership::wait_drained(const std::string& self, std::chrono::milliseconds timeout) {
-    impl_->retired = true;
-    std::shared_ptr<Coordinator> c;
-    {
-        std::lock_guard lock(impl_->mu);
-        c = impl_->coordinator;
-    }
-    if (!c) return true;
-    if (!c->wait_drained(self, timeout)) return false;
-    c.reset();
-    impl_->step_down();
-    impl_->remove_keys = true;  // once this node's session has stopped (the destructor)
-    return true;
+    return impl_->slot.drain(self, timeout);
 }
 
-std::vector<std::string> EtcdLeadership::spare_hosts() const {
-    std::lock_guard lock(impl_->mu);
-    return impl_->coordinator ? impl_->coordinator->spare_hosts() : std::vector<std::string>{};
-}
+std::vector<std::string> EtcdLeadership::spare_hosts() const { return impl_->slot.spare_hosts(); }
 
 }  // namespace ptrun::launcher

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ptrun/rendezvous/file_store.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 
 namespace ptrun::launcher {
@@ -25,6 +26,13 @@ StoreConnector etcd_store_connector(etcd::ClientOptions client, std::optional<et
         o.client.io_timeout = std::min(o.client.io_timeout, io_timeout);
         o.fence = fence;
         return std::unique_ptr<rdzv::Store>(std::make_unique<etcd::EtcdStore>(std::move(o)));
+    };
+}
+
+StoreConnector file_store_connector(std::string path) {
+    return [path = std::move(path)](std::chrono::milliseconds) {
+        return std::unique_ptr<rdzv::Store>(
+            std::make_unique<rdzv::FileStore>(rdzv::FileStoreOptions{path, {}}));
     };
 }
 

@@ -57,7 +57,9 @@ std::string join_command(const LaunchConfig& c) {
                       std::to_string(c.nproc_per_node);
     if (c.max_restarts > 0) cmd += " --max-restarts " + std::to_string(c.max_restarts);
     std::string endpoint;  // the store, or with etcd every member as the job lists them
-    if (c.rdzv_backend != RdzvBackend::Etcd) {
+    if (!c.rdzv_file.empty()) {
+        endpoint = c.rdzv_file;
+    } else if (c.rdzv_backend != RdzvBackend::Etcd) {
         endpoint = format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port);
     } else {
         const bool https_in_urls = c.etcd.https && c.rdzv_conf.count("protocol") == 0;
@@ -128,7 +130,7 @@ void WaitProgress::update(const JoinProgress& p) {
         log_->info("{}; to add a node, run this on it:", text);
         log_->info("  {}", join_command(config_));
         const auto& host = config_.rendezvous_store.host;
-        if (is_loopback(host)) {
+        if (config_.rdzv_file.empty() && is_loopback(host)) {
             auto addr = reachable_address(config_);
             log_->info(
                 "  ({} is this machine only: for nodes elsewhere, start every node with "

@@ -159,6 +159,19 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
 
 OutputRelay::OutputRelay(boost::asio::io_context& io, int read_fd, RelayTarget target)
     : impl_(std::make_shared<Impl>(io, read_fd, std::move(target))) {
+    if (!impl_->target.wait_for_prefix) impl_->read_next();
+}
+
+void OutputRelay::begin(std::string prefix, std::string filtered_prefix) {
+    if (impl_->closed || !impl_->target.wait_for_prefix) return;
+    impl_->target.wait_for_prefix = false;
+    impl_->target.prefix = std::move(prefix);
+    impl_->target.filtered_prefix = std::move(filtered_prefix);
+    impl_->lines = ConsoleLines(impl_->target.prefix);
+    if (impl_->filtered) {
+        impl_->filtered.emplace(impl_->target.filters, impl_->target.filtered_prefix,
+                                kMaxConsoleLine);
+    }
     impl_->read_next();
 }
 

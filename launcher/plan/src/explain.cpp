@@ -17,8 +17,9 @@ std::string source_of(const LaunchOptions& o, Option key) {
     switch (o.at(key).source) {
         case Source::Flag:
             return "flag " + flag_text(key);
-        case Source::PetEnv:
-            return "env " + std::string(option_spec(key).pet);
+        case Source::PetEnv:  // PET_..., or torchrun's own variable after it
+            return "env " + (o.at(key).origin.empty() ? std::string(option_spec(key).pet)
+                                                      : o.at(key).origin);
         case Source::Slurm:
         case Source::LauncherEnv:
             return o.at(key).origin;
@@ -129,7 +130,7 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
         row(out, "nodes", std::to_string(c.nnodes.min) + ":" + std::to_string(c.nnodes.max),
             source_of(o, Option::Nnodes));
         const bool assigned = c.multi_node() && !c.node_rank_given;
-        const bool etcd = c.rdzv_backend == RdzvBackend::Etcd;
+        const bool etcd = c.rdzv_backend == RdzvBackend::Etcd || !c.rdzv_file.empty();
         row(out, "node rank", assigned ? "assigned at rendezvous" : std::to_string(c.node_rank),
             !assigned ? source_of(o, Option::NodeRank)
             : etcd    ? "by the coordinator elected among the agents"
@@ -169,6 +170,10 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
     if (fixed) store += fixed->hosts_store ? " (hosted here)" : " (hosted by node 0's first task)";
     if (!fixed && c.rdzv_backend == RdzvBackend::Etcd) {
         store = "none: the coordinator is elected among the agents (no node hosts the store)";
+    } else if (!fixed && !c.rdzv_file.empty()) {
+        store = "the file " + c.rdzv_file + " (no rendezvous port; the agent holding " +
+                c.rdzv_file +
+                ".lead coordinates; each round's group rank 0 hosts its workers' store)";
     } else if (!fixed && c.multi_node()) {
         store = format_endpoint(c.rendezvous_store.host, c.rendezvous_store.port) +
                 (c.rdzv.is_host == true    ? " (hosted here)"
@@ -180,6 +185,9 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
               : source_of(o, Option::MasterPort);
     if (!fixed && c.rdzv_backend == RdzvBackend::Etcd) {
         store_from = source_of(o, Option::RdzvBackend);
+    } else if (!fixed && !c.rdzv_file.empty()) {
+        store_from = source_of(o, Option::RdzvConf) + " store_type=file, " +
+                     source_of(o, Option::RdzvEndpoint);
     } else if (!fixed && c.multi_node()) {
         store_from =
             c.rdzv_backend == RdzvBackend::Static
@@ -188,6 +196,11 @@ std::string explain(const LaunchConfig& c, const FixedPlacement* fixed, const La
     }
     row(out, "store", store, store_from);
     row(out, "max restarts", std::to_string(c.max_restarts), source_of(o, Option::MaxRestarts));
+    if (c.log_line_prefix) {
+        row(out, "line prefix",
+            "'" + c.log_line_prefix->text() + "' (tee'd console lines, filtered_*.log)",
+            source_of(o, Option::LogLinePrefixTemplate));
+    }
     row(out, "program", c.program.empty() ? "(none)" : c.program, "command line");
     if (interpreter) {
         row(out, "interpreter", interpreter->path.empty() ? "(not found)" : interpreter->path,

@@ -49,35 +49,76 @@ double seconds(const LaunchOptions& o, Option key, bool allow_zero) {
     return *v;
 }
 
-/// --nproc-per-node gpu:LIST: the devices picked from the ones this node shows, in order.
-std::vector<env::CudaDevice> gpu_selection(const RawValue& raw, const HostFacts& host) {
+/// --nproc-per-node KIND:LIST: the devices picked from the ones this node shows, in order.
+std::vector<env::CudaDevice> gpu_selection(const RawValue& raw, const HostFacts& host,
+                                           env::DeviceKind kind) {
     try {
         auto picked = env::parse_gpu_selection(std::string_view(raw.value).substr(4));
-        return env::select_devices(host.gpus, picked);
+        return env::select_devices(host_devices(host, kind), picked);
     } catch (const env::ParseError& e) {
         throw UsageError(as_given(Option::NprocPerNode, raw) + ": " + e.what());
     }
 }
 
+/// The kind torch's name `name` means on this host ("gpu": NVIDIA or AMD, the one found).
+std::optional<env::DeviceKind> kind_named(std::string_view name, const HostFacts& host) {
+    if (name == "gpu") return host.gpu_kind;
+    for (auto kind :
+         {env::DeviceKind::IntelGpu, env::DeviceKind::Gaudi, env::DeviceKind::AscendNpu}) {
+        if (name == env::torch_name(kind)) return kind;
+    }
+    return std::nullopt;
+}
+
+/// "no Intel GPU found on this node (ptrun looks in /sys/class/drm ...)", or which variable hid
+/// them all.
+std::string none_found(env::DeviceKind kind, const HostFacts& host) {
+    std::string noun(env::device_noun(kind));
+    for (const auto& a : host.accelerators) {
+        if (a.found.kind != kind) continue;
+        return std::to_string(a.found.devices.size()) + " " + noun + "(s) found in " +
+               a.found.source + ", but ptrun's environment shows none of them (" +
+               std::string(env::visibility_variable(kind)) + ")";
+    }
+    if (kind == env::DeviceKind::NvidiaGpu) return "no GPU found on this node";
+    return "no " + noun + " found on this node (ptrun looks in " +
+           std::string(placement::where_looked(kind)) + ")";
+}
+
 int nproc(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
     const auto& raw = o.at(Option::NprocPerNode);
     const int gpus = static_cast<int>(host.gpus.size());
+    c.device_kind = host.gpu_kind;
     if (raw.value == "cpu") return host.cpu_count;
-    if (raw.value == "auto") return gpus > 0 ? gpus : host.cpu_count;
-    if (raw.value == "gpu") {
-        if (gpus == 0)
-            throw UsageError(as_given(Option::NprocPerNode, raw) + ": no GPU found on this node");
-        return gpus;
+    if (raw.value == "auto") {
+        // torchrun: torch.accelerator's device count when one is available, else the CPUs.
+        if (gpus > 0) return gpus;
+        for (const auto& a : host.accelerators) {
+            if (a.visible.empty() || a.found.kind == env::DeviceKind::NvidiaGpu ||
+                a.found.kind == env::DeviceKind::AmdGpu)
+                continue;
+            c.device_kind = a.found.kind;
+            return static_cast<int>(a.visible.size());
+        }
+        return host.cpu_count;
     }
-    if (raw.value.rfind("gpu:", 0) == 0) {
-        c.gpu_selection = gpu_selection(raw, host);
-        return static_cast<int>(c.gpu_selection.size());
+    const auto colon = raw.value.find(':');
+    if (auto kind = kind_named(std::string_view(raw.value).substr(0, colon), host)) {
+        c.device_kind = *kind;
+        if (colon != std::string::npos) {
+            c.gpu_selection = gpu_selection(raw, host, *kind);
+            return static_cast<int>(c.gpu_selection.size());
+        }
+        const int n = static_cast<int>(host_devices(host, *kind).size());
+        if (n == 0)
+            throw UsageError(as_given(Option::NprocPerNode, raw) + ": " + none_found(*kind, host));
+        return n;
     }
     auto v = env::parse_int(raw.value);
     if (!v || *v < 1 || *v > 4096) {
         throw UsageError(as_given(Option::NprocPerNode, raw) +
-                         ": expected a positive integer (up to 4096), auto, cpu, gpu or gpu:LIST "
-                         "(device indexes like gpu:1,3,5)");
+                         ": expected a positive integer (up to 4096), auto, cpu, gpu, xpu, hpu, "
+                         "npu or one of those with :LIST (device indexes like gpu:1,3,5)");
     }
     return static_cast<int>(*v);
 }
@@ -85,12 +126,14 @@ int nproc(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
 /// --virtual-local-rank, --numa-binding, --report-bindings and the output filters.
 void resolve_placement(LaunchConfig& c, const LaunchOptions& o, const HostFacts& host) {
     c.virtual_local_rank = o.flag(Option::VirtualLocalRank);
-    const auto& devices = c.gpu_selection.empty() ? host.gpus : c.gpu_selection;
+    const auto devices =
+        c.gpu_selection.empty() ? host_devices(host, c.device_kind) : c.gpu_selection;
     if (c.virtual_local_rank && !devices.empty() &&
         devices.size() < static_cast<std::size_t>(c.nproc_per_node)) {
         throw UsageError("--virtual-local-rank with " + std::to_string(c.nproc_per_node) +
                          " workers: expected a device for each, but this node shows " +
-                         std::to_string(devices.size()) + " (CUDA_VISIBLE_DEVICES " +
+                         std::to_string(devices.size()) + " (" +
+                         std::string(env::visibility_variable(c.device_kind)) + " " +
                          env::cuda_visible_devices_value(devices) + ")");
     }
     const auto& binding = o.at(Option::NumaBinding);
@@ -248,6 +291,7 @@ void resolve_rendezvous(LaunchConfig& c, const LaunchOptions& o) {
         return;
     }
     if (c.rdzv_backend == RdzvBackend::Etcd) return;  // the agents meet in etcd (resolve_etcd)
+    if (!c.rdzv_file.empty()) return;                 // in a file (resolve_file_store)
     if (c.rdzv_endpoint.empty()) {
         throw UsageError(
             "--rdzv-endpoint '': a multi-node c10d rendezvous needs HOST[:PORT] of the node "
@@ -309,6 +353,35 @@ void resolve_etcd(LaunchConfig& c, const LaunchOptions& o, RdzvBackend given) {
     } catch (const UsageError& e) {
         throw with_origin(e, o);
     }
+}
+
+/// --rdzv-conf store_type=file: the c10d rendezvous meets in the file --rdzv-endpoint names.
+/// Refused with the other backends; --standalone overrides it as it overrides the endpoint.
+void resolve_file_store(LaunchConfig& c, const LaunchOptions& o) {
+    if (!c.rdzv.file_store || c.standalone) return;
+    const std::string item = "--rdzv-conf store_type=" + c.rdzv_conf.find("store_type")->second;
+    if (c.rdzv_backend != RdzvBackend::C10d) {
+        throw with_origin(
+            UsageError(item + ": only applies to --rdzv-backend c10d (the backend is " +
+                       std::string(backend_name(c.rdzv_backend)) + ")"),
+            o);
+    }
+    if (c.rdzv.is_host) {
+        throw with_origin(
+            UsageError("--rdzv-conf is_host=" + c.rdzv_conf.find("is_host")->second +
+                       " with store_type=file: no node hosts the rendezvous (the agents meet in "
+                       "the file and elect a coordinator); drop is_host"),
+            o);
+    }
+    if (c.rdzv_endpoint.empty()) {
+        if (c.nnodes.max > 1) {
+            throw UsageError(item +
+                             " needs --rdzv-endpoint PATH: a file on a file system every node "
+                             "shares (e.g. --rdzv-endpoint /shared/jobs/rdzv)");
+        }
+        return;  // one node, as torchrun's temporary file: nothing to share, the local store
+    }
+    c.rdzv_file = c.rdzv_endpoint;
 }
 
 }  // namespace
@@ -375,6 +448,13 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     if (!o.at(Option::LocalRanksFilter).value.empty()) {
         c.local_ranks_filter = rank_filter(o.at(Option::LocalRanksFilter), c.nproc_per_node);
     }
+    if (const auto& raw = o.at(Option::LogLinePrefixTemplate); !raw.value.empty()) {
+        try {
+            c.log_line_prefix = LinePrefixTemplate::parse(raw.value);
+        } catch (const UsageError& e) {
+            throw UsageError(as_given(Option::LogLinePrefixTemplate, raw) + ": " + e.what());
+        }
+    }
     c.shutdown_timeout = std::chrono::milliseconds(
         static_cast<std::int64_t>(seconds(o, Option::ShutdownTimeout, true) * 1000.0));
     c.signals_to_handle = signal_list(o);
@@ -410,6 +490,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     }
     if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");
     resolve_etcd(c, o, given_backend);
+    resolve_file_store(c, o);
     resolve_rendezvous(c, o);
     c.program = o.program;
     c.program_args = o.program_args;

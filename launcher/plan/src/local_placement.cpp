@@ -18,7 +18,7 @@ std::vector<placement::GpuPlace> gpu_places(const std::vector<env::CudaDevice>& 
     std::string why;
     auto ids = sources.open_gpus(why);
     if (!ids) {
-        warnings.push_back("--numa-binding: cannot find where the GPUs (" +
+        warnings.push_back("--numa-binding: cannot find where the devices (" +
                            env::cuda_visible_devices_value(devices) + ") are: " + why +
                            "; binding the workers as CPU-only ones");
         return {};
@@ -56,12 +56,26 @@ void plan_bindings(LocalPlacement& plan, const LaunchConfig& c,
 
 }  // namespace
 
+PlacementSources placement_sources(const HostFacts& host, env::DeviceKind kind) {
+    PlacementSources s;
+    s.sys = host.device_root / "sys";
+    if (kind == env::DeviceKind::NvidiaGpu) return s;
+    placement::FoundDevices found;
+    found.kind = kind;
+    for (const auto& a : host.accelerators) {
+        if (a.found.kind == kind) found = a.found;
+    }
+    s.open_gpus = [found](std::string& why) { return placement::found_bus_ids(found, why); };
+    return s;
+}
+
 LocalPlacement plan_local_placement(const LaunchConfig& c,
                                     const std::vector<env::CudaDevice>& visible,
                                     const env::EnvMap& env, const PlacementSources& sources) {
     LocalPlacement plan;
     plan.workers.resize(static_cast<std::size_t>(c.nproc_per_node));
     plan.virtual_local_rank = c.virtual_local_rank;
+    plan.kind = c.device_kind;
     plan.visible = visible;
     const bool selected = !c.gpu_selection.empty();
     const auto& devices = selected ? c.gpu_selection : visible;
@@ -69,7 +83,7 @@ LocalPlacement plan_local_placement(const LaunchConfig& c,
     if (selected || (c.virtual_local_rank && !devices.empty())) {
         try {
             for (int lr = 0; lr < c.nproc_per_node; ++lr) {
-                plan.workers[static_cast<std::size_t>(lr)].cuda_visible_devices =
+                plan.workers[static_cast<std::size_t>(lr)].visible_devices =
                     env::worker_cuda_visible_devices(devices, lr, c.virtual_local_rank);
             }
         } catch (const env::ParseError& e) {
@@ -81,7 +95,8 @@ LocalPlacement plan_local_placement(const LaunchConfig& c,
         plan_bindings(plan, c, devices, sources);
         names_ordinals = names_ordinals || !devices.empty();
     }
-    if (names_ordinals && !env::lookup(env, "CUDA_DEVICE_ORDER")) {
+    if (names_ordinals && plan.kind == env::DeviceKind::NvidiaGpu &&
+        !env::lookup(env, "CUDA_DEVICE_ORDER")) {
         plan.cuda_device_order = "PCI_BUS_ID";
     }
     return plan;
@@ -92,12 +107,14 @@ void apply_to_env(const LocalPlacement& plan, int local_rank, env::EnvMap& worke
     if (plan.cuda_device_order) worker_env["CUDA_DEVICE_ORDER"] = *plan.cuda_device_order;
     if (static_cast<std::size_t>(local_rank) >= plan.workers.size()) return;
     const auto& slot = plan.workers[static_cast<std::size_t>(local_rank)];
-    if (slot.cuda_visible_devices) worker_env["CUDA_VISIBLE_DEVICES"] = *slot.cuda_visible_devices;
+    if (slot.visible_devices)
+        worker_env[std::string(env::visibility_variable(plan.kind))] = *slot.visible_devices;
 }
 
 std::string worker_gpus(const LocalPlacement& plan, const env::EnvMap& worker_env) {
-    if (auto value = env::lookup(worker_env, "CUDA_VISIBLE_DEVICES")) {
-        return env::cuda_visible_devices_value(env::parse_cuda_visible_devices(*value));
+    if (auto name = env::visibility_variable_set(plan.kind, worker_env)) {
+        return env::cuda_visible_devices_value(
+            env::parse_visible_devices(plan.kind, *env::lookup(worker_env, *name)));
     }
     return env::cuda_visible_devices_value(plan.visible);
 }
@@ -105,11 +122,20 @@ std::string worker_gpus(const LocalPlacement& plan, const env::EnvMap& worker_en
 std::vector<ExplainRow> explain_rows(const LocalPlacement& plan, const LaunchConfig& c,
                                      const env::EnvMap& env) {
     std::vector<ExplainRow> rows;
-    std::string gpus_from = !c.gpu_selection.empty()  ? "--nproc-per-node gpu:LIST"
-                            : plan.virtual_local_rank ? "--virtual-local-rank"
-                            : env::lookup(env, "CUDA_VISIBLE_DEVICES")
-                                ? "inherited CUDA_VISIBLE_DEVICES"
-                                : "CUDA_VISIBLE_DEVICES unset: every GPU of this node";
+    const std::string torch(env::torch_name(plan.kind));
+    const auto inherited_var = env::visibility_variable_set(plan.kind, env);
+    std::string gpus_from =
+        !c.gpu_selection.empty()  ? "--nproc-per-node " + torch + ":LIST"
+        : plan.virtual_local_rank ? "--virtual-local-rank"
+        : inherited_var           ? "inherited " + *inherited_var
+                        : std::string(env::visibility_variable(plan.kind)) + " unset: every " +
+                              std::string(env::device_noun(plan.kind)) + " of this node";
+    if (plan.kind == env::DeviceKind::NvidiaGpu && !inherited_var && c.gpu_selection.empty() &&
+        !plan.virtual_local_rank)
+        gpus_from = "CUDA_VISIBLE_DEVICES unset: every GPU of this node";
+    if ((!c.gpu_selection.empty() || plan.virtual_local_rank) &&
+        plan.kind != env::DeviceKind::NvidiaGpu)
+        gpus_from += " (" + std::string(env::visibility_variable(plan.kind)) + ")";
     if (plan.virtual_local_rank) gpus_from += ", LOCAL_RANK=0";
     std::string binding_from =
         c.numa_binding ? "--numa-binding " + placement::to_text(*c.numa_binding) : "inherited";
@@ -117,13 +143,12 @@ std::vector<ExplainRow> explain_rows(const LocalPlacement& plan, const LaunchCon
     const std::string inherited = worker_gpus(plan, env);  // once: it may list 4,096 devices
     for (std::size_t lr = 0; lr < plan.workers.size(); ++lr) {
         const auto& slot = plan.workers[lr];
-        // What apply_to_env gives the worker: the slot's own CUDA_VISIBLE_DEVICES, else ptrun's.
-        const std::string gpus =
-            slot.cuda_visible_devices
-                ? env::cuda_visible_devices_value(
-                      env::parse_cuda_visible_devices(*slot.cuda_visible_devices))
-                : inherited;
-        std::string value = "gpus " + (gpus.empty() ? std::string("none") : gpus);
+        // What apply_to_env gives the worker: the slot's own devices, else ptrun's.
+        const std::string gpus = slot.visible_devices
+                                     ? env::cuda_visible_devices_value(env::parse_visible_devices(
+                                           plan.kind, *slot.visible_devices))
+                                     : inherited;
+        std::string value = torch + "s " + (gpus.empty() ? std::string("none") : gpus);
         if (slot.binding) {
             value +=
                 ", cpus " + placement::to_list(slot.binding->cpus) + ", memory " +

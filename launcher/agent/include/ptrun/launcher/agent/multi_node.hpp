@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ptrun/launcher/agent/agent.hpp"
+#include "ptrun/launcher/membership/coordinator.hpp"
 #include "ptrun/launcher/membership/coordinator_core.hpp"
 #include "ptrun/launcher/membership/rdzv_auth.hpp"
 #include "ptrun/launcher/membership/rdzv_session.hpp"
@@ -20,7 +21,6 @@ class TcpStoreServer;
 namespace ptrun::launcher {
 
 class Coordinator;
-class EtcdLeadership;
 class RdzvSession;
 class RoundStore;
 
@@ -32,9 +32,9 @@ struct MultiNode {
     std::unique_ptr<NodeReportInbox> timelines;
     std::unique_ptr<NodeReportInbox> statuses;
     std::unique_ptr<RdzvSession> session;
-    /// etcd backend: the coordinator role (campaigned for by every node) and the workers' store
-    /// this node hosts for each round it joins.
-    std::unique_ptr<EtcdLeadership> leadership;
+    /// etcd backend and the rendezvous file: the coordinator role (campaigned for by every
+    /// node) and the workers' store this node hosts for each round it joins.
+    std::unique_ptr<RoundHost> leadership;
     std::unique_ptr<RoundStore> round_store;
     NodeInfo self;
     StoreEndpoint workers_store;  ///< MASTER_ADDR/PORT every node's workers use
@@ -56,6 +56,13 @@ MultiNode start_multi_node(const LaunchConfig& config, const std::string& random
 /// The rounds' rules from the command line (nodes, restarts, timeouts), without the workers' store.
 CoordinatorPolicy coordinator_policy(const LaunchConfig& config);
 
+/// The coordinator options of a rendezvous whose coordinator is elected among the agents
+/// (etcd-v2, store_type=file): the run's keys, the rounds' rules, auth; the members' statuses go
+/// to `mn.statuses` (created here). The leadership sets where it stores.
+CoordinatorOptions elected_coordinator_options(const LaunchConfig& config, const RdzvAuth& auth,
+                                               std::shared_ptr<spdlog::logger> logger,
+                                               MultiNode& mn);
+
 /// This agent as it introduces itself: a unique id, its host, the address of the interface that
 /// reaches `toward` (or --local-addr), its workers, --node-rank and --max-restarts.
 NodeInfo self_node(const LaunchConfig& config, const std::string& random_id,
@@ -71,6 +78,12 @@ RdzvSessionOptions session_options(const LaunchConfig& config, const NodeInfo& s
 /// round. Throws RendezvousError naming every etcd endpoint when none answers within
 /// join_timeout.
 MultiNode start_etcd_multi_node(const LaunchConfig& config, const std::string& random_id,
+                                const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger);
+
+/// The file rendezvous's part (--rdzv-conf store_type=file): as etcd's, in the shared file
+/// config.rdzv_file (file_leadership.hpp); this node's address is --local-addr or its first
+/// interface's. Throws RendezvousError naming the file when it cannot be opened.
+MultiNode start_file_multi_node(const LaunchConfig& config, const std::string& random_id,
                                 const RdzvAuth& auth, std::shared_ptr<spdlog::logger> logger);
 
 }  // namespace ptrun::launcher

@@ -40,6 +40,7 @@ enum class Option : std::uint8_t {
     Redirects,
     Tee,
     LocalRanksFilter,
+    LogLinePrefixTemplate,
     ShutdownTimeout,
     SignalsToHandle,
     SlurmMode,
@@ -61,6 +62,9 @@ inline constexpr std::size_t kOptionCount = static_cast<std::size_t>(Option::Exp
 /// Whether an option takes a value (`--nnodes 2`) or is a switch (`--standalone`, stored as "1").
 enum class OptionKind { Value, Flag };
 
+/// What an option's value names, for shell completion: free text, or a directory (file names).
+enum class ValueHint { Text, Directory };
+
 /// One option's row of the table.
 struct OptionSpec {
     Option key;
@@ -71,6 +75,11 @@ struct OptionSpec {
     std::string_view fallback;     ///< torchrun's default; empty: unset
     OptionKind kind;
     std::string_view help;  ///< --help's text, without the "[env PET_...]" suffix
+    /// The words the value may be: the whole set where it is closed (--rdzv-backend's static,
+    /// c10d, etcd-v2, etcd), the named values beside numbers where not (--nproc-per-node's auto,
+    /// cpu, gpu); empty for free values. Shell completion offers them; the parser accepts each.
+    std::span<const std::string_view> words;
+    ValueHint hint = ValueHint::Text;
 };
 
 /// Every option, one row each, in enumerator order: the single source of truth.
@@ -80,7 +89,8 @@ std::span<const OptionSpec> option_table();
 const OptionSpec& option_spec(Option key);
 
 /// torchrun's other variable for `key`, read after the PET_ one ("TORCH_ELASTIC_SHUTDOWN_TIMEOUT"
-/// for --shutdown-timeout, "TORCHELASTIC_HEALTH_CHECK_PORT" for --health-port); "" for none.
+/// for --shutdown-timeout, "TORCHELASTIC_HEALTH_CHECK_PORT" for --health-port,
+/// "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE" for --log-line-prefix-template); "" for none.
 std::string_view torch_env_fallback(Option key);
 
 /// The canonical dashed name of `key` ("nproc-per-node"), for messages.

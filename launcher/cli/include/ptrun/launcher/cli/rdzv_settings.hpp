@@ -25,6 +25,9 @@ struct RdzvSettings {
     std::string key_file;            ///< key_file: the rendezvous key (rdzv_auth.hpp)
     /// use_libuv (torch 2.x's TCPStore backend): the workers' USE_LIBUV, unless they have one.
     std::optional<bool> use_libuv;
+    /// store_type=file: the c10d rendezvous meets in a file (--rdzv-endpoint PATH) on a file
+    /// system the nodes share instead of a store hosted on one of them.
+    bool file_store = false;
 };
 
 /// Reads the known keys of `conf`; throws UsageError naming the key and value on a malformed or

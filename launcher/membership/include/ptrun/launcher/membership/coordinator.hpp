@@ -48,6 +48,8 @@ struct CoordinatorOptions {
     /// Starting afresh: removes what the earlier job left (its nodes `ids`' admissions, spare
     /// marks and heartbeats, every round's end, the join status); empty: nothing is removed.
     std::function<void(const std::vector<std::string>& ids)> forget_job;
+    /// Why a node of a taken-over state whose alive key is gone is lost (the run log's words).
+    std::string gone_reason = "its rendezvous lease expired";
 };
 
 class Coordinator final : public RoundHost {

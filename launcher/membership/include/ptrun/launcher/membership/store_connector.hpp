@@ -29,4 +29,8 @@ StoreConnector tcp_store_connector(HostPort store, std::chrono::milliseconds con
 StoreConnector etcd_store_connector(etcd::ClientOptions client,
                                     std::optional<etcd::Fence> fence = std::nullopt);
 
+/// A connector opening FileStores on the rendezvous file `path` (store_type=file); io_timeout
+/// does not apply (each call holds the file's lock for one read and one write).
+StoreConnector file_store_connector(std::string path);
+
 }  // namespace ptrun::launcher

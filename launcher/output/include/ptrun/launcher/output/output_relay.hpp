@@ -1,9 +1,10 @@
 #pragma once
 /// Copies one worker stream from a pipe to its log file (raw), to ptrun's console with a
-/// "[host:rank] " prefix, and its lines that match --duplicate-*-filters to a shared file. Runs on
-/// the agent's event loop and never blocks it: the console is a ConsoleStream (bounded queue), and
-/// memory is bounded too: a line longer than kMaxConsoleLine is passed on in pieces, and '\r' ends
-/// a console line like '\n' does, so progress bars (tqdm) show live, each update prefixed.
+/// "[host:rank] " prefix (or --log-line-prefix-template's), and its lines that match
+/// --duplicate-*-filters to a shared file. Runs on the agent's event loop and never blocks it: the
+/// console is a ConsoleStream (bounded queue), and memory is bounded too: a line longer than
+/// kMaxConsoleLine is passed on in pieces, and '\r' ends a console line like '\n' does, so progress
+/// bars (tqdm) show live, each update prefixed.
 
 #include <cstddef>
 #include <functional>
@@ -46,6 +47,9 @@ struct RelayTarget {
     std::shared_ptr<SharedLog> filtered_log;
     std::vector<std::string> filters;
     std::string filtered_prefix;
+    /// The prefixes are known only once the worker runs (a template's ${pid}): the relay reads
+    /// nothing until begin() gives them, so no line goes out with a prefix still to come.
+    bool wait_for_prefix = false;
 };
 
 class OutputRelay {
@@ -55,6 +59,10 @@ class OutputRelay {
     ~OutputRelay();
     OutputRelay(const OutputRelay&) = delete;
     OutputRelay& operator=(const OutputRelay&) = delete;
+
+    /// For a relay made with `wait_for_prefix`: sets the console and filtered lines' prefixes and
+    /// starts reading. Does nothing once reading has started or the relay has drained.
+    void begin(std::string prefix, std::string filtered_prefix);
 
     /// Reads whatever is left without blocking, flushes a trailing partial line, and stops.
     void drain();

@@ -3,12 +3,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "ptrun/env/cuda_devices.hpp"
+#include "ptrun/env/device_kind.hpp"
 #include "ptrun/env/env_map.hpp"
 #include "ptrun/launcher/cli/endpoint.hpp"
 #include "ptrun/launcher/cli/etcd_settings.hpp"
@@ -19,18 +21,35 @@
 #include "ptrun/launcher/cli/rdzv_settings.hpp"
 #include "ptrun/launcher/cli/slurm_mode.hpp"
 #include "ptrun/launcher/cli/std_streams.hpp"
+#include "ptrun/launcher/output/line_prefix_template.hpp"
+#include "ptrun/placement/accelerators.hpp"
 #include "ptrun/placement/binding_plan.hpp"
 
 namespace ptrun::launcher {
+
+/// One kind of accelerator found on this node, and which of its devices ptrun's environment shows.
+struct HostDevices {
+    placement::FoundDevices found;         ///< AMD: those ROCR_VISIBLE_DEVICES leaves, renumbered
+    std::vector<env::CudaDevice> visible;  ///< env::visible_devices of the kind
+};
 
 /// Facts about this machine that `resolve` needs; `main` gathers them, tests make them up.
 struct HostFacts {
     std::string hostname = "localhost";
     int cpu_count = 1;
-    /// The CUDA devices ptrun's own environment shows, in CUDA's order (host_facts.hpp).
+    /// The GPUs ptrun's own environment shows, in the runtime's order (host_facts.hpp): NVIDIA's
+    /// (CUDA_VISIBLE_DEVICES) unless only AMD GPUs are found (gpu_kind).
     std::vector<env::CudaDevice> gpus;
-    std::string random_id = "00000000";  ///< fresh per launch; the run id of --standalone
+    env::DeviceKind gpu_kind = env::DeviceKind::NvidiaGpu;  ///< what `gpus` and `gpu` count
+    /// Every kind of accelerator found (placement::find_accelerators), in `auto`'s order.
+    std::vector<HostDevices> accelerators;
+    std::filesystem::path device_root = "/";  ///< where they were looked for (PTRUN_DEVICE_ROOT)
+    std::string random_id = "00000000";       ///< fresh per launch; the run id of --standalone
 };
+
+/// The devices of `kind` ptrun's environment shows: `gpus` for gpu_kind, else the accelerator's
+/// visible devices, else none.
+std::vector<env::CudaDevice> host_devices(const HostFacts& host, env::DeviceKind kind);
 
 struct LaunchConfig {
     NodeRange nnodes;
@@ -53,6 +72,9 @@ struct LaunchConfig {
     /// master address and port); empty host for a single-node job and for etcd-v2 (the agents
     /// meet in etcd, `etcd`).
     HostPort rendezvous_store;
+    /// --rdzv-conf store_type=file: the file the agents meet in (--rdzv-endpoint PATH); empty
+    /// otherwise.
+    std::string rdzv_file;
     std::string master_addr = "127.0.0.1";
     std::optional<std::uint16_t> master_port;  ///< nullopt: ptrun picks a free port
     std::string local_addr;
@@ -62,12 +84,18 @@ struct LaunchConfig {
     StdSpec redirects;
     StdSpec tee;
     std::optional<std::set<int>> local_ranks_filter;
+    /// --log-line-prefix-template (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE): the prefix of tee'd
+    /// and filtered lines; nullopt (unset or empty): ptrun's "[host:rank] ".
+    std::optional<LinePrefixTemplate> log_line_prefix;
     /// --duplicate-stdout-filters / --duplicate-stderr-filters: worker lines holding any of these
     /// are also copied to attempt_N/filtered_stdout.log / filtered_stderr.log.
     std::vector<std::string> stdout_filters;
     std::vector<std::string> stderr_filters;
-    /// --nproc-per-node gpu:LIST: the devices the workers use, in order (one worker each); empty
-    /// otherwise (the workers inherit CUDA_VISIBLE_DEVICES untouched).
+    /// The kind of device the workers use: HostFacts::gpu_kind, or what --nproc-per-node xpu,
+    /// hpu, npu (or KIND:LIST, or auto) chose; its variable is the one ptrun sets.
+    env::DeviceKind device_kind = env::DeviceKind::NvidiaGpu;
+    /// --nproc-per-node gpu:LIST (xpu:LIST, ...): the devices the workers use, in order (one
+    /// worker each); empty otherwise (the workers inherit the visibility variable untouched).
     std::vector<env::CudaDevice> gpu_selection;
     bool virtual_local_rank = false;  ///< LOCAL_RANK=0, each worker sees only its own device
     std::optional<placement::BindingMode> numa_binding;
@@ -96,8 +124,10 @@ struct LaunchConfig {
     std::vector<std::string> program_args;
 
     /// True when the job spans (or may span) several nodes and needs the rendezvous; always
-    /// with etcd-v2, which the user asked for even with --nnodes 1.
-    bool multi_node() const { return nnodes.max > 1 || rdzv_backend == RdzvBackend::Etcd; }
+    /// with etcd-v2 and a rendezvous file, which the user asked for even with --nnodes 1.
+    bool multi_node() const {
+        return nnodes.max > 1 || rdzv_backend == RdzvBackend::Etcd || !rdzv_file.empty();
+    }
 };
 
 /// Validates `opts` into a LaunchConfig; throws UsageError naming the value and what was expected.

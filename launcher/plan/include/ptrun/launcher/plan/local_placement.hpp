@@ -1,8 +1,10 @@
 #pragma once
-/// What each local worker gets from --nproc-per-node gpu:LIST, --virtual-local-rank and
-/// --numa-binding: its CUDA_VISIBLE_DEVICES, LOCAL_RANK and CPU/memory binding, planned once
-/// per run before any worker starts. The topology is read only under --numa-binding, and NVML
-/// is loaded only when a binding has GPUs to place.
+/// What each local worker gets from --nproc-per-node gpu:LIST (xpu:LIST, ...),
+/// --virtual-local-rank and --numa-binding: its devices (CUDA_VISIBLE_DEVICES, or the variable of
+/// the workers' kind of device: HIP_VISIBLE_DEVICES, ZE_AFFINITY_MASK, HABANA_VISIBLE_MODULES,
+/// ASCEND_RT_VISIBLE_DEVICES), LOCAL_RANK and CPU/memory binding, planned once per run before any
+/// worker starts. The topology is read only under --numa-binding, and NVML is loaded only when a
+/// binding has NVIDIA GPUs to place (other vendors' devices are placed from sysfs).
 
 #include <filesystem>
 #include <functional>
@@ -24,15 +26,16 @@ namespace ptrun::launcher {
 
 /// One local worker's devices and binding.
 struct WorkerSlot {
-    std::optional<std::string> cuda_visible_devices;  ///< nullopt: inherited untouched
+    std::optional<std::string> visible_devices;       ///< the kind's variable; nullopt: inherited
     std::optional<placement::WorkerBinding> binding;  ///< --numa-binding
     placement::PreparedBinding prepared;              ///< the binding's masks (when bound)
 };
 
 struct LocalPlacement {
-    std::vector<WorkerSlot> workers;  ///< one per local rank
-    bool virtual_local_rank = false;  ///< every worker gets LOCAL_RANK=0
-    /// The devices ptrun's environment shows: what a worker whose CUDA_VISIBLE_DEVICES ptrun
+    std::vector<WorkerSlot> workers;                    ///< one per local rank
+    bool virtual_local_rank = false;                    ///< every worker gets LOCAL_RANK=0
+    env::DeviceKind kind = env::DeviceKind::NvidiaGpu;  ///< LaunchConfig::device_kind
+    /// The devices ptrun's environment shows: what a worker whose visibility variable ptrun
     /// leaves unset sees.
     std::vector<env::CudaDevice> visible;
     /// CUDA_DEVICE_ORDER for every worker: PCI_BUS_ID when ptrun names devices by ordinal or
@@ -50,10 +53,15 @@ struct LocalPlacement {
 struct PlacementSources {
     std::filesystem::path sys = "/sys";
     std::function<placement::ProcessLimits()> limits = placement::read_process_limits;
-    /// NVML, or nullptr with the reason (placement::open_nvml).
+    /// NVML, or nullptr with the reason (placement::open_nvml); placement_sources gives other
+    /// vendors' devices their bus ids from sysfs.
     std::function<std::unique_ptr<placement::GpuBusIds>(std::string&)> open_gpus =
         [](std::string& why) { return placement::open_nvml(why); };
 };
+
+/// Where the devices of `kind` found on `host` are read: sysfs under host.device_root, and for
+/// any kind but NVIDIA the bus ids the detectors found (placement::found_bus_ids).
+PlacementSources placement_sources(const HostFacts& host, env::DeviceKind kind);
 
 /// The plan for `config`'s local workers. `visible`: the devices ptrun's environment `env`
 /// shows (HostFacts::gpus). Workers use `config.gpu_selection` when given, else `visible`,
@@ -69,7 +77,7 @@ LocalPlacement plan_local_placement(const LaunchConfig& config,
 /// The environment changes `plan` makes for local rank `local_rank` on top of worker_env().
 void apply_to_env(const LocalPlacement& plan, int local_rank, env::EnvMap& worker_env);
 
-/// The devices a worker with environment `worker_env` sees, as CUDA_VISIBLE_DEVICES would list
+/// The devices a worker with environment `worker_env` sees, as its kind's variable would list
 /// them ("" for none).
 std::string worker_gpus(const LocalPlacement& plan, const env::EnvMap& worker_env);
 
