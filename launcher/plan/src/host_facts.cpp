@@ -52,9 +52,7 @@ HostFacts read_host_facts(const env::EnvMap& env) {
                       : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
     if (auto root = env::lookup(env, "PTRUN_DEVICE_ROOT"); root && !root->empty())
         h.device_root = *root;
-    bool nvidia = false;
     for (auto& found : placement::find_accelerators(h.device_root)) {
-        nvidia = nvidia || found.kind == env::DeviceKind::NvidiaGpu;
         if (found.kind == env::DeviceKind::AmdGpu) found = after_rocr(std::move(found), env);
         auto visible = env::visible_devices(found.kind, env, found.ids());
         h.accelerators.push_back(HostDevices{std::move(found), std::move(visible)});
@@ -62,15 +60,20 @@ HostFacts read_host_facts(const env::EnvMap& env) {
     // NVIDIA: the driver's count, when a driver is loaded: CUDA ends a CUDA_VISIBLE_DEVICES list
     // at the first ordinal past it. Without one, CUDA_VISIBLE_DEVICES is taken as written, unless
     // AMD GPUs are there: then HIP, which reads it too, decides.
-    auto amd = std::find_if(h.accelerators.begin(), h.accelerators.end(),
-                            [](const auto& a) { return a.found.kind == env::DeviceKind::AmdGpu; });
-    if (!nvidia && amd != h.accelerators.end()) {
+    const auto of_kind = [&h](env::DeviceKind kind) {
+        return std::find_if(h.accelerators.begin(), h.accelerators.end(),
+                            [kind](const auto& a) { return a.found.kind == kind; });
+    };
+    const auto nvidia = of_kind(env::DeviceKind::NvidiaGpu);
+    const auto amd = of_kind(env::DeviceKind::AmdGpu);
+    if (nvidia == h.accelerators.end() && amd != h.accelerators.end()) {
         h.gpu_kind = env::DeviceKind::AmdGpu;
         h.gpus = amd->visible;
+    } else if (nvidia == h.accelerators.end()) {
+        h.gpus = env::visible_cuda_devices(env, 0);
     } else {
-        int physical = nvidia ? static_cast<int>(h.accelerators.front().found.devices.size()) : 0;
-        h.gpus = env::visible_cuda_devices(env, physical);
-        if (nvidia) h.gpus = env::limit_to_physical(std::move(h.gpus), physical);
+        const int physical = static_cast<int>(nvidia->found.devices.size());
+        h.gpus = env::limit_to_physical(env::visible_cuda_devices(env, physical), physical);
     }
     std::uint32_t words[2] = {static_cast<std::uint32_t>(::getpid()),
                               static_cast<std::uint32_t>(::time(nullptr))};
