@@ -15,6 +15,12 @@
 #include "single_process_group.hpp"
 
 namespace ptrun::ddp {
+namespace {
+
+constexpr std::string_view kGenerationEnv = "PTRUN_GENERATION";
+constexpr std::string_view kRestartPolicyEnv = "PTRUN_RESTART_POLICY";
+
+}  // namespace
 
 RunContext run_context_from_env(const env::EnvMap& environment) {
     const env::RankInfo info = env::rank_info_from_env(environment);
@@ -25,6 +31,8 @@ RunContext run_context_from_env(const env::EnvMap& environment) {
     ctx.master_port = info.master_port;
     if (auto run_id = env::lookup(environment, env::names::kRunId)) ctx.run_id = *run_id;
     if (auto hb = env::lookup(environment, progress::kHeartbeatEnv)) ctx.heartbeat_file = *hb;
+    ctx.generation = env::lookup_int(environment, kGenerationEnv, 0, ctx.restart_count).value_or(0);
+    ctx.recovery = env::lookup(environment, kRestartPolicyEnv) == "failed";
     return ctx;
 }
 
@@ -86,17 +94,24 @@ std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
                               context.master_addr + ":" + std::to_string(context.master_port) +
                               ": " + e.what());
     }
-    // The restart count in the prefix: a restarted group never reads its predecessor's keys.
+    // The attempt and the generation in the prefix: a restarted or re-formed group never reads
+    // its predecessor's keys. TORCHELASTIC_RESTART_COUNT grows by one for each replacement and
+    // each group restart, so restart_count - generation is the attempt's base: a survivor (started
+    // at generation 0) and the replacement of generation G (started at count base + G) agree on
+    // it, and a group restart (generation 0 again, count higher) gets a base of its own.
     const std::string prefix = "ptrun_ddp/" + context.run_id + "/" +
-                               std::to_string(context.restart_count) + "/" + options.group_name;
+                               std::to_string(context.restart_count - context.generation) + "/g" +
+                               std::to_string(context.generation) + "/" + options.group_name;
     rdzv::PrefixStore store(prefix, *client);
     try {
         // Two groups under one name would share keys and meet as one: the second is refused.
+        // Per generation: a re-formed group claims afresh under its own generation's prefix.
         if (store.add("claimed/" + std::to_string(context.rank), 1) != 1) {
             throw CollectiveError("init_process_group: rank " + std::to_string(context.rank) +
                                   " already made a group named '" + options.group_name +
                                   "' in this run (restart " +
-                                  std::to_string(context.restart_count) +
+                                  std::to_string(context.restart_count) + ", generation " +
+                                  std::to_string(context.generation) +
                                   "); give each group InitOptions::group_name of its own");
         }
         if (nccl != nullptr) {

@@ -5,11 +5,14 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "mlp.hpp"
+#include "ptrun/ddp/errors.hpp"
 #include "ptrun/ddp/process_group.hpp"
+#include "ptrun/ddp/recovery.hpp"
 
 namespace ptrun::examples {
 
@@ -42,6 +45,28 @@ struct TrainResult {
 /// DataParallel. Rank 0 prints one line per epoch to `log` and writes checkpoints. Blocks; throws
 /// std::invalid_argument on bad options, CollectiveError, CheckpointError.
 TrainResult train(ptrun::ddp::ProcessGroup& pg, const TrainOptions& options, std::ostream& log);
+
+/// How train() goes on after losing a peer (recovery in place: ptrun --restart-policy failed).
+struct TrainRecovery {
+    /// Drops the broken group, waits for the next generation, joins it and returns its group
+    /// (ddp::reform_process_group); `why` is the step's error. Blocks; throws to end training.
+    std::function<ddp::JoinedGroup(std::unique_ptr<ddp::ProcessGroup> broken,
+                                   const ddp::CollectiveError& why)>
+        reform;
+    /// This process replaces a lost worker: its state comes from the peers, not from step 0 or a
+    /// checkpoint.
+    bool replacement = false;
+};
+
+/// train() over a group that survives lost peers. A step that fails with a CollectiveError
+/// (PeerLost, CollectiveTimeout, ...) leaves the model at its last completed step; the group is
+/// then re-formed through recovery.reform (`group` holds the new one) and the parameters, Adam
+/// moments and position come from the furthest rank (ddp::resync_state); training continues at
+/// the next step with the same sampler positions. A replacement starts with that resync. The
+/// source of each resync prints "train: generation G re-formed at step s (rank R replaced);
+/// state from rank X" to `log`. Blocks; throws what train() throws and reform's errors.
+TrainResult train(ddp::JoinedGroup& group, const TrainOptions& options, std::ostream& log,
+                  const TrainRecovery& recovery);
 
 /// Writes `params` as text, one tensor per line: name, then the values ("%.9g"). Throws
 /// std::runtime_error when the file cannot be written.

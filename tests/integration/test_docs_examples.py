@@ -129,6 +129,19 @@ EXAMPLES = {
         "servers",),
     ("README.md", "export MASTER_ADDR=head MASTER_PORT=29500 WORLD_SIZE=2"): ("workers",),
     ("README.md", "ptrun_store_server* server;"): ("c",),
+    ("README.md", "ptrun --standalone --nproc-per-node 4 --restart-policy failed --max-restarts 3 train"): (
+        "covered", "train with rank 2 killed under --restart-policy failed, and the lines ptrun says: "
+                   "test_recovery_train.py runs it (survivors' pids, the replacement, identical final parameters), "
+                   "test_recovery.py checks the two lines word for word",
+        [("tests/integration/test_recovery_train.py", '"--restart-policy", "failed"'),
+         ("tests/integration/test_recovery.py", "replacing it alone, the other workers keep running"),
+         ("tests/integration/test_recovery.py", "joined by all 4 workers")]),
+    ("README.md", "from ptrun.recovery import Recovery"): (
+        "covered", "a fragment of examples/python/recover_ddp.py: test_recovery_torch.py runs that script under "
+                   "ptrun --restart-policy failed with rank 2 killed, and without the policy",
+        [("examples/python/recover_ddp.py", "step = rec.recover(err, net, opt, step)"),
+         ("examples/python/recover_ddp.py", "step = rec.resync(net, opt, 0)"),
+         ("tests/integration/test_recovery_torch.py", '"--restart-policy", "failed"')]),
     ("README.md", "ptrun --standalone --nproc-per-node 4 build/examples/train/train --epochs 30 --final-params p.txt"): (
         "lines",),
     ("README.md", "find_package(ptrun REQUIRED)   # CMAKE_PREFIX_PATH=PREFIX; also sets ptrun_EXECUTABLE"): (

@@ -135,6 +135,7 @@ std::string status_json(const StatusSnapshot& s) {
         {"node_rank", s.node_rank},
         {"round", s.round},
         {"restart_count", s.restart_count},
+        {"generation", s.generation},
         {"phase", s.phase},
         {"healthy", h.ok},
         {"reason", h.reason},

@@ -142,6 +142,10 @@ void Agent::Impl::apply(const Event& ev) {
         record(Phase::Failure, -1, failure_line(*root_cause));
         if (rounds) rounds->report_failure(*root_cause);
     }
+    if (d.recovery_fallback) {
+        log->warn("{}; falling back to a group restart", recovery_why);
+        recovery_replaced.clear();
+    }
     state = d.next;
     act(d.action);
 }
@@ -170,9 +174,13 @@ void Agent::Impl::act(const Action& a) {
             return;
         case ActionKind::RestartGroup:
             announce_restart();
+            if (generations) generations->stop();  // the store is wiped: nothing to wait for
             end_attempt();
             if (store.reset) store.reset();
             start_attempt();
+            return;
+        case ActionKind::ReplaceWorker:
+            replace_worker(a.local_rank);
             return;
         case ActionKind::Finish:
             finish(a.exit_code);
@@ -227,11 +235,11 @@ void Agent::Impl::announce_restart() {
     std::string cause = "a worker failed";  // decide() always names the failure; never stay silent
     if (root_cause) cause = failure_line(*root_cause);
     record(Phase::Restart, -1, cause);
-    log->warn("{}; restarting the worker group (restart {} of {})", cause, state.restart_count,
+    log->warn("{}; restarting the worker group (restart {} of {})", cause, restarts_used(state),
               policy.max_restarts);
     if (watch) {
         watch->outcome = "restarting the worker group (restart " +
-                         std::to_string(state.restart_count) + " of " +
+                         std::to_string(restarts_used(state)) + " of " +
                          std::to_string(policy.max_restarts) + ")";
     }
     root_cause.reset();
@@ -291,6 +299,7 @@ void Agent::Impl::finish(int code) {
         watch->outcome = "the job ends with exit code " + std::to_string(code) +
                          (code == kExitHung ? " (hung)" : "");
     }
+    if (generations) generations->stop();
     end_attempt();
     exit_code = code;
     finished = true;
@@ -309,7 +318,7 @@ void Agent::Impl::finish(int code) {
         for (const auto& w : workers) {
             if (w.end.pid != root_cause->pid) others.push_back(w.end);
         }
-        ReportContext context{state.restart_count, policy.max_restarts, logs.error_files_kept(),
+        ReportContext context{restarts_used(state), policy.max_restarts, logs.error_files_kept(),
                               command.interpreter, command.interpreter_origin};
         // One task per rank: the job's root cause is whichever rank's ptrun claimed it first.
         const std::string first =

@@ -21,6 +21,7 @@
 
 #include "agent_rounds.hpp"
 #include "agent_watch.hpp"
+#include "generation_board.hpp"
 #include "ptrun/launcher/agent/agent.hpp"
 #include "ptrun/launcher/agent/decide.hpp"
 #include "ptrun/launcher/membership/node_placement.hpp"
@@ -102,6 +103,7 @@ class Agent::Impl {
           ready_deadline(io),
           status_publish(io) {
         policy.max_restarts = c.max_restarts;
+        policy.replace_failed = c.restart_policy == RestartPolicyKind::Failed;
         if (m) {
             timeline_inbox = m->timelines;
             status_inbox = m->statuses;
@@ -187,6 +189,14 @@ class Agent::Impl {
     /// The watchdog (agent_watchdog.cpp); null unless --hang-timeout, --health-port or torch's
     /// file timer asks for it.
     std::unique_ptr<Watch> watch;
+    /// --restart-policy failed: the generation keys, from the first replacement on.
+    std::unique_ptr<GenerationBoard> generations;
+    /// When the running recovery's failure was seen (its replacement asked for).
+    std::chrono::steady_clock::time_point recovery_started{};
+    /// The global ranks replaced in the running recovery's generation.
+    std::vector<int> recovery_replaced;
+    /// Why the running recovery falls back to a group restart (said once, by apply()).
+    std::string recovery_why;
     /// The --health-port's socket when EarlyHealth served it before run() (else it is opened).
     sys::Fd health_listener;
     /// --preload: the node's zygote (agent_preload.cpp); kept once unusable (it forks nothing).
@@ -264,6 +274,9 @@ class Agent::Impl {
     /// the runner's PTRUN_STACK_FILE and PTRUN_STACK_SIGNAL, else PYTHONFAULTHANDLER,
     /// TORCHELASTIC_TIMER_FILE) and ptrace permission. Throws EnvironmentError.
     void watch_attempt(std::vector<SpawnRequest>& requests);
+    /// Local rank `lr`'s heartbeat record, stack file and environment for `request` (a
+    /// replacement's replace its predecessor's). Throws EnvironmentError.
+    void watch_worker(std::size_t lr, SpawnRequest& request);
     /// Creates (empty) one worker's Python stack file. Throws EnvironmentError.
     void create_stack_file(const std::string& path);
     /// Removes the last attempt's Python stack files.
@@ -357,6 +370,14 @@ class Agent::Impl {
     /// "worker rank R (local rank L, pid P)".
     static std::string who(const Worker& w);
 
+    // recovery in place (agent_recovery.cpp)
+    /// --restart-policy failed: starts local rank `lr` again alone (its predecessor has exited)
+    /// in the new generation, whose keys go to the workers' store; when they cannot, or the
+    /// replacement cannot start, the recovery falls back to a group restart.
+    void replace_worker(int lr);
+    /// The workers of generation `generation` all joined it (`joined`), or the wait ended.
+    void generation_ended(int generation, bool joined);
+
     /// Multi-node: a round closed with this node in it: its placement, then the workers.
     void start_round(const NodePlacement& a);
 
@@ -405,6 +426,9 @@ class Agent::Impl {
     void start_attempt();
     /// Every worker's identity, environment and error-file directory, before any is spawned.
     std::vector<SpawnRequest> prepare_attempt();
+    /// Local rank `lr`'s spawn request for the running attempt and generation (its Worker's
+    /// identity is set on the way).
+    SpawnRequest worker_request(int lr);
     /// Opens local rank `lr`'s log files and pipes and spawns it (a failed exec is its exit 127).
     /// Throws EnvironmentError naming the local rank when the system refuses the process.
     void spawn(int lr, SpawnRequest& request);

@@ -204,35 +204,53 @@ void Agent::Impl::watch_attempt(std::vector<SpawnRequest>& requests) {
     watch->timer_requests.assign(requests.size(), 0);
     watch->timer_last.assign(requests.size(), std::nullopt);
     watch->record_reported.assign(requests.size(), false);
-    for (std::size_t lr = 0; lr < requests.size(); ++lr) {
-        auto& env = requests[lr].env;
-        if (watch->records_wanted) {
-            const std::string path =
-                fmt::format("{}/hb-{}-{}-{}", watch->dir, placement.round, state.restart_count, lr);
-            try {
-                watch->records.push_back(
-                    progress::HeartbeatFile::create(path, static_cast<int>(lr)));
-            } catch (const progress::HeartbeatError& e) {
-                throw EnvironmentError(e.what());
+    for (std::size_t lr = 0; lr < requests.size(); ++lr) watch_worker(lr, requests[lr]);
+}
+
+void Agent::Impl::watch_worker(std::size_t lr, SpawnRequest& request) {
+    auto& env = request.env;
+    // A replacement (--restart-policy failed) gets files of its own: its generation in the name.
+    const std::string name =
+        fmt::format("{}-{}-{}{}", placement.round, state.restart_count, lr,
+                    state.generation > 0 ? fmt::format("-g{}", state.generation) : std::string());
+    if (watch->records_wanted) {
+        const std::string path = fmt::format("{}/hb-{}", watch->dir, name);
+        try {
+            auto record = progress::HeartbeatFile::create(path, static_cast<int>(lr));
+            if (lr < watch->records.size()) {
+                watch->records[lr] = std::move(record);
+            } else {
+                watch->records.push_back(std::move(record));
             }
-            env[std::string(progress::kHeartbeatEnv)] = path;
+        } catch (const progress::HeartbeatError& e) {
+            throw EnvironmentError(e.what());
         }
-        if ((config.hang_timeout || config.health_port || watch->fifo) && !command.runner.empty()) {
-            // The runner dumps every thread's Python stack into this file on the signal.
-            const auto path = fmt::format("{}/py-stacks-{}-{}-{}", watch->dir, placement.round,
-                                          state.restart_count, lr);
-            create_stack_file(path);
+        env[std::string(progress::kHeartbeatEnv)] = path;
+    }
+    if ((config.hang_timeout || config.health_port || watch->fifo) && !command.runner.empty()) {
+        // The runner dumps every thread's Python stack into this file on the signal.
+        const auto path = fmt::format("{}/py-stacks-{}", watch->dir, name);
+        create_stack_file(path);
+        if (lr < watch->stack_files.size()) {
+            ::unlink(watch->stack_files[lr].c_str());
+            watch->stack_files[lr] = path;
+        } else {
             watch->stack_files.push_back(path);
-            env[std::string(kStackFileEnv)] = path;
-            env[std::string(kStackSignalEnv)] = std::to_string(python_stack_signal());
         }
-        if (config.hang_timeout && !command.interpreter.empty() && command.runner.empty()) {
-            // Without the runner, a Python worker ended for a hang prints every thread on
-            // SIGABRT into its stderr (stacks.hpp).
-            if (!env.count("PYTHONFAULTHANDLER")) env["PYTHONFAULTHANDLER"] = "1";
-        }
-        if (config.hang_timeout) requests[lr].allow_stack_capture = true;
-        if (watch->fifo) env[kTimerFile] = watch->fifo->path();
+        env[std::string(kStackFileEnv)] = path;
+        env[std::string(kStackSignalEnv)] = std::to_string(python_stack_signal());
+    }
+    if (config.hang_timeout && !command.interpreter.empty() && command.runner.empty()) {
+        // Without the runner, a Python worker ended for a hang prints every thread on
+        // SIGABRT into its stderr (stacks.hpp).
+        if (!env.count("PYTHONFAULTHANDLER")) env["PYTHONFAULTHANDLER"] = "1";
+    }
+    if (config.hang_timeout) request.allow_stack_capture = true;
+    if (watch->fifo) env[kTimerFile] = watch->fifo->path();
+    if (lr < watch->timer_requests.size()) {
+        watch->timer_requests[lr] = 0;
+        watch->timer_last[lr] = std::nullopt;
+        watch->record_reported[lr] = false;
     }
 }
 
@@ -651,7 +669,8 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     s.other_nodes = other_node_statuses();
     if (rounds) s.spares = rounds->spare_hosts();
     s.round = static_cast<std::uint64_t>(placement.round);
-    s.restart_count = state.restart_count;
+    s.restart_count = restarts_used(state);
+    s.generation = state.generation;
     s.uptime_seconds = seconds_between(started_at, Clock::now());
     s.world_size = placement.world_size;
     s.nodes = placement.nodes;
@@ -667,6 +686,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
     }
     s.phase = finished                            ? "finished"
               : state.stopping                    ? "stopping"
+              : state.recovering                  ? "recovering"
               : state.alive > 0                   ? "running"
               : rounds && rounds->in_rendezvous() ? "rendezvous"
               : preload_loading                   ? "preloading"

@@ -57,55 +57,60 @@ void Agent::Impl::start_attempt() {
 }
 
 std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
-    const int attempt = state.restart_count;
+    logs.begin_attempt(state.restart_count, placement.round);
+    std::vector<SpawnRequest> requests;
+    requests.reserve(static_cast<std::size_t>(config.nproc_per_node));
+    for (int lr = 0; lr < config.nproc_per_node; ++lr) requests.push_back(worker_request(lr));
+    return requests;
+}
+
+SpawnRequest Agent::Impl::worker_request(int lr) {
     const int world = config.nproc_per_node;
     const auto& p = placement;
-    logs.begin_attempt(attempt, p.round);
-    std::vector<SpawnRequest> requests;
-    requests.reserve(static_cast<std::size_t>(world));
-    for (int lr = 0; lr < world; ++lr) {
-        auto& w = workers[static_cast<std::size_t>(lr)];
-        w.slot = lr;
-        w.end.host = config.hostname;
-        w.end.local_rank = lr;
-        w.end.rank = p.rank_base + lr;
-        w.end.error_file = logs.error_dir(lr) + "/error.json";
-        env::WorkerIdentity id;
-        id.local_rank = lr;
-        id.rank = w.end.rank;
-        id.group_rank = p.group_rank;
-        id.role_rank = w.end.rank;
-        id.role_name = config.role;
-        id.local_world_size = world;
-        id.world_size = p.world_size;
-        id.group_world_size = p.nodes;
-        id.role_world_size = p.world_size;
-        id.master_addr = p.master_addr;
-        id.master_port = p.master_port;
-        id.restart_count = attempt;
-        id.max_restarts = config.max_restarts;
-        id.run_id = config.run_id;
-        id.use_agent_store = store.agent_hosted;
-        id.use_libuv = config.rdzv.use_libuv;
-        id.error_file = w.end.error_file;
-        if (local.scheduled) apply_placement(*local.scheduled, id);  // one task per rank
-        w.end.rank = id.rank;  // the worker's RANK and LOCAL_RANK, for reports
-        w.end.local_rank = id.local_rank;
-        requests.push_back(
-            SpawnRequest{command.exec_path, command.argv_for(lr), env::worker_env(id, parent_env)});
-        auto& request = requests.back();
-        // The runner sums up an uncaught ImportError there, for the report's interpreter hint.
-        w.end.exception_file.clear();
-        if (!command.runner.empty()) {
-            w.end.exception_file = logs.error_dir(lr) + "/exception.txt";
-            request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.exception_file;
-        }
-        apply_to_env(local, lr, request.env);
-        pass_worker_events(request);
-        const auto& slot = local.workers[static_cast<std::size_t>(lr)];
-        if (slot.binding) request.binding = &slot.prepared;
+    auto& w = workers[static_cast<std::size_t>(lr)];
+    w.slot = lr;
+    w.end.host = config.hostname;
+    w.end.local_rank = lr;
+    w.end.rank = p.rank_base + lr;
+    w.end.error_file = logs.error_dir(lr) + "/error.json";
+    env::WorkerIdentity id;
+    id.local_rank = lr;
+    id.rank = w.end.rank;
+    id.group_rank = p.group_rank;
+    id.role_rank = w.end.rank;
+    id.role_name = config.role;
+    id.local_world_size = world;
+    id.world_size = p.world_size;
+    id.group_world_size = p.nodes;
+    id.role_world_size = p.world_size;
+    id.master_addr = p.master_addr;
+    id.master_port = p.master_port;
+    // A replacement's count goes on from its attempt's: each replacement is a restart.
+    id.restart_count = state.restart_count + state.generation;
+    id.max_restarts = config.max_restarts;
+    id.run_id = config.run_id;
+    id.use_agent_store = store.agent_hosted;
+    id.use_libuv = config.rdzv.use_libuv;
+    id.error_file = w.end.error_file;
+    if (local.scheduled) apply_placement(*local.scheduled, id);  // one task per rank
+    w.end.rank = id.rank;  // the worker's RANK and LOCAL_RANK, for reports
+    w.end.local_rank = id.local_rank;
+    SpawnRequest request{command.exec_path, command.argv_for(lr), env::worker_env(id, parent_env)};
+    if (config.restart_policy == RestartPolicyKind::Failed) {
+        request.env["PTRUN_RESTART_POLICY"] = "failed";
+        request.env["PTRUN_GENERATION"] = std::to_string(state.generation);
     }
-    return requests;
+    // The runner sums up an uncaught ImportError there, for the report's interpreter hint.
+    w.end.exception_file.clear();
+    if (!command.runner.empty()) {
+        w.end.exception_file = logs.error_dir(lr) + "/exception.txt";
+        request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.exception_file;
+    }
+    apply_to_env(local, lr, request.env);
+    pass_worker_events(request);
+    const auto& slot = local.workers[static_cast<std::size_t>(lr)];
+    if (slot.binding) request.binding = &slot.prepared;
+    return request;
 }
 
 void Agent::Impl::spawn(int lr, SpawnRequest& req) {

@@ -27,10 +27,12 @@ Action settle_distributed(GroupState& s) {
 Action settle(GroupState& s, const RestartPolicy& policy) {
     if (s.distributed) return settle_distributed(s);
     if (s.stop_signal) return {ActionKind::Finish, 0, 128 + s.stop_signal};
-    if (s.failure && s.restart_count < policy.max_restarts) {
+    if (s.failure && restarts_used(s) < policy.max_restarts) {
         s.restart_count += 1;
         s.failure.reset();
         s.stopping = false;
+        s.generation = 0;
+        s.recovering.reset();
         return {ActionKind::RestartGroup, 0, 0};
     }
     if (s.failure && s.failure->hung) return {ActionKind::Finish, 0, kExitHung};
@@ -40,6 +42,17 @@ Action settle(GroupState& s, const RestartPolicy& policy) {
 Decision on_exit(GroupState s, const RestartPolicy& policy, const WorkerExited& ev) {
     s.alive -= 1;
     std::optional<Failure> first;
+    if (!s.stopping && !ev.exit.succeeded() && policy.replace_failed && !s.distributed &&
+        restarts_used(s) < policy.max_restarts) {
+        // Recovery in place: only this worker starts again; the survivors keep running and join
+        // the next generation (a replacement during a recovery supersedes it).
+        first = Failure{ev.local_rank, ev.exit};
+        s.replacements += 1;
+        s.generation += 1;
+        s.recovering = first;  // the replacement counts as alive once spawned
+        Action a{ActionKind::ReplaceWorker, 0, 0, ev.local_rank};
+        return {s, a, first};
+    }
     if (!s.stopping && !ev.exit.succeeded()) {
         s.failure = first = Failure{ev.local_rank, ev.exit};
         s.stopping = true;
@@ -80,6 +93,24 @@ Decision on_round_end(GroupState s, const RoundEnded& ev) {
     return {s, a};
 }
 
+/// A recovery in place ended: joined, it is over; timed out (and still the running one), the
+/// group stops and restarts as under --restart-policy group, its failure the replaced worker's;
+/// the replacement's restart becomes that group restart (counted once).
+Decision on_recovery(GroupState s, const RecoveryEnded& ev) {
+    if (!s.recovering || ev.generation != s.generation || s.stopping) return {s, {}};
+    if (ev.joined) {
+        s.recovering.reset();
+        return {s, {}};
+    }
+    s.failure = s.recovering;
+    s.recovering.reset();
+    s.replacements -= 1;
+    s.stopping = true;
+    Decision d{s, {ActionKind::TerminateGroup, SIGTERM, 0}};
+    d.recovery_fallback = true;
+    return d;
+}
+
 Decision on_signal(GroupState s, const SignalReceived& ev) {
     if (!ev.terminate) return {s, {ActionKind::Forward, ev.signo, 0}};
     if (ev.signo == SIGINT) s.interrupts += 1;
@@ -99,6 +130,7 @@ Decision decide(const GroupState& state, const RestartPolicy& policy, const Even
     if (auto* sig = std::get_if<SignalReceived>(&ev)) return on_signal(state, *sig);
     if (auto* end = std::get_if<RoundEnded>(&ev)) return on_round_end(state, *end);
     if (auto* hang = std::get_if<HangDetected>(&ev)) return on_hang(state, policy, *hang);
+    if (auto* recovery = std::get_if<RecoveryEnded>(&ev)) return on_recovery(state, *recovery);
     if (state.stopping && state.alive > 0) return {state, {ActionKind::KillGroup, SIGKILL, 0}};
     return {state, {}};
 }

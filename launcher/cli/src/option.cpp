@@ -45,6 +45,11 @@ constexpr std::array<Row, kOptionCount> kRows{{
     {Option::LocalAddr, "local-addr", "", "", V, "Address this node advertises"},
     {Option::MaxRestarts, "max-restarts", "", "0", V,
      "Restarts of the worker group before giving up"},
+    {Option::RestartPolicy, "restart-policy", "", "group", V,
+     "What a worker's failure restarts: group (every worker, as torchrun) or failed (that worker "
+     "alone, the others keep running and join the next generation; one node)"},
+    {Option::RecoveryTimeout, "recovery-timeout", "", "60", V,
+     "Seconds the survivors have to join a replacement's generation before the group restarts"},
     {Option::MonitorInterval, "monitor-interval", "", "0.1", V,
      "Accepted for compatibility; supervision is event-driven"},
     {Option::StartMethod, "start-method", "", "spawn", V,
@@ -116,6 +121,7 @@ constexpr std::array<Row, kOptionCount> kRows{{
 // word listed for its option and names them all when it refuses a value (option_words_test.cpp).
 constexpr std::array<std::string_view, 6> kNprocWords{"auto", "cpu", "gpu", "xpu", "hpu", "npu"};
 constexpr std::array<std::string_view, 4> kRdzvBackends{"static", "c10d", "etcd-v2", "etcd"};
+constexpr std::array<std::string_view, 2> kRestartPolicies{"group", "failed"};
 constexpr std::array<std::string_view, 3> kStartMethods{"spawn", "fork", "forkserver"};
 constexpr std::array<std::string_view, 1> kEventLogHandlers{"null"};
 constexpr std::array<std::string_view, 4> kStdStreams{"0", "1", "2", "3"};
@@ -125,8 +131,9 @@ constexpr std::array<std::string_view, 8> kLauncherEnvs{"auto", "slurm", "mpi", 
 constexpr std::array<std::string_view, 4> kNumaBindings{"node", "socket", "exclusive",
                                                         "core-complex"};
 
-constexpr std::array<std::pair<Option, std::span<const std::string_view>>, 9> kValueWords{{
+constexpr std::array<std::pair<Option, std::span<const std::string_view>>, 10> kValueWords{{
     {Option::NprocPerNode, kNprocWords},
+    {Option::RestartPolicy, kRestartPolicies},
     {Option::RdzvBackend, kRdzvBackends},
     {Option::StartMethod, kStartMethods},
     {Option::EventLogHandler, kEventLogHandlers},

@@ -160,7 +160,18 @@ std::string LogLayout::prepare() {
     return "";
 }
 
+void LogLayout::begin_generation(int local_rank, int generation) {
+    for (auto& entry : generations_) {
+        if (entry.first == local_rank) {
+            entry.second = generation;
+            return;
+        }
+    }
+    generations_.emplace_back(local_rank, generation);
+}
+
 void LogLayout::begin_attempt(int restart_count, int round) {
+    generations_.clear();
     auto used = [this](const std::string& name) {
         if (std::find(attempts_used_.begin(), attempts_used_.end(), name) != attempts_used_.end()) {
             return true;
@@ -233,7 +244,13 @@ std::string LogLayout::worker_dir(Root& root, int local_rank) {
         err = make_dirs(root.run, attempt_, failed);
         if (err == 0) root.attempt = attempt_;
     }
-    const std::string rest = attempt_ + (local_rank < 0 ? "" : "/" + std::to_string(local_rank));
+    std::string rest = attempt_;
+    if (local_rank >= 0) {
+        rest += "/" + std::to_string(local_rank);
+        for (const auto& [lr, generation] : generations_) {
+            if (lr == local_rank) rest += "_generation_" + std::to_string(generation);
+        }
+    }
     if (err == 0 && local_rank >= 0 && ::mkdir((root.run + "/" + rest).c_str(), 0755) != 0 &&
         errno != EEXIST) {
         err = errno;

@@ -411,6 +411,14 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     }
     c.local_addr = o.at(Option::LocalAddr).value;
     c.max_restarts = static_cast<int>(integer(o, Option::MaxRestarts, 0, 1'000'000));
+    const auto& policy = o.at(Option::RestartPolicy);
+    if (policy.value == "failed") {
+        c.restart_policy = RestartPolicyKind::Failed;
+    } else if (policy.value != "group") {
+        throw UsageError(as_given(Option::RestartPolicy, policy) + ": expected group or failed");
+    }
+    c.recovery_timeout = std::chrono::milliseconds(
+        static_cast<std::int64_t>(seconds(o, Option::RecoveryTimeout, false) * 1000.0));
     (void)seconds(o, Option::MonitorInterval, false);
     const auto& start = o.at(Option::StartMethod);
     if (start.value != "spawn" && start.value != "fork" && start.value != "forkserver") {
@@ -492,6 +500,12 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     resolve_etcd(c, o, given_backend);
     resolve_file_store(c, o);
     resolve_rendezvous(c, o);
+    if (c.restart_policy == RestartPolicyKind::Failed && c.multi_node()) {
+        throw UsageError(as_given(Option::RestartPolicy, o.at(Option::RestartPolicy)) +
+                         " with --nnodes " + o.at(Option::Nnodes).value +
+                         ": replacing failed workers alone works on one node for now (expected "
+                         "--nnodes 1, or --restart-policy group)");
+    }
     c.program = o.program;
     c.program_args = o.program_args;
     return c;

@@ -12,7 +12,7 @@ namespace ptrun::launcher {
 
 namespace {
 
-constexpr std::array<std::pair<Phase, std::string_view>, 16> kNames{{
+constexpr std::array<std::pair<Phase, std::string_view>, 17> kNames{{
     {Phase::AgentStart, "agent_start"},
     {Phase::RendezvousJoin, "rendezvous_join"},
     {Phase::RoundClosed, "round_closed"},
@@ -29,6 +29,7 @@ constexpr std::array<std::pair<Phase, std::string_view>, 16> kNames{{
     {Phase::Failure, "failure"},
     {Phase::NodeChange, "node_change"},
     {Phase::PreloadSettled, "preload_settled"},
+    {Phase::GenerationJoined, "generation_joined"},
 }};
 
 constexpr std::size_t kMaxNodeName = 255;

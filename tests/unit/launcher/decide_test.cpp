@@ -242,3 +242,68 @@ TEST_CASE("decide: a hung worker is a failure found while it runs", "[launcher][
     CHECK(decide(node.next, RestartPolicy{3}, WorkerExited{0, WorkerExit{0, 15}}).action.kind ==
           ActionKind::None);
 }
+
+TEST_CASE("decide: --restart-policy failed replaces the failed worker alone",
+          "[launcher][decide]") {
+    RestartPolicy policy{2, true};
+    auto d = decide(running(4), policy, WorkerExited{2, kKilled});
+    CHECK(d.action == Action{ActionKind::ReplaceWorker, 0, 0, 2});
+    CHECK(d.next.alive == 3);          // the survivors; spawning the replacement counts it
+    CHECK(d.next.restart_count == 0);  // the same attempt
+    CHECK(d.next.replacements == 1);
+    CHECK(d.next.generation == 1);
+    CHECK_FALSE(d.next.stopping);
+    CHECK_FALSE(d.next.failure);
+    REQUIRE(d.first_failure);
+    CHECK(d.first_failure->local_rank == 2);
+    CHECK(d.next.recovering == d.first_failure);
+
+    SECTION("the survivors joining ends the recovery") {
+        auto joined = decide(d.next, policy, RecoveryEnded{1, true});
+        CHECK(joined.action.kind == ActionKind::None);
+        CHECK_FALSE(joined.next.recovering);
+        CHECK_FALSE(joined.recovery_fallback);
+    }
+    SECTION("a second failure is another generation, until the replacements run out") {
+        auto second = decide(d.next, policy, WorkerExited{0, kCode3});
+        CHECK(second.action == Action{ActionKind::ReplaceWorker, 0, 0, 0});
+        CHECK(second.next.generation == 2);
+        CHECK(restarts_used(second.next) == 2);
+        // The first recovery's late end no longer counts.
+        CHECK(decide(second.next, policy, RecoveryEnded{1, false}).action.kind == ActionKind::None);
+        auto third = decide(second.next, policy, WorkerExited{1, kCode3});
+        CHECK(third.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+        CHECK(third.next.stopping);
+    }
+    SECTION("a recovery that times out falls back to a group restart, said once") {
+        GroupState replaced = d.next;
+        replaced.alive += 1;  // the agent spawned the replacement
+        auto timed_out = decide(replaced, policy, RecoveryEnded{1, false});
+        CHECK(timed_out.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+        CHECK(timed_out.recovery_fallback);
+        CHECK(timed_out.next.failure == d.first_failure);
+        CHECK_FALSE(timed_out.next.recovering);
+        auto s = timed_out.next;
+        for (int lr : {0, 1, 3})
+            s = decide(s, policy, WorkerExited{lr, WorkerExit{0, SIGTERM}}).next;
+        auto last = decide(s, policy, WorkerExited{2, WorkerExit{0, SIGTERM}});
+        CHECK(last.action.kind == ActionKind::RestartGroup);
+        CHECK(last.next.restart_count == 1);  // the replacement's restart became this one
+        CHECK(last.next.replacements == 0);
+        CHECK(last.next.generation == 0);
+        CHECK_FALSE(last.next.recovering);
+    }
+}
+
+TEST_CASE("decide: --restart-policy failed without replacements left stops the group",
+          "[launcher][decide]") {
+    auto d = decide(running(2), RestartPolicy{0, true}, WorkerExited{1, kCode3});
+    CHECK(d.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+}
+
+TEST_CASE("decide: multi-node keeps the group policy (the round decides)", "[launcher][decide]") {
+    GroupState s = running(2);
+    s.distributed = true;
+    auto d = decide(s, RestartPolicy{3, true}, WorkerExited{1, kCode3});
+    CHECK(d.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+}

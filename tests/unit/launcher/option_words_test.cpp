@@ -46,6 +46,7 @@ std::map<Option, Parser> parsers() {
         {Option::NprocPerNode, {through_resolve(Option::NprocPerNode), true}},
         {Option::RdzvBackend, {[](const std::string& v) { parse_rdzv_backend(given(v)); }, true}},
         {Option::StartMethod, {through_resolve(Option::StartMethod), true}},
+        {Option::RestartPolicy, {through_resolve(Option::RestartPolicy), true}},
         {Option::EventLogHandler, {through_resolve(Option::EventLogHandler), true}},
         {Option::Redirects, {through_resolve(Option::Redirects), false}},  // "expected 0-3"
         {Option::Tee, {through_resolve(Option::Tee), false}},

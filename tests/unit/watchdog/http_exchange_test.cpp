@@ -94,7 +94,8 @@ TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
     CHECK(r.status == 200);
     CHECK(r.content_type == "application/json");
     CHECK(r.body ==
-          "{\"hangs\":0,\"healthy\":true,\"host\":\"\",\"last_failure\":null,\"log_dir\":null,"
+          "{\"generation\":0,\"hangs\":0,\"healthy\":true,\"host\":\"\",\"last_failure\":null,"
+          "\"log_dir\":null,"
           "\"node_rank\":0,\"node_states\":[{\"age_seconds\":0.0,\"healthy\":true,\"host\":\"\","
           "\"last_failure\":null,\"node_rank\":0,\"phase\":\"running\",\"reason\":\"ok\","
           "\"workers\":2}],"

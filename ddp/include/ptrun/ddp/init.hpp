@@ -2,6 +2,7 @@
 /// Creating a process group from ptrun's (torchrun's) worker environment.
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -46,18 +47,26 @@ struct RunContext : env::RankPlace {
     /// The launcher's heartbeat record for this worker (PTRUN_HEARTBEAT_FILE; docs/heartbeat.md):
     /// every group made from this context beats on each completed collective. Empty: none.
     std::string heartbeat_file;
+    /// The recovery generation whose group this context builds (PTRUN_GENERATION; 0: the
+    /// attempt's first workers). restart_count - generation is the attempt's base, the same for
+    /// survivors and replacements; reform_process_group keeps it so (recovery.hpp).
+    std::int64_t generation = 0;
+    /// The launcher replaces a failed worker alone and the others may re-form their group
+    /// (PTRUN_RESTART_POLICY=failed); false: no recovery may be attempted.
+    bool recovery = false;
 };
 
 /// Reads the place (env::rank_info_from_env: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
 /// GROUP_RANK, GROUP_WORLD_SIZE), MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT,
-/// TORCHELASTIC_RUN_ID, PTRUN_HEARTBEAT_FILE; world size 1 when no ptrun env is set.
+/// TORCHELASTIC_RUN_ID, PTRUN_HEARTBEAT_FILE, PTRUN_GENERATION, PTRUN_RESTART_POLICY; world size 1
+/// when no ptrun env is set.
 /// Throws env::ParseError naming the variable on a malformed value.
 RunContext run_context_from_env(const env::EnvMap& env);
 
 /// Builds the group; blocks on the store at master_addr:master_port (keys under a prefix that
-/// includes run_id and restart_count) until every rank joined, at most options.timeout. World
-/// size 1 needs no store. Maps context.heartbeat_file when set. Throws CollectiveError
-/// (CollectiveTimeout on bootstrap timeout; an unusable heartbeat file, naming it).
+/// includes run_id, the attempt and the generation) until every rank joined, at most
+/// options.timeout. World size 1 needs no store. Maps context.heartbeat_file when set. Throws
+/// CollectiveError (CollectiveTimeout on bootstrap timeout; an unusable heartbeat file, naming it).
 std::unique_ptr<ProcessGroup> init_process_group(const RunContext& context,
                                                  const InitOptions& options = {});
 

@@ -69,8 +69,10 @@ struct StatusSnapshot {
     std::string host;         ///< this node's host name
     int node_rank = 0;        ///< this node's group rank
     std::uint64_t round = 0;  ///< rendezvous round (0 on a single node)
-    int restart_count = 0;
-    std::string phase = "running";  ///< "rendezvous", "running", "restarting", "stopping", ...
+    int restart_count = 0;    ///< restarts used: group restarts and replacements
+    /// --restart-policy failed: the running generation (0 until a worker is replaced).
+    int generation = 0;
+    std::string phase = "running";  ///< "rendezvous", "running", "recovering", "stopping", ...
     double uptime_seconds = 0;      ///< since ptrun started
     int world_size = 0;             ///< workers in the job (every node)
     int nodes = 1;                  ///< nodes in the job's current round
@@ -106,8 +108,8 @@ Health health_of(const StatusSnapshot& snapshot);
 /// reason then names the worker's host); the job's health on the store host.
 Health job_health_of(const StatusSnapshot& snapshot);
 
-/// {"run_id", "host", "node_rank", "round", "restart_count", "phase", "healthy", "reason"
-/// (job_health_of), "uptime_seconds", "world_size", "nodes", "log_dir" (null: none),
+/// {"run_id", "host", "node_rank", "round", "restart_count", "generation", "phase", "healthy",
+/// "reason" (job_health_of), "uptime_seconds", "world_size", "nodes", "log_dir" (null: none),
 /// "last_failure" (null: none), "hangs", "ready": null, or {"attempt", "line", "seconds",
 /// "phases": [["spawn", s], ...] in order}, "spares": [host, ...], "node_states": [{"host",
 /// "node_rank", "phase", "age_seconds", "workers" (a count), "healthy", "reason", "last_failure"}]

@@ -33,11 +33,21 @@ struct GroupState {
     std::optional<Failure> failure;  ///< the first failure of this attempt
     int stop_signal = 0;             ///< non-zero: ptrun itself was asked to stop by this signal
     int interrupts = 0;              ///< SIGINTs received (the second escalates to SIGKILL)
-    int restart_count = 0;           ///< TORCHELASTIC_RESTART_COUNT of this attempt
+    /// Group restarts so far: the attempt's index, its first workers' TORCHELASTIC_RESTART_COUNT.
+    int restart_count = 0;
     /// Multi-node: restarts are decided by the round's end, never locally.
     bool distributed = false;
     bool reported_success = false;  ///< every local worker succeeded; waiting for the round's end
     std::optional<RoundEnded> round_end;  ///< the running round has ended
+    /// --restart-policy failed: the generation of the running group (0 at an attempt's start,
+    /// +1 per replacement; a replacement's PTRUN_GENERATION, its TORCHELASTIC_RESTART_COUNT
+    /// being restart_count + generation).
+    int generation = 0;
+    /// Replacements over the whole run (each uses one of --max-restarts, as a group restart).
+    int replacements = 0;
+    /// The failure a replacement is recovering from until the survivors join its generation
+    /// (RecoveryEnded); a timeout turns it into the group's failure.
+    std::optional<Failure> recovering;
     bool operator==(const GroupState&) const = default;
 };
 
@@ -52,6 +62,9 @@ inline constexpr int kExitHung = 124;
 /// How many restarts the job may use.
 struct RestartPolicy {
     int max_restarts = 0;
+    /// --restart-policy failed (single node): a failed worker is replaced alone, the survivors
+    /// keep running; each replacement counts against max_restarts.
+    bool replace_failed = false;
 };
 
 /// A worker of the group was reaped.
@@ -74,7 +87,15 @@ struct HangDetected {
     int signo = SIGTERM;
 };
 
-using Event = std::variant<WorkerExited, SignalReceived, GraceExpired, RoundEnded, HangDetected>;
+/// --restart-policy failed: the workers of generation `generation` all joined it (`joined`), or
+/// --recovery-timeout ran out first.
+struct RecoveryEnded {
+    int generation = 0;
+    bool joined = false;
+};
+
+using Event = std::variant<WorkerExited, SignalReceived, GraceExpired, RoundEnded, HangDetected,
+                           RecoveryEnded>;
 
 /// What the supervisor does after an event.
 enum class ActionKind {
@@ -86,12 +107,14 @@ enum class ActionKind {
     Finish,          ///< exit ptrun with `exit_code`
     ReportSuccess,   ///< multi-node: tell the coordinator every local worker succeeded
     Rejoin,          ///< multi-node: the workers are gone; join the next rendezvous round
+    ReplaceWorker,   ///< start `local_rank` again alone (state.generation is already advanced)
 };
 
 struct Action {
     ActionKind kind = ActionKind::None;
     int signo = 0;
     int exit_code = 0;
+    int local_rank = -1;  ///< ReplaceWorker's worker
     bool operator==(const Action&) const = default;
 };
 
@@ -101,7 +124,12 @@ struct Decision {
     /// The attempt's first failure when this event is it (also when `next` has already moved on
     /// to a restart and no longer holds it): the cause to report and announce.
     std::optional<Failure> first_failure = std::nullopt;
+    /// A recovery in place timed out: the group restart that follows is its fallback (said once).
+    bool recovery_fallback = false;
 };
+
+/// The restarts `s` has used of --max-restarts: group restarts and replacements.
+inline int restarts_used(const GroupState& s) { return s.restart_count + s.replacements; }
 
 /// Pure: the state after `ev` and what the supervisor must do.
 Decision decide(const GroupState& state, const RestartPolicy& policy, const Event& ev);

@@ -26,6 +26,8 @@ enum class Option : std::uint8_t {
     MasterPort,
     LocalAddr,
     MaxRestarts,
+    RestartPolicy,
+    RecoveryTimeout,
     MonitorInterval,
     StartMethod,
     Role,

@@ -5,6 +5,8 @@
 ///   <root>/<run-id>_<host>_<YYYYMMDDTHHMMSSZ>_<random>/attempt_<n>/<local_rank>/
 ///       stdout.log, stderr.log, error.json
 ///   <root>/<run>/attempt_<n>/filtered_stdout.log, filtered_stderr.log (--duplicate-*-filters)
+///   <root>/<run>/attempt_<n>/<local_rank>_generation_<g>/ (--restart-policy failed: the worker
+///       that replaced local rank <local_rank> in generation <g>; its predecessors' files stay)
 ///
 /// With --log-dir, <root> is that directory and <root>/latest links to the newest run. Without it,
 /// error files go to a private directory on tmpfs (/dev/shm: microseconds per mkdir, not the ~0.1
@@ -13,6 +15,7 @@
 /// that is kept and announced. A multi-node round that reuses a restart count (a node joined,
 /// not a restart) gets attempt_<n>_round_<r>.
 
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,9 @@ class LogLayout {
     std::string prepare();
     /// The following directories belong to attempt `restart_count` (multi-node: of `round`).
     void begin_attempt(int restart_count, int round);
+    /// Local rank `local_rank`'s next directories are its replacement's of generation
+    /// `generation` (<local_rank>_generation_<g>), until the next attempt.
+    void begin_generation(int local_rank, int generation);
     /// The directory holding one worker's error.json in the current attempt, created new.
     /// Throws EnvironmentError.
     std::string error_dir(int local_rank);
@@ -80,6 +86,8 @@ class LogLayout {
     Root logs_;
     std::string attempt_ = "attempt_0";
     std::vector<std::string> attempts_used_;
+    /// Local ranks replaced in the current attempt and the generation of their replacement.
+    std::vector<std::pair<int, int>> generations_;
     std::vector<std::string> temp_roots_;  ///< removed at exit
 };
 

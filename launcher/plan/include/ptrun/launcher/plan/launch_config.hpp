@@ -27,6 +27,9 @@
 
 namespace ptrun::launcher {
 
+/// --restart-policy: every worker (torchrun's way) or the failed ones alone.
+enum class RestartPolicyKind { Group, Failed };
+
 /// One kind of accelerator found on this node, and which of its devices ptrun's environment shows.
 struct HostDevices {
     placement::FoundDevices found;         ///< AMD: those ROCR_VISIBLE_DEVICES leaves, renumbered
@@ -79,6 +82,10 @@ struct LaunchConfig {
     std::optional<std::uint16_t> master_port;  ///< nullopt: ptrun picks a free port
     std::string local_addr;
     int max_restarts = 0;
+    /// --restart-policy: what a worker's failure restarts.
+    RestartPolicyKind restart_policy = RestartPolicyKind::Group;
+    /// --recovery-timeout: how long the survivors have to join a replacement's generation.
+    std::chrono::milliseconds recovery_timeout{60'000};
     std::string role = "default";
     std::string log_dir;  ///< empty: a temporary directory
     StdSpec redirects;

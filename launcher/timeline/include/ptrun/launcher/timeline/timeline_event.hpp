@@ -29,6 +29,7 @@ enum class Phase {
     Failure,            ///< node: the attempt failed; detail: the root cause
     NodeChange,         ///< node: the membership changed; detail: how
     PreloadSettled,     ///< node: --preload's zygote is ready, or not used (detail)
+    GenerationJoined,   ///< node: every worker joined a recovery's generation (detail: which)
 };
 
 /// "spawn", "python_up", ...: the phase's name in messages, JSON and trace.json.

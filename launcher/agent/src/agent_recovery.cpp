@@ -1,0 +1,93 @@
+// --restart-policy failed (issue 36): a failed worker is replaced alone in a new generation, whose
+// keys the agent writes to the workers' store (generation_board.hpp); the survivors keep running
+// and join it. Their joining ends the recovery; a timeout falls back to a group restart.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+
+#include "agent_impl.hpp"
+#include "ptrun/launcher/output/duration_text.hpp"
+#include "ptrun/launcher/process/environment_error.hpp"
+#include "ptrun/rendezvous/errors.hpp"
+
+namespace ptrun::launcher {
+
+namespace {
+
+std::string rank_words(const std::vector<int>& ranks) {
+    std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+        text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+    return text;
+}
+
+}  // namespace
+
+void Agent::Impl::replace_worker(int lr) {
+    auto& old = workers[static_cast<std::size_t>(lr)];
+    const int rank = old.end.rank;
+    const std::string cause = root_cause ? failure_line(*root_cause) : "a worker failed";
+    record(Phase::Restart, -1,
+           fmt::format("{}; generation {}: replacing {} alone", cause, state.generation,
+                       rank_words({rank})));
+    log->warn(
+        "{}; replacing it alone, the other workers keep running (generation {}, restart {} of {})",
+        cause, state.generation, restarts_used(state), policy.max_restarts);
+    root_cause.reset();
+    if (recovery_replaced.empty()) recovery_started = std::chrono::steady_clock::now();
+    if (std::find(recovery_replaced.begin(), recovery_replaced.end(), rank) ==
+        recovery_replaced.end()) {
+        recovery_replaced.push_back(rank);  // a replacement that failed too is the same rank
+    }
+    try {
+        if (!generations) {
+            generations =
+                std::make_unique<GenerationBoard>(placement.master_addr, placement.master_port);
+        }
+        generations->begin(state.generation, {rank}, config.recovery_timeout,
+                           [this](int generation, bool joined) {
+                               boost::asio::post(io, [this, generation, joined] {
+                                   if (!finished) generation_ended(generation, joined);
+                               });
+                           });
+    } catch (const rdzv::StoreError& e) {
+        recovery_why = fmt::format("cannot write generation {}'s keys to the workers' store ({})",
+                                   state.generation, e.what());
+        apply(RecoveryEnded{state.generation, false});
+        return;
+    }
+    logs.begin_generation(lr, state.generation);
+    workers[static_cast<std::size_t>(lr)] = Worker{};
+    try {
+        auto request = worker_request(lr);
+        if (watch) watch_worker(static_cast<std::size_t>(lr), request);
+        spawn(lr, request);
+        if (config.report_bindings) report_binding(lr, request);
+    } catch (const EnvironmentError& e) {
+        log->error("{}", e.what());
+        finish(1);  // stops the survivors
+    }
+}
+
+void Agent::Impl::generation_ended(int generation, bool joined) {
+    if (!state.recovering || generation != state.generation || state.stopping) return;
+    if (joined) {
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - recovery_started);
+        const std::string which = rank_words(recovery_replaced);
+        log->info("generation {} joined by all {} workers {} after the failure ({} replaced)",
+                  generation, placement.world_size, seconds_text(took), which);
+        record(Phase::GenerationJoined, -1,
+               fmt::format("generation {}: {} replaced", generation, which));
+        recovery_replaced.clear();
+    } else {
+        recovery_why =
+            fmt::format("the workers did not all join generation {} within {} (--recovery-timeout)",
+                        generation, seconds_text(config.recovery_timeout));
+    }
+    apply(RecoveryEnded{generation, joined});
+}
+
+}  // namespace ptrun::launcher

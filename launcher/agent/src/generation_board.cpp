@@ -1,0 +1,71 @@
+#include "generation_board.hpp"
+
+#include "ptrun/rendezvous/errors.hpp"
+
+namespace ptrun::launcher {
+namespace {
+
+constexpr const char* kJoined = "joined";
+constexpr const char* kSuperseded = "superseded";
+
+rdzv::TcpStoreClientOptions board_options(const std::string& host, std::uint16_t port) {
+    rdzv::TcpStoreClientOptions o;
+    o.host = host;
+    o.port = port;
+    o.connect_timeout = std::chrono::seconds(10);
+    o.io_timeout = std::chrono::seconds(10);
+    return o;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+    std::string text;
+    for (int r : ranks) text += (text.empty() ? "" : ",") + std::to_string(r);
+    return text;
+}
+
+}  // namespace
+
+std::string generation_key(int generation, const std::string& leaf) {
+    return "/ptrun/gen/" + std::to_string(generation) + "/" + leaf;
+}
+
+GenerationBoard::GenerationBoard(const std::string& host, std::uint16_t port)
+    : options_(board_options(host, port)), writer_(options_) {}
+
+GenerationBoard::~GenerationBoard() { stop(); }
+
+void GenerationBoard::stop() noexcept {
+    stopping_ = true;
+    if (waiter_client_) waiter_client_->interrupt();
+    if (waiter_.joinable()) waiter_.join();
+    waiter_client_.reset();
+    stopping_ = false;
+}
+
+void GenerationBoard::begin(int generation, const std::vector<int>& replaced,
+                            std::chrono::milliseconds timeout, Ended ended) {
+    // The previous generation's workers waiting on its ready key move on to this one.
+    if (generation > 1)
+        writer_.compare_set(generation_key(generation - 1, "ready"), "", kSuperseded);
+    stop();  // its waiter has woken (or ended before); one waiter at a time
+    writer_.set(kLatestGenerationKey, std::to_string(generation));
+    writer_.set(generation_key(generation, "begun"), rank_list(replaced));
+    waiter_client_ = std::make_unique<rdzv::TcpStoreClient>(options_);
+    waiter_ = std::thread(
+        [this, client = waiter_client_.get(), generation, timeout, ended = std::move(ended)] {
+            const std::string ready = generation_key(generation, "ready");
+            bool joined = false;
+            try {
+                client->wait({ready}, timeout);
+                const std::string value = client->get(ready, std::chrono::seconds(10));
+                if (value == kSuperseded) return;
+                joined = value == kJoined;
+            } catch (const rdzv::StoreError&) {
+                if (stopping_) return;  // stop(): nobody waits for the answer
+                // a timeout or a store failure: the fallback
+            }
+            ended(generation, joined);
+        });
+}
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,59 @@
+#pragma once
+/// GenerationBoard: --restart-policy failed's keys in the workers' store (README, "Recovery in
+/// place"), written by the agent, and the wait for a generation's workers to join it.
+///
+///   /ptrun/generation      the latest generation (decimal), set before its `begun` key
+///   /ptrun/gen/<G>/begun   set when generation G begins: the replaced global ranks ("2", "0,3")
+///   /ptrun/gen/<G>/joined  each worker adds 1 when it joins G
+///   /ptrun/gen/<G>/ready   "joined" (by the worker whose add completed the count), or
+///                          "superseded" (by ptrun, when G+1 began before G was ready)
+///
+/// The names are what a torch script passes to its TCPStore (which adds the leading "/").
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ptrun/rendezvous/tcp_store_client.hpp"
+
+namespace ptrun::launcher {
+
+/// The wire name of generation `generation`'s key `leaf` ("begun", "joined", "ready").
+std::string generation_key(int generation, const std::string& leaf);
+/// The wire name of the latest generation's key.
+inline constexpr const char* kLatestGenerationKey = "/ptrun/generation";
+
+class GenerationBoard {
+  public:
+    /// Called on the waiting thread: generation `generation` was joined by every worker
+    /// (`joined`), or --recovery-timeout ran out first (or the store failed: `joined` false).
+    using Ended = std::function<void(int generation, bool joined)>;
+
+    /// Connects to the workers' store at host:port. Throws rdzv::StoreError.
+    GenerationBoard(const std::string& host, std::uint16_t port);
+    /// Stops waiting (stop()); never throws.
+    ~GenerationBoard();
+    GenerationBoard(const GenerationBoard&) = delete;
+    GenerationBoard& operator=(const GenerationBoard&) = delete;
+
+    /// Generation `generation` begins with `replaced` global ranks: the previous generation is
+    /// superseded unless ready, the keys are set, and a thread waits up to `timeout` for its
+    /// `ready` key, then calls `ended` (not when superseded or stopped). Throws rdzv::StoreError.
+    void begin(int generation, const std::vector<int>& replaced, std::chrono::milliseconds timeout,
+               Ended ended);
+    /// Stops the waiting thread (before the store is wiped for a group restart). Never throws.
+    void stop() noexcept;
+
+  private:
+    rdzv::TcpStoreClientOptions options_;
+    rdzv::TcpStoreClient writer_;
+    std::unique_ptr<rdzv::TcpStoreClient> waiter_client_;
+    std::thread waiter_;
+    std::atomic<bool> stopping_{false};  ///< set while stop() interrupts the waiter
+};
+
+}  // namespace ptrun::launcher

@@ -1,0 +1,56 @@
+"""Recovery in place with ptrun::ddp (issue #36): under `ptrun --restart-policy failed` a worker of
+`train` killed mid-run is replaced alone; the survivors keep their processes, re-form the group
+with the replacement, hand it the parameters, Adam moments and position, and training resumes at
+the step where it stopped, ending bit-identical to an uninterrupted run (same world size, same
+ring order: the cpu backend sums in rank order, so it is deterministic). No checkpoint is read."""
+import os
+import re
+import unittest
+
+from harness import PtrunTestCase, run_ptrun
+
+TRAIN = os.environ.get("TRAIN_BIN", "build/examples/train/train")
+ARGS = ["--epochs", "4", "--global-batch", "48", "--dataset-size", "1536", "--seed", "3"]
+CRASH_STEP = 40  # 32 steps per epoch: mid-epoch 2
+TIMEOUT = 120
+
+
+def start_pids(stderr):
+    """{(rank, generation): pid} from train's "train: rank R (pid P) starts in generation G" lines."""
+    return {(int(r), int(g)): int(p)
+            for r, p, g in re.findall(r"train: rank (\d+) \(pid (\d+)\) starts in generation (\d+)", stderr)}
+
+
+class RecoveryTrainTest(PtrunTestCase):
+    def launched(self, ptrun_args, train_args, name):
+        """`ptrun --standalone --nproc-per-node 4 [ptrun_args] train ...`; returns (proc, params bytes)."""
+        out = os.path.join(self.dir, f"{name}.txt")
+        proc = run_ptrun(["--standalone", "--nproc-per-node", "4", *ptrun_args, TRAIN, *ARGS,
+                          "--final-params", out, *train_args], timeout=TIMEOUT)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        with open(out, "rb") as f:
+            return proc, f.read()
+
+    def test_killed_worker_is_replaced_in_place_and_training_resumes_at_its_step(self):
+        _, clean = self.launched([], [], name="clean")
+        proc, recovered = self.launched(
+            ["--restart-policy", "failed", "--max-restarts", "3"],
+            ["--crash-at-step", str(CRASH_STEP), "--crash-rank", "2"], name="recovered")
+        log = proc.stdout + proc.stderr
+        self.assertIn(f"killing itself after step {CRASH_STEP}", proc.stderr)
+        pids = start_pids(proc.stderr)
+        # Four workers in generation 0, one replacement (rank 2) in generation 1, nothing else:
+        # the survivors kept their processes.
+        self.assertEqual(sorted(pids), [(0, 0), (1, 0), (2, 0), (2, 1), (3, 0)], log)
+        self.assertNotEqual(pids[(2, 1)], pids[(2, 0)])
+        self.assertNotIn("restarting the worker group", proc.stderr)
+        self.assertRegex(proc.stdout, rf"train: generation 1 re-formed at step {CRASH_STEP} "
+                                      r"\(rank 2 replaced\); state from rank 0\n")
+        self.assertEqual(proc.stdout.count("re-formed"), 1, proc.stdout)
+        self.assertNotIn("resumed from the checkpoint", proc.stdout)
+        self.assertIn("final mse", proc.stdout)
+        self.assertEqual(recovered, clean, "the recovered run ends bit-identical to the clean one")
+
+
+if __name__ == "__main__":
+    unittest.main()
