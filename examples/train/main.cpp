@@ -28,6 +28,7 @@ struct Flags {
     long long timeout_s = 300;
     std::uint64_t crash_at_step = 0;
     int crash_rank = 0;
+    int crash_in_resync_rank = -1;
     bool step_times = false;
 };
 
@@ -88,7 +89,8 @@ Trained train_plain(const ptrun::ddp::RunContext& ctx, const ptrun::ddp::InitOpt
 /// Under ptrun --restart-policy failed: a replacement joins its generation first; a lost peer
 /// re-forms the group (ptrun::ddp::Recovery) instead of ending the worker.
 Trained train_recovering(ptrun::ddp::RunContext ctx, const ptrun::ddp::InitOptions& options,
-                         const ptrun::examples::TrainOptions& t, long long timeout_s) {
+                         const ptrun::examples::TrainOptions& t, long long timeout_s,
+                         int f_crash_in_resync) {
     std::fprintf(stderr, "train: rank %d (pid %d) starts in generation %lld\n", ctx.rank,
                  static_cast<int>(::getpid()), static_cast<long long>(ctx.generation));
     ptrun::ddp::Recovery recovery(ctx, std::chrono::seconds(timeout_s));
@@ -101,6 +103,15 @@ Trained train_recovering(ptrun::ddp::RunContext ctx, const ptrun::ddp::InitOptio
     }
     ptrun::examples::TrainRecovery how;
     how.replacement = replacement;
+    if (f_crash_in_resync == ctx.rank && !replacement) {
+        // Testing: this survivor dies as generation 1's state transfer begins (a fault during
+        // recovery: the others re-form once more).
+        how.before_resync = [rank = ctx.rank](std::int64_t generation) {
+            if (generation != 1) return;
+            std::fprintf(stderr, "train: rank %d killing itself in generation 1's resync\n", rank);
+            std::raise(SIGKILL);
+        };
+    }
     how.reform = [&](std::unique_ptr<ptrun::ddp::ProcessGroup> broken,
                      const ptrun::ddp::CollectiveError& why) {
         std::fprintf(stderr, "train: rank %d lost its group in generation %lld: %s; re-forming\n",
@@ -146,6 +157,10 @@ int main(int argc, char** argv) {
                    "Testing: kill this worker (SIGKILL) after this step, attempt 0 only");
     app.add_option("--crash-rank", f.crash_rank, "Testing: the rank --crash-at-step kills")
         ->capture_default_str();
+    app.add_option("--crash-in-resync-rank", f.crash_in_resync_rank,
+                   "Testing (--restart-policy failed): this surviving rank dies as generation 1's "
+                   "state transfer begins")
+        ->capture_default_str();
     app.add_flag("--step-times", f.step_times,
                  "Testing: print when the worker started and each step ended, in CLOCK_MONOTONIC "
                  "ns, to stderr");
@@ -169,8 +184,9 @@ int main(int argc, char** argv) {
         const ptrun::ddp::InitOptions options{.backend = ptrun::ddp::parse_backend(f.backend),
                                               .timeout = std::chrono::seconds(f.timeout_s),
                                               .device = -1};
-        auto trained = ctx.recovery ? train_recovering(ctx, options, t, f.timeout_s)
-                                    : train_plain(ctx, options, t);
+        auto trained = ctx.recovery
+                           ? train_recovering(ctx, options, t, f.timeout_s, f.crash_in_resync_rank)
+                           : train_plain(ctx, options, t);
         trained.group->barrier()->wait();  // every rank is done with the checkpoint directory
         const auto& result = trained.result;
         if (trained.group->rank() == 0) {

@@ -256,7 +256,10 @@ TrainResult train(ddp::JoinedGroup& group, const TrainOptions& o, std::ostream& 
     bool reformed = recovery.replacement;
     for (;;) {
         try {
-            if (reformed) resync(*group.group, o, model, holds_state, group, log);
+            if (reformed) {
+                if (recovery.before_resync) recovery.before_resync(group.generation);
+                resync(*group.group, o, model, holds_state, group, log);
+            }
             holds_state = true;
             reformed = false;
             run_epochs(*group.group, o, model, ckpts.get(), log);

@@ -56,6 +56,8 @@ struct TrainRecovery {
     /// This process replaces a lost worker: its state comes from the peers, not from step 0 or a
     /// checkpoint.
     bool replacement = false;
+    /// Testing: called as a re-formed group of generation `generation` begins its resync.
+    std::function<void(std::int64_t generation)> before_resync;
 };
 
 /// train() over a group that survives lost peers. A step that fails with a CollectiveError

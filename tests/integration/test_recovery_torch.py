@@ -186,5 +186,12 @@ class WithoutLauncher(RecoveryCase):
         self.run_crash(supersede=True)
 
 
+# The protocol logic these two drive is the helper's own Python, the same under every torch; what
+# 2.6 changes (its TCPStore client, gloo's errors, destroy_process_group) UnderPtrun runs for real.
+# Under 2.6 each of these costs a minute of CI in the root for nothing new: 1.13 alone runs them.
+if FLAVOUR.name != "1.13":
+    del WithoutLauncher
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -51,6 +51,22 @@ class RecoveryTrainTest(PtrunTestCase):
         self.assertIn("final mse", proc.stdout)
         self.assertEqual(recovered, clean, "the recovered run ends bit-identical to the clean one")
 
+    def test_a_survivor_lost_during_the_state_transfer_leads_to_another_generation(self):
+        _, clean = self.launched([], [], name="clean")
+        proc, recovered = self.launched(
+            ["--restart-policy", "failed", "--max-restarts", "3"],
+            ["--crash-at-step", str(CRASH_STEP), "--crash-rank", "2", "--crash-in-resync-rank", "1"],
+            name="twice")
+        log = proc.stdout + proc.stderr
+        self.assertIn("rank 1 killing itself in generation 1's resync", proc.stderr)
+        pids = start_pids(proc.stderr)
+        self.assertEqual(sorted(pids), [(0, 0), (1, 0), (1, 2), (2, 0), (2, 1), (3, 0)], log)
+        self.assertNotIn("restarting the worker group", proc.stderr)
+        self.assertNotIn("falling back", proc.stderr)
+        self.assertRegex(proc.stdout, rf"train: generation 2 re-formed at step {CRASH_STEP} ")
+        self.assertNotIn("generation 1 re-formed", proc.stdout)
+        self.assertEqual(recovered, clean, "two generations later the run still ends bit-identical")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -21,9 +21,9 @@
 
 #include "agent_rounds.hpp"
 #include "agent_watch.hpp"
-#include "generation_board.hpp"
 #include "ptrun/launcher/agent/agent.hpp"
 #include "ptrun/launcher/agent/decide.hpp"
+#include "ptrun/launcher/agent/generation_board.hpp"
 #include "ptrun/launcher/membership/node_placement.hpp"
 #include "ptrun/launcher/membership/round.hpp"
 #include "ptrun/launcher/output/failure_report.hpp"

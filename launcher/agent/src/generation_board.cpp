@@ -1,4 +1,4 @@
-#include "generation_board.hpp"
+#include "ptrun/launcher/agent/generation_board.hpp"
 
 #include "ptrun/rendezvous/errors.hpp"
 

@@ -1,0 +1,104 @@
+// GenerationBoard (--restart-policy failed): the keys it writes to a real store server and the
+// waits it ends, with threads playing the workers.
+#include "ptrun/launcher/agent/generation_board.hpp"
+
+#include <utility>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+
+#include "ptrun/rendezvous/tcp_store_client.hpp"
+#include "ptrun/rendezvous/tcp_store_server.hpp"
+
+using namespace ptrun;
+using launcher::generation_key;
+using launcher::GenerationBoard;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// What `ended` reported, waited for with a deadline.
+struct Outcome {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::optional<std::pair<int, bool>> got;
+
+    GenerationBoard::Ended callback() {
+        return [this](int generation, bool joined) {
+            std::lock_guard lock(mutex);
+            got = {generation, joined};
+            changed.notify_all();
+        };
+    }
+    std::optional<std::pair<int, bool>> wait(std::chrono::milliseconds for_at_most) {
+        std::unique_lock lock(mutex);
+        changed.wait_for(lock, for_at_most, [this] { return got.has_value(); });
+        return got;
+    }
+};
+
+rdzv::TcpStoreClient client_of(const rdzv::TcpStoreServer& server) {
+    rdzv::TcpStoreClientOptions o;
+    o.port = server.port();
+    return rdzv::TcpStoreClient(o);
+}
+
+}  // namespace
+
+TEST_CASE("generation board: the workers joining a generation end its wait",
+          "[launcher][recovery]") {
+    rdzv::TcpStoreServer server({.host = "127.0.0.1"});
+    auto worker = client_of(server);
+    GenerationBoard board("127.0.0.1", server.port());
+    Outcome outcome;
+    board.begin(1, {2}, 10s, outcome.callback());
+    CHECK(worker.get("/ptrun/generation", 1s) == "1");
+    CHECK(worker.get(generation_key(1, "begun"), 1s) == "2");
+    CHECK_FALSE(outcome.wait(50ms));  // nobody joined yet
+    worker.compare_set(generation_key(1, "ready"), "", "joined");
+    CHECK(outcome.wait(5s) == std::pair{1, true});
+}
+
+TEST_CASE("generation board: a wait that runs out reports the generation not joined",
+          "[launcher][recovery]") {
+    rdzv::TcpStoreServer server({.host = "127.0.0.1"});
+    GenerationBoard board("127.0.0.1", server.port());
+    Outcome outcome;
+    board.begin(1, {0, 3}, 100ms, outcome.callback());
+    auto worker = client_of(server);
+    CHECK(worker.get(generation_key(1, "begun"), 1s) == "0,3");
+    CHECK(outcome.wait(5s) == std::pair{1, false});
+}
+
+TEST_CASE("generation board: a newer generation supersedes one not ready, and only its wait ends",
+          "[launcher][recovery]") {
+    rdzv::TcpStoreServer server({.host = "127.0.0.1"});
+    auto worker = client_of(server);
+    GenerationBoard board("127.0.0.1", server.port());
+    Outcome first, second;
+    board.begin(1, {2}, 10s, first.callback());
+    board.begin(2, {2}, 10s, second.callback());
+    CHECK(worker.get(generation_key(1, "ready"), 1s) == "superseded");
+    CHECK(worker.get("/ptrun/generation", 1s) == "2");
+    worker.compare_set(generation_key(2, "ready"), "", "joined");
+    CHECK(second.wait(5s) == std::pair{2, true});
+    CHECK_FALSE(first.got);  // superseded: the agent had moved on
+
+    SECTION("a generation already joined stays joined") {
+        board.begin(3, {1}, 10s, first.callback());
+        CHECK(worker.get(generation_key(2, "ready"), 1s) == "joined");
+    }
+}
+
+TEST_CASE("generation board: stop() ends the wait without an answer", "[launcher][recovery]") {
+    rdzv::TcpStoreServer server({.host = "127.0.0.1"});
+    GenerationBoard board("127.0.0.1", server.port());
+    Outcome outcome;
+    board.begin(1, {1}, 60s, outcome.callback());
+    const auto before = std::chrono::steady_clock::now();
+    board.stop();
+    CHECK(std::chrono::steady_clock::now() - before < 5s);
+    CHECK_FALSE(outcome.got);
+}
