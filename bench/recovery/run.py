@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""bench/recovery (issue 36): time from a worker's kill to the next completed step, recovery in place
-(`--restart-policy failed`) against a group restart (`--restart-policy group`), side by side:
+"""bench/recovery (issue 36): time from a worker's kill to the next completed step, recovery in
+place (`--restart-policy failed`) against a group restart (`--restart-policy group`), side by side:
 
-    /usr/bin/python3 bench/recovery/run.py [--rounds 11] [--ranks 4,8] [--torch-rounds 5] [--no-torch]
+    /usr/bin/python3 bench/recovery/run.py [--rounds 11] [--ranks 4,8] [--torch-rounds 5]
+                                           [--no-torch] [--timeout 120]
 
 train (examples/train, the C++ `ptrun::ddp` example), at each of --ranks:
     failed  ptrun --standalone --nproc-per-node N --restart-policy failed --max-restarts 1
@@ -14,11 +15,13 @@ train (examples/train, the C++ `ptrun::ddp` example), at each of --ranks:
 Rank 2 SIGKILLs itself right after step 40 and says when (CLOCK_MONOTONIC ns); --step-times makes
 every rank say when it started and when each step ended, on the same clock. Measured per run:
     next step      the kill to rank 0's step 41 done (in the new generation / restarted attempt);
-    first step     the kill to rank 0's first step done after it, whichever step that is: for group
-                   the step after the checkpoint it reloaded. When rank 0 was stopped before its
-                   checkpoint of step 40 was on disk, the restart reloads step 39 and redoes step
-                   40; "first step" is then the group restart's time had the checkpoint been of
-                   step 40 exactly: no step lost, the most favourable case for group;
+    first step     the kill to rank 0's first step done after the first new worker started,
+                   whichever step that is (rank 0 may end the killed rank's last step just after
+                   the kill line): for group the step after the checkpoint it reloaded. When
+                   rank 0 was stopped before its checkpoint of step 40 was on disk, the restart
+                   reloads step 39 and redoes step 40; "first step" is then the group restart's
+                   time had the checkpoint been of step 40 exactly: no step lost, the most
+                   favourable case for group;
     started        the kill to the first / last new worker's "started" line (ptrun noticing the
                    exit, stopping the others for group, spawning; before any store or group work);
     one step       rank 0's median step time before the kill (a floor: recovery cannot take less
@@ -89,6 +92,10 @@ class Case:
     def name(self):
         return self.policy + (" --preload torch" if self.preload else "")
 
+    @property
+    def label(self):
+        return f"{self.program}, {self.ranks} ranks, {self.name}"
+
     def argv(self, tmp):
         cmd = [PTRUN, "--standalone", "--nproc-per-node", str(self.ranks), "--restart-policy",
                self.policy, "--max-restarts", "1"]
@@ -127,15 +134,15 @@ class Bench:
                 rc = proc.wait(timeout=self.a.timeout)
             except subprocess.TimeoutExpired:
                 stop(proc)
-                raise Failed(f"{case.program} {case.ranks} {case.name}: still running after "
+                raise Failed(f"{case.label}: still running after "
                              f"{self.a.timeout} s; stopped\n{tail(out_path)}")
         left = self.leftovers()
         if left:
-            self.failures.append(f"{case.name}: left running after the command ended, killed: "
+            self.failures.append(f"{case.label}: left running after the command ended, killed: "
                                  f"{left}")
         text = read(out_path)
         if rc != 0:
-            raise Failed(f"{case.program} {case.ranks} {case.name}: exit status {rc}\n"
+            raise Failed(f"{case.label}: exit status {rc}\n"
                          f"{tail(out_path)}")
         return figures(case, text)
 
@@ -172,14 +179,14 @@ def figures(case, text):
     """The kill and what followed, from one run's output; times in ms after the kill."""
     kills = [int(t) for t in KILL.findall(text)]
     if len(kills) != 1:
-        raise Failed(f"{case.name}: expected one kill line, found {len(kills)}\n{text[-1500:]}")
+        raise Failed(f"{case.label}: expected one kill line, found {len(kills)}\n{text[-1500:]}")
     kill = kills[0]
     expect = "replacing it alone" if case.policy == "failed" else "restarting the worker group"
     if expect not in text or (case.policy == "failed" and "restarting the worker group" in text):
-        raise Failed(f"{case.name}: ptrun did not say '{expect}' (alone)\n{text[-1500:]}")
+        raise Failed(f"{case.label}: ptrun did not say '{expect}' (alone)\n{text[-1500:]}")
     starts = sorted(int(t) for _, t in STARTED.findall(text) if int(t) > kill)
     if not starts:
-        raise Failed(f"{case.name}: no worker started after the kill\n{text[-1500:]}")
+        raise Failed(f"{case.label}: no worker started after the kill\n{text[-1500:]}")
     rank0 = sorted((int(t), int(s)) for r, s, t in STEP.findall(text) if r == "0")
     before = [t for t, _ in rank0 if t < kill]
     # Rank 0 may end the killed rank's last step a little after the kill line: the new workers'
@@ -188,7 +195,7 @@ def figures(case, text):
     after = [(t, s) for t, s in rank0 if t > starts[0]]
     nxt = [t for t, s in after if s == case.next_step]
     if len(nxt) != 1:
-        raise Failed(f"{case.name}: rank 0 finished step {case.next_step} {len(nxt)} times after "
+        raise Failed(f"{case.label}: rank 0 finished step {case.next_step} {len(nxt)} times after "
                      f"the new workers started\n{text[-1500:]}")
     ms = lambda t: (t - kill) / 1e6  # noqa: E731
     joined = JOINED.search(text)
@@ -279,8 +286,13 @@ def fmt(x, digits=1):
 
 
 # --- report -------------------------------------------------------------------------------------
-def report(title, got, baseline_of):
-    """One table per program: a row per case, ratios to the matching failed case."""
+def report(title, got):
+    """One table per program: a row per case, ratios to the failed case of the same ranks and
+    --preload; then every group case against every failed case, with the target."""
+    def failed_like(c, preload):
+        return next((x for x in got if x.ranks == c.ranks and x.policy == "failed"
+                     and x.preload == preload), None)
+
     print(f"{title}\n")
     print("| ranks | policy | runs | kill to next step, median ms | min | max | / failed | "
           "kill to first step (which) | / failed | new worker started, first / last | "
@@ -290,27 +302,28 @@ def report(title, got, baseline_of):
         if not runs:
             print(f"| {c.ranks} | {c.name} | 0 | failed | | | | | | | | | |")
             continue
-        base = got.get(baseline_of(c), [])
+        base = med(col(got.get(failed_like(c, c.preload), []), "next"))
         nxt, first = col(runs, "next"), col(runs, "first")
         steps = sorted(set(col(runs, "first_step")))
         resumed = sorted(set(col(runs, "resumed")))
         print(f"| {c.ranks} | {c.name} | {len(runs)} | {fmt(med(nxt))} | {fmt(min(nxt))} | "
-              f"{fmt(max(nxt))} | {ratio(med(nxt), med(col(base, 'next'))):.1f}x | "
+              f"{fmt(max(nxt))} | {ratio(med(nxt), base):.2f}x | "
               f"{fmt(med(first))} ({'/'.join(map(str, steps))}) | "
-              f"{ratio(med(first), med(col(base, 'next'))):.1f}x | "
+              f"{ratio(med(first), base):.2f}x | "
               f"{fmt(med(col(runs, 'started_first')))} / {fmt(med(col(runs, 'started_last')))} | "
               f"{fmt(med(col(runs, 'step')), 2)} | {fmt(med(col(runs, 'joined')), 0)} | "
               f"{'/'.join(map(str, resumed))} |")
     print()
     for c, runs in got.items():
-        base = got.get(baseline_of(c), [])
-        if c.policy != "group" or not runs or not base:
-            continue
-        r_next = ratio(med(col(runs, "next")), med(col(base, "next")))
-        r_first = ratio(med(col(runs, "first")), med(col(base, "next")))
-        ok = "met" if min(r_next, r_first) >= TARGET else "NOT met"
-        print(f"- {c.ranks} ranks, {c.name} / failed: {r_next:.1f}x to the next step, "
-              f"{r_first:.1f}x to the group's first step: target >= {TARGET:.0f}x {ok}")
+        for f in (failed_like(c, False), failed_like(c, True)):
+            if c.policy != "group" or f is None or not runs or not got[f]:
+                continue
+            base = med(col(got[f], "next"))
+            r_next = ratio(med(col(runs, "next")), base)
+            r_first = ratio(med(col(runs, "first")), base)
+            ok = "met" if min(r_next, r_first) >= TARGET else "NOT met"
+            print(f"- {c.ranks} ranks, {c.name} / {f.name}: {r_next:.2f}x to the next step, "
+                  f"{r_first:.2f}x to the group's first step: target >= {TARGET:.0f}x {ok}")
     print()
 
 
@@ -355,16 +368,13 @@ def main():
         if torch_note:
             print(torch_note)
         print(flush=True)
-        by_failed = lambda c: next(x for x in train + torch  # noqa: E731
-                                   if x.program == c.program and x.ranks == c.ranks
-                                   and x.policy == "failed" and not x.preload)
         got = bench.measure(train, a.rounds, "train")
-        report(f"train (C++ `ptrun::ddp`), {a.rounds} rounds: ms after the kill", got, by_failed)
+        report(f"train (C++ `ptrun::ddp`), {a.rounds} rounds: ms after the kill", got)
         sys.stdout.flush()
         if torch:
             got = bench.measure(torch, a.torch_rounds, "torch")
             report(f"torch (recover_ddp.py, gloo), {a.torch_rounds} rounds: ms after the kill",
-                   got, by_failed)
+                   got)
         print(f"load at the end {loadavg()}, {datetime.datetime.now():%Y-%m-%d %H:%M:%S}")
         if bench.failures:
             print("\nfailures:")

@@ -1,4 +1,4 @@
-"""examples/python/recover_ddp.py with the clock lines bench/recovery/run.py reads, unchanged otherwise:
+"""examples/python/recover_ddp.py with the clock lines bench/recovery/run.py reads, else unchanged:
 
     python3 bench/recovery/torch_timed.py [recover_ddp.py's flags]
 
@@ -15,8 +15,8 @@ import signal
 import sys
 import time
 
-EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
-                       "python", "recover_ddp.py")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLE = os.path.join(REPO, "examples", "python", "recover_ddp.py")
 RANK = os.environ.get("RANK", "0")
 
 
@@ -46,9 +46,9 @@ def load():
     spec.loader.exec_module(mod)
     step = mod.train_step
 
-    def timed_step(model, opt, rank, at):
-        step(model, opt, rank, at)
-        say(f"step {at} done")
+    def timed_step(*args):  # train_step(model, opt, rank, step): the step comes last
+        step(*args)
+        say(f"step {args[-1]} done")
 
     mod.train_step = timed_step
     mod.os = _OsWithTimedKill()
