@@ -44,11 +44,12 @@ void GenerationBoard::stop() noexcept {
 
 void GenerationBoard::begin(int generation, const std::vector<int>& replaced,
                             std::chrono::milliseconds timeout, Ended ended) {
+    // The latest generation first: whoever wakes on `superseded` or `begun` reads it next.
+    writer_.set(kLatestGenerationKey, std::to_string(generation));
     // The previous generation's workers waiting on its ready key move on to this one.
     if (generation > 1)
         writer_.compare_set(generation_key(generation - 1, "ready"), "", kSuperseded);
     stop();  // its waiter has woken (or ended before); one waiter at a time
-    writer_.set(kLatestGenerationKey, std::to_string(generation));
     writer_.set(generation_key(generation, "begun"), rank_list(replaced));
     waiter_client_ = std::make_unique<rdzv::TcpStoreClient>(options_);
     waiter_ = std::thread(

@@ -8,6 +8,8 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <thread>
 
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
@@ -79,9 +81,18 @@ TEST_CASE("generation board: a newer generation supersedes one not ready, and on
     GenerationBoard board("127.0.0.1", server.port());
     Outcome first, second;
     board.begin(1, {2}, 10s, first.callback());
+    // A worker waiting on generation 1 reads the latest generation as soon as it wakes: it must
+    // already be 2 then.
+    std::string latest_on_waking;
+    std::thread waiter([&] {
+        auto mine = client_of(server);
+        mine.wait({generation_key(1, "ready")}, 10s);
+        latest_on_waking = mine.get("/ptrun/generation", 1s);
+    });
     board.begin(2, {2}, 10s, second.callback());
+    waiter.join();
+    CHECK(latest_on_waking == "2");
     CHECK(worker.get(generation_key(1, "ready"), 1s) == "superseded");
-    CHECK(worker.get("/ptrun/generation", 1s) == "2");
     worker.compare_set(generation_key(2, "ready"), "", "joined");
     CHECK(second.wait(5s) == std::pair{2, true});
     CHECK_FALSE(first.got);  // superseded: the agent had moved on
