@@ -6,6 +6,7 @@
 #include "cpu_bootstrap.hpp"
 #include "nccl/nccl_process_group.hpp"
 #include "ptrun/ddp/errors.hpp"
+#include "ptrun/env/generation_keys.hpp"
 #include "ptrun/env/names.hpp"
 #include "ptrun/env/rank_info.hpp"
 #include "ptrun/progress/heartbeat.hpp"
@@ -15,12 +16,6 @@
 #include "single_process_group.hpp"
 
 namespace ptrun::ddp {
-namespace {
-
-constexpr std::string_view kGenerationEnv = "PTRUN_GENERATION";
-constexpr std::string_view kRestartPolicyEnv = "PTRUN_RESTART_POLICY";
-
-}  // namespace
 
 RunContext run_context_from_env(const env::EnvMap& environment) {
     const env::RankInfo info = env::rank_info_from_env(environment);
@@ -31,8 +26,10 @@ RunContext run_context_from_env(const env::EnvMap& environment) {
     ctx.master_port = info.master_port;
     if (auto run_id = env::lookup(environment, env::names::kRunId)) ctx.run_id = *run_id;
     if (auto hb = env::lookup(environment, progress::kHeartbeatEnv)) ctx.heartbeat_file = *hb;
-    ctx.generation = env::lookup_int(environment, kGenerationEnv, 0, ctx.restart_count).value_or(0);
-    ctx.recovery = env::lookup(environment, kRestartPolicyEnv) == "failed";
+    namespace keys = env::generation_keys;
+    ctx.generation =
+        env::lookup_int(environment, keys::kGenerationEnv, 0, ctx.restart_count).value_or(0);
+    ctx.recovery = env::lookup(environment, keys::kPolicyEnv) == keys::kFailedPolicy;
     return ctx;
 }
 

@@ -1,13 +1,13 @@
 #include "ptrun/ddp/recovery.hpp"
 
-#include "generation_keys.hpp"
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/env/generation_keys.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 
 namespace ptrun::ddp {
-namespace keys = detail::generation_keys;
+namespace keys = env::generation_keys;
 
 struct Recovery::Impl {
     std::unique_ptr<rdzv::TcpStoreClient> client;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "agent_impl.hpp"
+#include "ptrun/env/generation_keys.hpp"
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/cli/fixed_placement.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
@@ -97,8 +98,9 @@ SpawnRequest Agent::Impl::worker_request(int lr) {
     w.end.local_rank = id.local_rank;
     SpawnRequest request{command.exec_path, command.argv_for(lr), env::worker_env(id, parent_env)};
     if (config.restart_policy == RestartPolicyKind::Failed) {
-        request.env["PTRUN_RESTART_POLICY"] = "failed";
-        request.env["PTRUN_GENERATION"] = std::to_string(state.generation);
+        namespace keys = env::generation_keys;
+        request.env[std::string(keys::kPolicyEnv)] = keys::kFailedPolicy;
+        request.env[std::string(keys::kGenerationEnv)] = std::to_string(state.generation);
     }
     // The runner sums up an uncaught ImportError there, for the report's interpreter hint.
     w.end.exception_file.clear();

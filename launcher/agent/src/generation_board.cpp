@@ -1,12 +1,12 @@
 #include "ptrun/launcher/agent/generation_board.hpp"
 
+#include "ptrun/env/generation_keys.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::launcher {
 namespace {
 
-constexpr const char* kJoined = "joined";
-constexpr const char* kSuperseded = "superseded";
+namespace keys = env::generation_keys;
 
 rdzv::TcpStoreClientOptions board_options(const std::string& host, std::uint16_t port) {
     rdzv::TcpStoreClientOptions o;
@@ -25,10 +25,6 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 }  // namespace
 
-std::string generation_key(int generation, const std::string& leaf) {
-    return "/ptrun/gen/" + std::to_string(generation) + "/" + leaf;
-}
-
 GenerationBoard::GenerationBoard(const std::string& host, std::uint16_t port)
     : options_(board_options(host, port)), writer_(options_) {}
 
@@ -45,22 +41,21 @@ void GenerationBoard::stop() noexcept {
 void GenerationBoard::begin(int generation, const std::vector<int>& replaced,
                             std::chrono::milliseconds timeout, Ended ended) {
     // The latest generation first: whoever wakes on `superseded` or `begun` reads it next.
-    writer_.set(kLatestGenerationKey, std::to_string(generation));
+    writer_.set(keys::kLatest, std::to_string(generation));
     // The previous generation's workers waiting on its ready key move on to this one.
-    if (generation > 1)
-        writer_.compare_set(generation_key(generation - 1, "ready"), "", kSuperseded);
+    if (generation > 1) writer_.compare_set(keys::ready(generation - 1), "", keys::kSuperseded);
     stop();  // its waiter has woken (or ended before); one waiter at a time
-    writer_.set(generation_key(generation, "begun"), rank_list(replaced));
+    writer_.set(keys::begun(generation), rank_list(replaced));
     waiter_client_ = std::make_unique<rdzv::TcpStoreClient>(options_);
     waiter_ = std::thread(
         [this, client = waiter_client_.get(), generation, timeout, ended = std::move(ended)] {
-            const std::string ready = generation_key(generation, "ready");
+            const std::string ready = keys::ready(generation);
             bool joined = false;
             try {
                 client->wait({ready}, timeout);
                 const std::string value = client->get(ready, std::chrono::seconds(10));
-                if (value == kSuperseded) return;
-                joined = value == kJoined;
+                if (value == keys::kSuperseded) return;
+                joined = value == keys::kJoined;
             } catch (const rdzv::StoreError&) {
                 if (stopping_) return;  // stop(): nobody waits for the answer
                 // a timeout or a store failure: the fallback

@@ -9,14 +9,14 @@
 #include <thread>
 #include <vector>
 
-#include "generation_keys.hpp"
 #include "ptrun/ddp/errors.hpp"
 #include "ptrun/ddp/resync.hpp"
+#include "ptrun/env/generation_keys.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 
 using namespace ptrun::ddp;
-namespace keys = ptrun::ddp::detail::generation_keys;
+namespace keys = ptrun::env::generation_keys;
 using std::chrono::milliseconds;
 
 namespace {

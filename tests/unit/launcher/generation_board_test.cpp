@@ -11,11 +11,12 @@
 #include <string>
 #include <thread>
 
+#include "ptrun/env/generation_keys.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 #include "ptrun/rendezvous/tcp_store_server.hpp"
 
 using namespace ptrun;
-using launcher::generation_key;
+namespace keys = env::generation_keys;
 using launcher::GenerationBoard;
 using namespace std::chrono_literals;
 
@@ -57,9 +58,9 @@ TEST_CASE("generation board: the workers joining a generation end its wait",
     Outcome outcome;
     board.begin(1, {2}, 10s, outcome.callback());
     CHECK(worker.get("/ptrun/generation", 1s) == "1");
-    CHECK(worker.get(generation_key(1, "begun"), 1s) == "2");
+    CHECK(worker.get(keys::begun(1), 1s) == "2");
     CHECK_FALSE(outcome.wait(50ms));  // nobody joined yet
-    worker.compare_set(generation_key(1, "ready"), "", "joined");
+    worker.compare_set(keys::ready(1), "", "joined");
     CHECK(outcome.wait(5s) == std::pair{1, true});
 }
 
@@ -70,7 +71,7 @@ TEST_CASE("generation board: a wait that runs out reports the generation not joi
     Outcome outcome;
     board.begin(1, {0, 3}, 100ms, outcome.callback());
     auto worker = client_of(server);
-    CHECK(worker.get(generation_key(1, "begun"), 1s) == "0,3");
+    CHECK(worker.get(keys::begun(1), 1s) == "0,3");
     CHECK(outcome.wait(5s) == std::pair{1, false});
 }
 
@@ -86,20 +87,20 @@ TEST_CASE("generation board: a newer generation supersedes one not ready, and on
     std::string latest_on_waking;
     std::thread waiter([&] {
         auto mine = client_of(server);
-        mine.wait({generation_key(1, "ready")}, 10s);
+        mine.wait({keys::ready(1)}, 10s);
         latest_on_waking = mine.get("/ptrun/generation", 1s);
     });
     board.begin(2, {2}, 10s, second.callback());
     waiter.join();
     CHECK(latest_on_waking == "2");
-    CHECK(worker.get(generation_key(1, "ready"), 1s) == "superseded");
-    worker.compare_set(generation_key(2, "ready"), "", "joined");
+    CHECK(worker.get(keys::ready(1), 1s) == "superseded");
+    worker.compare_set(keys::ready(2), "", "joined");
     CHECK(second.wait(5s) == std::pair{2, true});
     CHECK_FALSE(first.got);  // superseded: the agent had moved on
 
     SECTION("a generation already joined stays joined") {
         board.begin(3, {1}, 10s, first.callback());
-        CHECK(worker.get(generation_key(2, "ready"), 1s) == "joined");
+        CHECK(worker.get(keys::ready(2), 1s) == "joined");
     }
 }
 

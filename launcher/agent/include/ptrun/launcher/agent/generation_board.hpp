@@ -1,14 +1,8 @@
 #pragma once
-/// GenerationBoard: --restart-policy failed's keys in the workers' store (README, "Recovery in
-/// place"), written by the agent, and the wait for a generation's workers to join it.
-///
-///   /ptrun/generation      the latest generation (decimal), set before its `begun` key
-///   /ptrun/gen/<G>/begun   set when generation G begins: the replaced global ranks ("2", "0,3")
-///   /ptrun/gen/<G>/joined  each worker adds 1 when it joins G
-///   /ptrun/gen/<G>/ready   "joined" (by the worker whose add completed the count), or
-///                          "superseded" (by ptrun, when G+1 began before G was ready)
-///
-/// The names are what a torch script passes to its TCPStore (which adds the leading "/").
+/// GenerationBoard: the agent's side of --restart-policy failed's keys in the workers' store
+/// (env/generation_keys.hpp, README "Recovery in place"): it writes the latest generation, a
+/// generation's `begun` and supersedes the previous one's `ready`, and waits for the workers to
+/// join it.
 
 #include <atomic>
 #include <chrono>
@@ -21,11 +15,6 @@
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 
 namespace ptrun::launcher {
-
-/// The wire name of generation `generation`'s key `leaf` ("begun", "joined", "ready").
-std::string generation_key(int generation, const std::string& leaf);
-/// The wire name of the latest generation's key.
-inline constexpr const char* kLatestGenerationKey = "/ptrun/generation";
 
 class GenerationBoard {
   public:
