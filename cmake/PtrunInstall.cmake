@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 
 set(PTRUN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ptrun)
 
-# ptrun_logging (header-only spdlog/fmt) and ptrun_sys (header-only, private headers) are exported
+# ptrun_logging (spdlog compiled into a static library over header-only fmt) and ptrun_sys (header-only, private headers) are exported
 # too: the static libraries carry them as link-only dependencies; a consumer links nothing more.
 set(ptrun_exported)
 foreach(module logging sys env slurm progress rendezvous ddp)
