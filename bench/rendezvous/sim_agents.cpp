@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <variant>
 
+#include "ptrun/launcher/membership/admission.hpp"
 #include "ptrun/launcher/membership/node_placement.hpp"
 #include "ptrun/launcher/membership/rdzv_events.hpp"
 
@@ -51,12 +53,13 @@ void SimAgents::join(int i, OnAssigned done, std::function<void(int)> pushed) {
             Reply::None, {});
         if (pushed) pushed(i);
         get(c, admit, [=](std::string_view verdict) {
-            if (verdict.rfind("error:", 0) == 0) {
+            // The verdict as RdzvSession reads it: a placement, or the coordinator's refusal.
+            const auto admission = launcher::decode_admission(std::string(verdict));
+            if (const auto* refused = std::get_if<launcher::AdmissionRefused>(&admission)) {
                 throw std::runtime_error("agent " + std::to_string(i) +
-                                         " refused: " + std::string(verdict));
+                                         " refused: " + refused->message);
             }
-            const auto placement = launcher::decode_placement(std::string(verdict));
-            done(i, placement.round, verdict.size());
+            done(i, std::get<launcher::NodePlacement>(admission).round, verdict.size());
         });
     });
 }
