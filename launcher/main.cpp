@@ -1,14 +1,19 @@
 // ptrun: the only place that reads the process environment, installs process-wide signal
 // dispositions, configures logging, and turns exceptions into exit codes (see man ptrun).
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <string_view>
 
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/agent/agent.hpp"
@@ -19,7 +24,13 @@
 #include "ptrun/launcher/cli/cli.hpp"
 #include "ptrun/launcher/cli/endpoint.hpp"
 #include "ptrun/launcher/cli/launcher_env_defaults.hpp"
+#include "ptrun/launcher/cli/logs_args.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/hosts/host_fleet.hpp"
+#include "ptrun/launcher/hosts/host_launch.hpp"
+#include "ptrun/launcher/hosts/host_lines.hpp"
+#include "ptrun/launcher/hosts/launcher_pipe_watch.hpp"
+#include "ptrun/launcher/hosts/remote_env.hpp"
 #include "ptrun/launcher/membership/placement_exit.hpp"
 #include "ptrun/launcher/membership/rdzv_auth.hpp"
 #include "ptrun/launcher/membership/rdzv_session.hpp"
@@ -36,6 +47,8 @@
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/watchdog/health_server.hpp"
+#include "ptrun/watchdog/log_lines.hpp"
+#include "ptrun/watchdog/logs_client.hpp"
 #include "ptrun/watchdog/status_client.hpp"
 
 extern char** environ;
@@ -75,7 +88,56 @@ std::shared_ptr<spdlog::logger> make_logger(
 }
 
 int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlacement local,
-            ptrun::env::EnvMap env, const std::vector<std::string>& warnings);
+            ptrun::env::EnvMap env, const std::vector<std::string>& warnings,
+            std::unique_ptr<ptrun::launcher::LauncherPipeWatch> launcher_watch);
+
+/// --from-launcher, until the agent runs: the launching ptrun's pipe (stdin) ending stops this
+/// ptrun as SIGTERM does (nothing of the job runs yet: no worker has started).
+std::unique_ptr<ptrun::launcher::LauncherPipeWatch> watch_launcher_pipe_early() {
+    return std::make_unique<ptrun::launcher::LauncherPipeWatch>(STDIN_FILENO, [] {
+        constexpr std::string_view line =
+            "ptrun: the launching ptrun's pipe (stdin) closed before the job started here: it "
+            "stopped, or it or its remote shell is gone; stopping as on SIGTERM\n";
+        [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, line.data(), line.size());
+        ::kill(::getpid(), SIGTERM);
+    });
+}
+
+/// `ptrun --hosts/--hostfile`: one ptrun per host through the remote shell; the job's code.
+int launch_hosts(const ptrun::launcher::LaunchOptions& options, const ptrun::env::EnvMap& env) {
+    using namespace ptrun::launcher;
+    std::string hostfile_text;
+    if (options.given(Option::Hostfile)) {
+        hostfile_text = read_host_file("--hostfile", options.at(Option::Hostfile).value);
+    }
+    const auto hosts = selected_hosts(options, hostfile_text);
+    HostsContext context;
+    context.directory = std::filesystem::current_path().string();
+    context.self_path = std::filesystem::read_symlink("/proc/self/exe").string();
+    EnvPairs file;
+    const std::string env_file = context.directory + "/" + std::string(kRemoteEnvFile);
+    if (::access(env_file.c_str(), F_OK) == 0) {
+        file = parse_env_file(read_host_file(kRemoteEnvFile, env_file), env_file);
+    }
+    context.env = remote_env(env, options.at(Option::Export).value, file);
+    const auto facts = read_host_facts(env);
+    context.run_id = "hosts-" + facts.random_id;
+    const auto plan = make_hosts_plan(options, hosts, context);
+    console_level(env);  // a bad LOGLEVEL is a usage error before anything starts
+    FleetOptions fleet;
+    for (char** e = environ; *e != nullptr; ++e) fleet.env.emplace_back(*e);
+    fleet.shell_text = options.at(Option::RemoteShell).value;
+    // Each host's ptrun stops its workers within --shutdown-timeout; its remote shell gets a
+    // minute more (the rendezvous's leave) before it is killed.
+    const double grace = std::strtod(options.at(Option::ShutdownTimeout).value.c_str(), nullptr);
+    fleet.stop_deadline = std::chrono::milliseconds(
+        static_cast<long long>((grace > 0 && grace < 86400 ? grace : 30.0) * 1000.0) + 60'000);
+    auto console = std::make_shared<Console>();
+    auto logger = make_logger(facts.hostname, console, env);
+    const int code = run_host_fleet(plan, fleet, console, logger);
+    console->run_log.write("ptrun exits with code " + std::to_string(code));
+    return code;
+}
 
 /// The exit code for the exception `error` ends ptrun with, and in `message` the line saying it.
 int error_exit(std::exception_ptr error, std::string* message) {
@@ -134,20 +196,57 @@ int show_status(const std::vector<std::string>& args) {
     return table->healthy ? 0 : 1;
 }
 
+/// `ptrun logs HOST:PORT ...`: the worker lines a running ptrun's --health-port serves, merged in
+/// time order on stdout; what did not come on stderr. 0 when every line asked for came, 1 when
+/// some did not, 3 when nothing, or something other than ptrun, answers.
+int show_logs(const std::vector<std::string>& args) {
+    const auto parsed = ptrun::launcher::parse_logs_args(args, ptrun::watchdog::kMaxLogTail);
+    ptrun::watchdog::LogsRequest request{parsed.host, parsed.port, parsed.ranks, parsed.tail,
+                                         kStatusDeadline};
+    const auto got = ptrun::watchdog::fetch_logs(request);
+    const std::string where = ptrun::launcher::format_endpoint(parsed.host, parsed.port);
+    if (!got.answered) {
+        std::fprintf(stderr, "ptrun logs: no ptrun answers at %s: %s\n", where.c_str(),
+                     ptrun::launcher::printable(got.error).c_str());
+        return kExitNoStatus;
+    }
+    std::fwrite(got.text.data(), 1, got.text.size(), stdout);
+    std::fflush(stdout);
+    for (const auto& m : got.missing) std::fprintf(stderr, "ptrun logs: missing: %s\n", m.c_str());
+    return got.missing.empty() ? 0 : 1;
+}
+
 int launch(const std::vector<std::string>& args) {
     using namespace ptrun::launcher;
     if (!args.empty() && args[0] == "status") return show_status(args);
+    if (!args.empty() && args[0] == "logs") return show_logs(args);
     auto env = ptrun::env::from_environ(environ);
     auto parsed = parse_command_line(args, env);
     if (auto* info = std::get_if<InfoRequest>(&parsed)) {
         std::cout << info->text;
         return 0;
     }
+    if (wants_hosts(std::get<LaunchOptions>(parsed))) {
+        return launch_hosts(std::get<LaunchOptions>(parsed), env);
+    }
+    const auto& launcher_name = std::get<LaunchOptions>(parsed).at(Option::FromLauncher).value;
+    const bool from_launcher = !launcher_name.empty();
+    std::unique_ptr<LauncherPipeWatch> launcher_watch;  // --from-launcher: until the agent runs
+    if (from_launcher) {
+        check_host_name(launcher_name, "--from-launcher");
+        // The launching ptrun's sign that ptrun runs here (host_lines.hpp), before anything
+        // else is written.
+        const std::string line = std::string(kAgentStartedLine) + "\n";
+        std::fwrite(line.data(), 1, line.size(), stdout);
+        std::fflush(stdout);
+        launcher_watch = watch_launcher_pipe_early();
+    }
     console_level(env);  // a bad LOGLEVEL is a usage error before anything starts
     auto defaults =
         apply_launcher_env(std::get<LaunchOptions>(std::move(parsed)), env, read_host_file);
     const auto& options = defaults.options;
-    const auto host = read_host_facts(env);
+    auto host = read_host_facts(env);
+    if (from_launcher) host.hostname = options.at(Option::FromLauncher).value;  // its prefix
     const auto plan = make_launch_plan(options, defaults.placement, host, env);
     const auto& config = config_of(plan);
     auto local = plan_local_placement(config, host_devices(host, config.device_kind), env,
@@ -164,7 +263,8 @@ int launch(const std::vector<std::string>& args) {
         for (const auto& warning : local.warnings) std::cout << "warning: " << warning << "\n";
         return 0;
     }
-    return run_job(plan, std::move(local), env, defaults.warnings);  // says its own errors
+    return run_job(plan, std::move(local), env, defaults.warnings,
+                   std::move(launcher_watch));  // says its own errors
 }
 
 /// What every mode's agent is given besides its store; run_job keeps the console and logger to
@@ -175,6 +275,9 @@ struct Job {
     ptrun::env::EnvMap env;
     std::shared_ptr<ptrun::launcher::Console> console;
     std::shared_ptr<spdlog::logger> logger;
+    bool from_launcher = false;  ///< --from-launcher: stdin is the launching ptrun's pipe
+    /// --from-launcher: the pipe's watch until the agent takes it over (run_agent).
+    std::unique_ptr<ptrun::launcher::LauncherPipeWatch> launcher_watch;
 };
 
 /// Runs the agent to its end and destroys it (its signal handlers with it); returns its code.
@@ -182,10 +285,15 @@ int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
               ptrun::launcher::StoreEndpoint store,
               std::optional<ptrun::launcher::Membership> membership = std::nullopt,
               ptrun::sys::Fd health_listener = {}) {
+    // The agent watches the launcher's pipe from here on (an end meanwhile stays readable).
+    job.launcher_watch.reset();
     ptrun::launcher::Agent agent(config, std::move(job.command), std::move(job.local),
                                  std::move(job.env), std::move(store), job.logger,
                                  std::move(membership), job.console);
     if (health_listener) agent.serve_health_on(std::move(health_listener));
+    if (job.from_launcher) {
+        agent.watch_launcher_pipe(ptrun::sys::Fd(::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)));
+    }
     return agent.run();
 }
 
@@ -230,7 +338,8 @@ int run_mode(const ptrun::launcher::PerRankLaunch& plan, Job& job) {
 }
 
 int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlacement local,
-            ptrun::env::EnvMap env, const std::vector<std::string>& warnings) {
+            ptrun::env::EnvMap env, const std::vector<std::string>& warnings,
+            std::unique_ptr<ptrun::launcher::LauncherPipeWatch> launcher_watch) {
     using namespace ptrun::launcher;
     const auto& config = config_of(plan);
     auto command = make_worker_command(config, env, this_installation());
@@ -238,7 +347,9 @@ int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlace
     auto logger = make_logger(config.hostname, console, env);
     for (const auto& warning : warnings) logger->warn("{}", warning);
     for (const auto& warning : local.warnings) logger->warn("{}", warning);
-    Job job{std::move(command), std::move(local), std::move(env), console, logger};
+    const bool from_launcher = launcher_watch != nullptr;
+    Job job{std::move(command), std::move(local),         std::move(env), console, logger,
+            from_launcher,      std::move(launcher_watch)};
     int code = 0;
     try {
         code = std::visit([&job](const auto& mode) { return run_mode(mode, job); }, plan);

@@ -16,7 +16,8 @@ test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-b
            elfutils gdb  # eu-stack and gdb: the hang watchdog's native stacks (tests/unit/watchdog)
            clang-format  # scripts/check-format.sh
            python3-prometheus-client prometheus  # /metrics parsed and scraped (test_status)
-           etcd-server etcd-client openssl)  # real etcd members, etcdctl and test certificates (tests/unit/etcd)
+           etcd-server etcd-client openssl  # real etcd members, etcdctl and test certificates (tests/unit/etcd)
+           openssh-server openssh-client)  # an sshd on each namespaced host (tests/hosts/test_hosts_ssh.py)
 extra_pkgs=("$@")
 
 missing=()
@@ -39,4 +40,15 @@ fi
 # Debian's etcd-server starts a member on 2379 likewise; the tests start theirs on free ports.
 if command -v systemctl >/dev/null && systemctl is-enabled etcd >/dev/null 2>&1; then
   $sudo systemctl disable --now etcd >/dev/null 2>&1 || true
+fi
+# Debian's openssh-server starts sshd on port 22 (systemd, or invoke-rc.d without it); the tests
+# start their own inside namespaces, so one installed here is stopped and left off. An sshd
+# installed before this script ran is left alone.
+if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
+  if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    $sudo systemctl disable --now ssh >/dev/null 2>&1 || true
+  elif [ -x /etc/init.d/ssh ]; then
+    $sudo /etc/init.d/ssh stop >/dev/null 2>&1 || true
+    $sudo update-rc.d ssh disable >/dev/null 2>&1 || true
+  fi
 fi

@@ -129,6 +129,15 @@ EXAMPLES = {
         "servers",),
     ("README.md", "export MASTER_ADDR=head MASTER_PORT=29500 WORLD_SIZE=2"): ("workers",),
     ("README.md", "ptrun_store_server* server;"): ("c",),
+    ("README.md", "ptrun --hosts node1,node2:4,node3 --nproc-per-node 8 train.py --epochs 3   # node2 runs 4 workers"): (
+        "covered", "needs several hosts reachable by a remote shell: tests/hosts/test_hosts_launch.py runs --hosts "
+                   "with slots on namespaced hosts through a remote shell that enters each namespace, and "
+                   "hosts_test.cpp checks --hostfile, --exclude, --export and --remote-shell's words",
+        [("tests/hosts/test_hosts_launch.py", 'hosts="node1:1,node2:3"'),
+         ("tests/hosts/test_hosts_launch.py", '"--remote-shell", self.shell'),
+         ("tests/unit/launcher/hosts_test.cpp", "parse_hostfile("),
+         ("tests/unit/launcher/hosts_test.cpp", 'filter_hosts(all, "", "b,a:1,c:2")'),
+         ("tests/unit/launcher/hosts_test.cpp", 'split_command_words("ssh -F')]),
     ("README.md", "ptrun --standalone --nproc-per-node 4 --restart-policy failed --max-restarts 3 train"): (
         "covered", "train with rank 2 killed under --restart-policy failed, and the lines ptrun says: "
                    "test_recovery_train.py runs it (survivors' pids, the replacement, identical final parameters), "

@@ -24,14 +24,16 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 }  // namespace
 
 struct HealthServer::State : std::enable_shared_from_this<HealthServer::State> {
-    State(asio::io_context& io, HealthServerOptions o, SnapshotFn s, ErrorFn e, StacksFn st)
+    State(asio::io_context& io, HealthServerOptions o, SnapshotFn s, ErrorFn e, StacksFn st,
+          LogsFn lg)
         : context(io),
           acceptor(io),
           backoff(io),
           options(std::move(o)),
           snapshot(std::move(s)),
           on_error(std::move(e)),
-          stacks(std::move(st)) {}
+          stacks(std::move(st)),
+          logs(std::move(lg)) {}
 
     void accept();
     /// At the connection limit: closes the connection accepted first among those still waiting
@@ -52,6 +54,7 @@ struct HealthServer::State : std::enable_shared_from_this<HealthServer::State> {
     SnapshotFn snapshot;
     ErrorFn on_error;
     StacksFn stacks;
+    LogsFn logs;
     std::list<std::weak_ptr<HealthServer::Connection>> connections;
     bool stopped = false;
 };
@@ -116,6 +119,18 @@ class HealthServer::Connection : public std::enable_shared_from_this<HealthServe
             return ask_for_stacks(parsed.request->method == "HEAD");
         }
         HttpResponse response;
+        if (parsed.request->path == "/logs" && server_->logs &&
+            (parsed.request->method == "GET" || parsed.request->method == "HEAD")) {
+            try {
+                auto [status, text] = server_->logs(parsed.query);
+                response = text_response(status, "");
+                response.body = std::move(text);
+            } catch (const std::exception& e) {
+                response = text_response(500, std::string("internal error: ") + e.what());
+            }
+            response.head_only = parsed.request->method == "HEAD";
+            return respond(response);
+        }
         try {
             response = answer(*parsed.request, server_->snapshot());
         } catch (const std::exception& e) {
@@ -203,9 +218,9 @@ void HealthServer::State::accept() {
 }
 
 HealthServer::HealthServer(asio::io_context& io, HealthServerOptions options, SnapshotFn snapshot,
-                           ErrorFn on_error, StacksFn stacks)
+                           ErrorFn on_error, StacksFn stacks, LogsFn logs)
     : state_(std::make_shared<State>(io, std::move(options), std::move(snapshot),
-                                     std::move(on_error), std::move(stacks))) {
+                                     std::move(on_error), std::move(stacks), std::move(logs))) {
     const auto& o = state_->options;
     const std::string where = o.address + " port " + std::to_string(o.port);
     boost::system::error_code ec;

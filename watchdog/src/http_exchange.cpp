@@ -97,6 +97,10 @@ ParsedRequest parse_request_head(std::string_view head) {
     }
     const auto query = target.find_first_of("?#");
     out.request = HttpRequest{std::string(method), std::string(target.substr(0, query))};
+    if (query != std::string_view::npos && target[query] == '?') {
+        const auto rest = target.substr(query + 1);
+        out.query = std::string(rest.substr(0, rest.find('#')));
+    }
     return out;
 }
 

@@ -37,6 +37,7 @@ int Agent::Impl::run() {
     signals.add(SIGCONT);  // `fg` of ptrun: a worker waiting for the terminal may have it now
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
+    watch_launcher();
     if (rounds) {
         record(Phase::RendezvousJoin, -1);
         rounds->join();
@@ -118,7 +119,9 @@ void Agent::Impl::on_child(const ChildChange& change) {
         for (const auto& path : w.direct_logs) log_health.check_full(path);
         w.stopped = false;
         w.end.exit = change.exit;
+        w.end.usage = change.usage;
         w.end.time = std::chrono::system_clock::now();
+        usage_ended(w, ended_cell(w.end.exit, w.end.usage, w.end.stopped_by_ptrun));
         const bool held_terminal = reclaim_terminal(w);
         if (held_terminal && (w.end.exit.signal == SIGINT || w.end.exit.code == 128 + SIGINT)) {
             // Ctrl-C reached the worker holding the terminal, not ptrun: stop the job as
@@ -288,6 +291,9 @@ void Agent::Impl::end_attempt() {
     straggler.cancel();
     first_success = {};
     for (auto& w : workers) cancel_fork(w);  // no answer of the zygote's reaches an attempt over
+    for (auto& w : workers) {
+        if (w.alive && w.end.pid > 0) usage_ended(w, "killed with its attempt (SIGKILL)");
+    }
     launcher->end_attempt();  // every worker's group, the cgroup, every child ptrun inherited
     for (auto& r : relays) r->drain();
     relays.clear();
@@ -327,10 +333,11 @@ void Agent::Impl::finish(int code) {
                 : "";
         console->say(first.empty() ? format_failure_report(*root_cause, others, context)
                                    : format_later_failure_report(*root_cause, first, context));
-    } else if (rounds && !state.stop_signal) {
+    } else if (rounds && !state.stop_signal && !launcher_pipe) {
         // No local failure explains the code: the rendezvous ended the job.
         if (auto line = rounds->end_report(code); !line.empty()) console->say(line);
     }
+    say_usage_table();
     // A failure report names the worker's log files: they stay.
     if (auto kept = logs.settle_temporary_logs(!root_cause); !kept.empty()) {
         log->info("worker logs kept in {} (no --log-dir: remove it when done)", kept);
@@ -345,9 +352,10 @@ Agent::Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement l
              std::optional<Membership> membership, std::shared_ptr<Console> console,
              std::unique_ptr<WorkerLauncher> launcher) {
     if (!launcher) {
+        auto options = containment_options(config.run_id, parent_env);
+        options.memory_limit_per_worker = config.memory_limit_per_worker;
         launcher = std::make_unique<ProcessLauncher>(
-            containment_options(config.run_id, parent_env),
-            env::lookup(parent_env, kJobTagVariable).value_or(""), logger);
+            std::move(options), env::lookup(parent_env, kJobTagVariable).value_or(""), logger);
     }
     impl_ = std::make_unique<Impl>(config, std::move(command), std::move(local),
                                    std::move(parent_env), std::move(store), std::move(logger),
@@ -358,6 +366,8 @@ Agent::Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement l
 Agent::~Agent() = default;
 
 void Agent::serve_health_on(sys::Fd listener) { impl_->serve_health_on(std::move(listener)); }
+
+void Agent::watch_launcher_pipe(sys::Fd pipe) { impl_->watch_launcher_pipe(std::move(pipe)); }
 
 int Agent::run() { return impl_->run(); }
 

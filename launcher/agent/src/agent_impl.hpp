@@ -30,6 +30,7 @@
 #include "ptrun/launcher/output/log_health.hpp"
 #include "ptrun/launcher/output/log_layout.hpp"
 #include "ptrun/launcher/output/output_relay.hpp"
+#include "ptrun/launcher/output/usage_table.hpp"
 #include "ptrun/launcher/process/spawn.hpp"
 #include "ptrun/launcher/process/terminal.hpp"
 #include "ptrun/launcher/process/worker_launcher.hpp"
@@ -63,6 +64,8 @@ class Agent::Impl {
         std::chrono::steady_clock::time_point stopped_at{};  ///< when it was last stopped
         int stop_signal = 0;                                 ///< by which signal
         std::chrono::steady_clock::time_point exited_at{};   ///< when it was reaped
+        std::chrono::steady_clock::time_point started_at{};  ///< when it started (pid known)
+        bool counted = false;  ///< its run is in `used` (agent_usage.cpp)
         /// Asked of the zygote, not forked yet: alive, with no pid (nothing to signal).
         std::shared_ptr<PendingFork> fork;
         /// Its relays waiting for its pid (a prefix template's ${pid}), owned by `relays`, and
@@ -142,6 +145,8 @@ class Agent::Impl {
     int run();
     /// Agent::serve_health_on.
     void serve_health_on(sys::Fd listener) { health_listener = std::move(listener); }
+    /// Agent::watch_launcher_pipe.
+    void watch_launcher_pipe(sys::Fd pipe) { launcher_pipe_fd = std::move(pipe); }
     /// Starts RUN_DIR/ptrun.log (what ptrun said so far first) once the run directory exists
     /// (with --log-dir from the start, else with the first log file); says so when it cannot.
     void open_run_log();
@@ -229,6 +234,11 @@ class Agent::Impl {
     std::uint64_t attempt_started_ns = 0;
     bool trace_warned = false;
     bool finished = false;
+    /// --from-launcher: the launching ptrun's pipe (stdin), watched on `io` once run() starts.
+    sys::Fd launcher_pipe_fd;
+    std::optional<boost::asio::posix::stream_descriptor> launcher_pipe;
+    /// Watches `launcher_pipe` (agent_launcher_pipe.cpp): its end stops the job.
+    void watch_launcher();
     bool announced_logs = false;
     bool run_log_opened = false;
     int exit_code = 0;
@@ -287,6 +297,8 @@ class Agent::Impl {
     /// GET /stacks: asks every live Python worker (through the runner) for its stacks and
     /// replies with all of them once written (at most 1 s); the workers go on.
     void request_stacks(watchdog::HealthServer::StacksReply reply);
+    /// GET /logs?QUERY: the lines one of this node's ranks wrote to its log files (agent_logs.cpp).
+    std::pair<int, std::string> answer_logs(const std::string& query);
     /// Sends the stack signal to local rank `lr` if it is alive and catches it, its stack file
     /// emptied first; true when sent.
     bool signal_python_stack(std::size_t lr);
@@ -419,6 +431,17 @@ class Agent::Impl {
     void preload_settled();
     /// The modules of --preload, comma-separated.
     std::string preload_list() const;
+
+    // what each worker used (agent_usage.cpp)
+    /// Each local slot's use over every attempt on this node, for the end table.
+    std::vector<RankUse> used;
+    /// `w` started now (its pid is known): one more run of its slot.
+    void usage_started(Worker& w);
+    /// `w`'s run is over (`ended`: the table's cell): its wall time, CPU time and peak added.
+    void usage_ended(Worker& w, const std::string& ended);
+    /// At the end of the run: the table of what each worker used, as info lines (the console unless
+    /// LOGLEVEL is above info, and ptrun.log).
+    void say_usage_table();
 
     // workers (agent_workers.cpp)
     /// Spawns this node's workers for the current attempt and placement; when their files or

@@ -146,7 +146,8 @@ bool Agent::Impl::open_watch() {
                 },
                 [this](watchdog::HealthServer::StacksReply reply) {
                     request_stacks(std::move(reply));
-                });
+                },
+                [this](const std::string& query) { return answer_logs(query); });
         } catch (const watchdog::HealthServerError& e) {
             log->error("--health-port: {}", e.what());
             return false;

@@ -15,6 +15,7 @@
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/launcher/process/spawn.hpp"
 #include "ptrun/placement/binding_report.hpp"
+#include "ptrun/watchdog/log_lines.hpp"
 
 namespace ptrun::launcher {
 namespace asio = boost::asio;
@@ -143,6 +144,7 @@ void Agent::Impl::launch_worker(int lr, SpawnRequest& req, const char* how) {
         record(Phase::Spawn, w.end.rank, how);
         w.end.pid = launcher->launch(req);  // tags it PTRUN_JOB_TAG, into the job's cgroup
         w.alive = true;
+        usage_started(w);
         release_output(w);
         record(Phase::Started, w.end.rank);
     } catch (const EnvironmentError& e) {
@@ -154,6 +156,9 @@ void Agent::Impl::launch_worker(int lr, SpawnRequest& req, const char* how) {
         log->error("local rank {}: {}", w.end.local_rank, e.what());
         w.end.exit = WorkerExit{127, 0};
         w.end.time = std::chrono::system_clock::now();
+        usage_started(w);
+        w.exited_at = std::chrono::steady_clock::now();
+        usage_ended(w, "not started (exit code 127)");
         asio::post(io, [this, lr] { apply(WorkerExited{lr, WorkerExit{127, 0}}); });
     }
 }
@@ -186,6 +191,7 @@ void Agent::Impl::forked(int lr, pid_t pid) {
     if (!pending || finished) return;
     if (pid > 0) {
         w.end.pid = pid;
+        usage_started(w);
         release_output(w);
         record(Phase::Started, w.end.rank);
         status_changed();
@@ -235,7 +241,7 @@ int Agent::Impl::fds_kept(int local_rank) const {
     for (auto stream : {StdMask::Out, StdMask::Err}) {
         const auto r = route_of(stream, local_rank);
         if (!r.tee && !r.filtered) continue;  // inherited, or a log file the worker alone holds
-        kept += 1 + (r.to_file ? 1 : 0);      // the pipe's read end, and the relay's log file
+        kept += 1 + (r.to_file ? 2 : 0);      // the pipe's read end, the relay's log file and times
     }
     return kept;
 }
@@ -287,6 +293,7 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, i
     RelayTarget target;
     target.log_fd = log_fd;
     target.log_path = p.log_path;
+    if (log_fd >= 0) target.times_path = watchdog::log_times_path(p.log_path);
     // Tee'd: prefixed on the console; not sent to a file: on the console as the worker wrote it.
     if (tee || !to_file)
         target.console = console_fd == STDOUT_FILENO ? &console->out : &console->err;

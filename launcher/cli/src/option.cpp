@@ -101,6 +101,9 @@ constexpr std::array<Row, kOptionCount> kRows{{
      "(inside ptrun's own CPU set)"},
     {Option::ReportBindings, "report-bindings", "", "", F,
      "Print one line per worker at start: rank, CPUs, memory nodes, GPUs"},
+    {Option::MemoryLimitPerWorker, "memory-limit-per-worker", "", "", V,
+     "Give each worker a memory cgroup limited to SIZE (e.g. 24G, 512M): the OOM killer then "
+     "ends the worker that grew; refused where no memory cgroup can be made"},
     {Option::DuplicateStdoutFilters, "duplicate-stdout-filters", "", "", V,
      "Also copy worker stdout lines containing any of these comma-separated substrings (',,' "
      "for a comma) to attempt_N/filtered_stdout.log in the run's log directory"},
@@ -113,6 +116,28 @@ constexpr std::array<Row, kOptionCount> kRows{{
      "Serve HTTP GET /health and /status on this port (0: any free port, printed)"},
     {Option::HealthAddr, "health-addr", "", "127.0.0.1", V,
      "Address the health endpoint listens on"},
+    {Option::Hosts, "hosts", "", "", V,
+     "Start one ptrun per host from here through --remote-shell: HOST[:SLOTS],... (SLOTS: the "
+     "host's --nproc-per-node; see man ptrun, MANY HOSTS FROM ONE COMMAND)"},
+    {Option::Hostfile, "hostfile", "", "", V,
+     "As --hosts, from a file: one HOST [slots=N] a line, # comments (DeepSpeed's and Open MPI's "
+     "hostfile syntax)"},
+    {Option::Include, "include", "", "", V,
+     "With --hosts/--hostfile: only these hosts, HOST[:SLOTS],... (SLOTS: how many of its slots)"},
+    {Option::Exclude, "exclude", "", "", V,
+     "With --hosts/--hostfile: leave out these hosts, HOST[:SLOTS],... (SLOTS: that many fewer "
+     "slots)"},
+    {Option::RemoteShell, "remote-shell", "", "ssh -o BatchMode=yes", V,
+     "How --hosts starts ptrun on a host: run as CMD HOST COMMAND, as ssh takes them (words split "
+     "at spaces, '...' and \"...\" quote; nothing expanded)"},
+    {Option::RemotePtrun, "remote-ptrun", "", "", V,
+     "The ptrun --hosts runs on each host (default: this ptrun's own path)"},
+    {Option::Export, "export", "", "", V,
+     "With --hosts/--hostfile: also pass these variables of this environment to every host: "
+     "VAR,VAR,... (PET_* and ./.ptrun_env always go)"},
+    {Option::FromLauncher, "from-launcher", "", "", V,
+     "Set by --hosts on the ptrun it starts on host HOST: name this node HOST, and stop "
+     "everything when stdin (the launching ptrun's pipe) closes"},
     {Option::Explain, "explain", "", "", F,
      "Print the resolved topology and where each value came from; launch nothing"},
 }};

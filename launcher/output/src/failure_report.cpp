@@ -5,6 +5,7 @@
 
 #include "ptrun/launcher/output/error_file.hpp"
 #include "ptrun/launcher/output/printable.hpp"
+#include "ptrun/launcher/output/usage_table.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -99,7 +100,7 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
     field(out, "rank",
           std::to_string(root.rank) + " (local rank " + std::to_string(root.local_rank) + ")");
     field(out, "pid", std::to_string(root.pid));
-    field(out, "exit", describe(root.exit));
+    field(out, "exit", exit_text(root.exit, root.usage));
     if (!root.cause.empty()) field(out, "cause", root.cause);
     field(out, "time", utc(root.time));
     if (!context.interpreter.empty()) {
@@ -154,7 +155,7 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
         if (!header) out += "Other workers:\n";
         header = true;
         out += "  rank " + std::to_string(w.rank) + " (local rank " + std::to_string(w.local_rank) +
-               ", pid " + std::to_string(w.pid) + "): " + describe(w.exit) +
+               ", pid " + std::to_string(w.pid) + "): " + exit_text(w.exit, w.usage) +
                (w.stopped_by_ptrun ? ", stopped by ptrun" : "") + "\n";
     }
     return out + rule + "\n";
@@ -164,7 +165,9 @@ std::string failure_line(const WorkerEnd& end, bool with_host) {
     std::string line = "worker rank " + std::to_string(end.rank) + " (local rank " +
                        std::to_string(end.local_rank) + ", pid " + std::to_string(end.pid) + ") " +
                        (with_host ? "on " + end.host + " " : "") +
-                       (end.cause.empty() ? "failed: " + describe(end.exit) : end.cause);
+                       (!end.cause.empty()     ? end.cause
+                        : end.usage.oom_killed ? "was " + oom_text(end.usage)
+                                               : "failed: " + exit_text(end.exit, end.usage));
     if (auto said = worker_message(end); !said.empty()) line += " (" + printable(said) + ")";
     return line;
 }

@@ -8,10 +8,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <cerrno>
+#include <chrono>
 #include <optional>
 
 #include "ptrun/launcher/output/console_stream.hpp"
 #include "ptrun/launcher/output/output_filters.hpp"
+#include "ptrun/watchdog/log_lines.hpp"
 
 namespace ptrun::launcher {
 
@@ -85,6 +87,12 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
         if (target.filtered_log && !target.filters.empty()) {
             filtered.emplace(target.filters, target.filtered_prefix, kMaxConsoleLine);
         }
+        if (target.log_fd >= 0 && !target.times_path.empty()) {
+            times_fd = ::open(target.times_path.c_str(),
+                              O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+            const off_t end = ::lseek(target.log_fd, 0, SEEK_END);
+            log_offset = end > 0 ? static_cast<std::uint64_t>(end) : 0;
+        }
     }
 
     boost::asio::posix::stream_descriptor pipe;
@@ -95,6 +103,8 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
     bool closed = false;
     bool log_error_reported = false;
     bool filtered_error_reported = false;
+    int times_fd = -1;             ///< the log's times sidecar, -1 for none
+    std::uint64_t log_offset = 0;  ///< where the next byte goes in the log file
 
     void write_filtered(const std::string& out) {
         if (out.empty()) return;
@@ -107,7 +117,16 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
 
     void consume(const char* data, std::size_t size) {
         if (target.log_fd >= 0) {
+            if (times_fd >= 0) {
+                const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::system_clock::now().time_since_epoch());
+                if (watchdog::append_log_time(times_fd, log_offset, now.count()) != 0) {
+                    ::close(times_fd);  // given up: its lines have no time
+                    times_fd = -1;
+                }
+            }
             int err = write_all(target.log_fd, data, size);
+            log_offset += size;
             if (err != 0 && !log_error_reported) {
                 log_error_reported = true;
                 if (target.on_log_error) target.on_log_error(target.log_path, err);
@@ -154,6 +173,8 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
         pipe.close(ignored);
         if (target.log_fd >= 0) ::close(target.log_fd);
         target.log_fd = -1;
+        if (times_fd >= 0) ::close(times_fd);
+        times_fd = -1;
     }
 };
 

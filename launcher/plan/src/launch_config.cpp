@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "ptrun/launcher/cli/memory_size.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/output/output_filters.hpp"
 #include "ptrun/launcher/process/exit_status.hpp"
@@ -465,6 +466,14 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     }
     c.shutdown_timeout = std::chrono::milliseconds(
         static_cast<std::int64_t>(seconds(o, Option::ShutdownTimeout, true) * 1000.0));
+    if (const auto& raw = o.at(Option::MemoryLimitPerWorker); !raw.value.empty()) {
+        c.memory_limit_per_worker = parse_memory_size(raw.value);
+        if (!c.memory_limit_per_worker) {
+            throw UsageError(as_given(Option::MemoryLimitPerWorker, raw) +
+                             ": expected a size: a number and an optional unit K, M, G or T "
+                             "(binary: 1K = 1024 bytes), e.g. 24G or 512M");
+        }
+    }
     c.signals_to_handle = signal_list(o);
     resolve_placement(c, o, host);
     if (!o.at(Option::HangTimeout).value.empty()) {

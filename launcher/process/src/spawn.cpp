@@ -26,8 +26,9 @@ struct ChildArgs {
     char* const* envp;
     pid_t parent;
     sigset_t parent_mask;
-    int exec_errno = 0;                 ///< written by the child (shared memory) when exec fails
-    int cgroup_errno = 0;               ///< written by the child when joining the cgroup fails
+    int exec_errno = 0;    ///< written by the child (shared memory) when exec fails
+    int cgroup_errno = 0;  ///< written by the child when joining the cgroup fails
+    int memory_errno = 0;  ///< written by the child when joining its memory cgroup fails
     placement::BindingOutcome binding;  ///< written by the child when binding fails
     bool join_cgroup = false;           ///< not created in the cgroup: the child joins it itself
 };
@@ -63,6 +64,10 @@ int exec_child(void* raw) {
     if (::getppid() != a->parent) ::_exit(127);  // ptrun died before prctl took effect
     if (r.allow_stack_capture) ptrun::watchdog::allow_stack_capture_by_parent();
     if (a->join_cgroup && ::write(r.cgroup_procs_fd, "0", 1) != 1) a->cgroup_errno = errno;
+    if (r.memory_procs_fd >= 0 && ::write(r.memory_procs_fd, "0", 1) != 1) {
+        a->memory_errno = errno;  // its limit would not apply: it does not start
+        ::_exit(127);
+    }
     if (r.binding) {
         a->binding = placement::apply_binding(*r.binding);
         if (a->binding.failed != placement::BindingStep::None) ::_exit(127);
@@ -102,7 +107,7 @@ pid_t spawn_worker(const SpawnRequest& r) {
     auto argv = sys::c_array(args);
     auto envp = sys::c_array(env_strings);
 
-    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, {}, false};
+    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, 0, {}, false};
     sigset_t all;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &child.parent_mask);
@@ -127,6 +132,11 @@ pid_t spawn_worker(const SpawnRequest& r) {
     if (pid < 0) throw SpawnError(std::string("clone: ") + std::strerror(clone_errno));
     ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it
     if (child.cgroup_errno != 0 && r.cgroup_errno) *r.cgroup_errno = child.cgroup_errno;
+    if (child.memory_errno != 0) {
+        throw SpawnError(
+            "cannot put the worker in its memory cgroup (--memory-limit-per-worker): " +
+            std::string(std::strerror(child.memory_errno)));
+    }
     if (child.binding.failed != placement::BindingStep::None) {
         const bool cpus = child.binding.failed == placement::BindingStep::Affinity;
         throw SpawnError(std::string("cannot bind the worker (--numa-binding): ") +

@@ -51,12 +51,14 @@ class HealthServer {
     /// later, on the io_context's thread.
     using StacksReply = std::function<void(int status, std::string text)>;
     using StacksFn = std::function<void(StacksReply reply)>;
+    /// GET /logs: the HTTP status and text answering the query string (log_lines.hpp).
+    using LogsFn = std::function<std::pair<int, std::string>(const std::string& query)>;
 
     /// Listens on options.address:port now and serves on `io` (its thread runs `snapshot` per
     /// request; a throwing snapshot answers 500). `on_error` hears of accept failures (it may be
-    /// empty). Throws HealthServerError.
+    /// empty); `logs`, when given, answers GET /logs. Throws HealthServerError.
     HealthServer(boost::asio::io_context& io, HealthServerOptions options, SnapshotFn snapshot,
-                 ErrorFn on_error = {}, StacksFn stacks = {});
+                 ErrorFn on_error = {}, StacksFn stacks = {}, LogsFn logs = {});
     /// Stops listening and closes every open connection (no handler runs afterwards).
     ~HealthServer();
     HealthServer(const HealthServer&) = delete;

@@ -32,6 +32,7 @@ std::optional<std::size_t> request_head_end(std::string_view received);
 struct ParsedRequest {
     std::optional<HttpRequest> request;
     HttpResponse error;  ///< meaningful when !request
+    std::string query;   ///< what follows '?' in the target, without a '#' fragment
 };
 ParsedRequest parse_request_head(std::string_view head);
 

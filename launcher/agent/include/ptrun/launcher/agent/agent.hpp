@@ -60,6 +60,11 @@ class Agent {
     /// instead of opening the port. Before run().
     void serve_health_on(sys::Fd listener);
 
+    /// `pipe` (stdin) is the launching ptrun's (`--from-launcher`, host_fleet.hpp): when it reads
+    /// end-of-file or hangs up, the launcher is gone and the job stops as on SIGTERM; the job's
+    /// failure summary is then left to the failing node's report. Before run().
+    void watch_launcher_pipe(sys::Fd pipe);
+
     /// Runs the job to its end and returns ptrun's exit code: 0 when every worker succeeded, the
     /// first failing worker's code (128+signal for a signal death), or 128+signal when ptrun was
     /// stopped by a signal. Blocks. Must be called from the main thread.

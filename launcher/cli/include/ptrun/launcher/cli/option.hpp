@@ -50,11 +50,20 @@ enum class Option : std::uint8_t {
     VirtualLocalRank,
     NumaBinding,
     ReportBindings,
+    MemoryLimitPerWorker,
     DuplicateStdoutFilters,
     DuplicateStderrFilters,
     HangTimeout,
     HealthPort,
     HealthAddr,
+    Hosts,
+    Hostfile,
+    Include,
+    Exclude,
+    RemoteShell,
+    RemotePtrun,
+    Export,
+    FromLauncher,
     Explain,  // keep last: kOptionCount counts up to it
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ptrun/launcher/process/exit_status.hpp"
+#include "ptrun/launcher/process/worker_usage.hpp"
 
 namespace ptrun::launcher {
 
@@ -31,6 +32,7 @@ struct WorkerEnd {
     /// torch file timer 'save' expired"; "" otherwise.
     std::string cause;
     bool hung = false;  ///< judged hung (the job's code is then kExitHung)
+    WorkerUsage usage;  ///< what it used, read as it was reaped (an OOM kill says so)
 };
 
 /// What the report says besides the workers' ends.
@@ -64,8 +66,9 @@ std::string format_failure_report(const WorkerEnd& root, const std::vector<Worke
 
 /// One line naming a failure: "worker rank 1 (local rank 1, pid 42) failed: exit code 1
 /// (ValueError: bad batch)" (`with_host`: "... pid 42) on node2 failed: ..."), the watchdog's
-/// cause instead of "failed: ..." when it ended the worker, the worker's own message in
-/// parentheses when it left one.
+/// cause instead of "failed: ..." when it ended the worker, "was killed by the kernel's OOM
+/// killer (peak ...; limit ...)" for an OOM kill, the worker's own message in parentheses when
+/// it left one.
 std::string failure_line(const WorkerEnd& end, bool with_host = false);
 
 /// The report of a failure that is not the job's root cause: `root_line` (another ptrun's

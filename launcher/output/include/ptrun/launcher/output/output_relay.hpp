@@ -35,8 +35,11 @@ struct SharedLog {
 };
 
 struct RelayTarget {
-    int log_fd = -1;                   ///< raw copy of the stream, -1 for none (owned by the relay)
-    std::string log_path;              ///< named when writing it fails
+    int log_fd = -1;       ///< raw copy of the stream, -1 for none (owned by the relay)
+    std::string log_path;  ///< named when writing it fails
+    /// With log_fd: the times sidecar made beside it (log_lines.hpp: each chunk's capture time,
+    /// for `ptrun logs`); "" for none. A sidecar that cannot be written is given up silently.
+    std::string times_path;
     ConsoleStream* console = nullptr;  ///< prefixed lines, null for none (not owned)
     std::string prefix;                ///< e.g. "[node1:3] "
     /// Called once per relay when a write to the log file fails (path, errno); the relay keeps

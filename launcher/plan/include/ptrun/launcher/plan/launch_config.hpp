@@ -107,6 +107,8 @@ struct LaunchConfig {
     bool virtual_local_rank = false;  ///< LOCAL_RANK=0, each worker sees only its own device
     std::optional<placement::BindingMode> numa_binding;
     bool report_bindings = false;
+    /// --memory-limit-per-worker: bytes each worker's own memory cgroup allows; nullopt: none.
+    std::optional<std::uint64_t> memory_limit_per_worker;
     std::chrono::milliseconds shutdown_timeout{30'000};
     /// PTRUN_STRAGGLER_NOTICE: after how long a group whose other workers exited 0 says which
     /// still run (set by `resolve_launch` from the environment).

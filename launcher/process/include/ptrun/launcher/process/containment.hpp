@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct ContainmentOptions {
     std::string run_id;
     bool use_cgroup = true;                ///< false: PTRUN_CGROUP=0
     std::vector<std::string> record_dirs;  ///< job_record.hpp record_dirs()
+    /// --memory-limit-per-worker: bytes each worker's own memory cgroup allows (ProcessLauncher).
+    std::optional<std::uint64_t> memory_limit_per_worker;
 };
 
 /// The options `env` (ptrun's environment) asks for: PTRUN_CGROUP=0 turns the cgroup off,

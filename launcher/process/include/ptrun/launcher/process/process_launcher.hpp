@@ -1,17 +1,22 @@
 #pragma once
 /// The real WorkerLauncher: clone3 into the job's cgroup (spawn.hpp), Containment around every
 /// attempt, and SIGCHLD on the agent's loop reaped with waitpid(WUNTRACED | WCONTINUED): exits,
-/// stops and continues are events, nothing polls.
+/// stops and continues are events, nothing polls. What each worker used is read once, as it is
+/// reaped (wait4's rusage, its memory cgroup, the kernel's OOM record): worker_usage.hpp.
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "ptrun/launcher/process/containment.hpp"
+#include "ptrun/launcher/process/memory_cgroup.hpp"
 #include "ptrun/launcher/process/worker_launcher.hpp"
 
 namespace spdlog {
@@ -19,6 +24,9 @@ class logger;
 }
 
 namespace ptrun::launcher {
+
+struct OomKill;
+class WorkerMemoryCgroups;
 
 class ProcessLauncher final : public WorkerLauncher {
   public:
@@ -50,6 +58,17 @@ class ProcessLauncher final : public WorkerLauncher {
     void reap();
     /// The running helpers' pids: no attempt's sweep kills them.
     std::vector<pid_t> helper_pids() const;
+    /// What the worker `pid`, reaped with `exit` and `ru`, used; forgets what was kept of it.
+    WorkerUsage usage_at_exit(pid_t pid, const WorkerExit& exit, const rusage& ru);
+    /// The limit an OOM kill the kernel logged as `kill` hit (`own`: the worker's memory cgroup).
+    static std::optional<MemoryLimit> limit_of(const OomKill& kill,
+                                               const std::optional<MemoryCgroup>& own);
+
+    /// What is kept of a worker while it runs, for its usage at exit.
+    struct Tracked {
+        std::uint64_t started_us = 0;        ///< kmsg_now_us() at launch
+        std::optional<MemoryCgroup> memory;  ///< its own memory cgroup, if any
+    };
 
     ContainmentOptions options_;
     std::string inherited_tag_;
@@ -62,6 +81,11 @@ class ProcessLauncher final : public WorkerLauncher {
     std::set<pid_t> attempt_;  ///< every worker launched in the current attempt
     std::set<pid_t> alive_;    ///< those not yet reaped
     std::map<pid_t, std::function<void(const WorkerExit&)>> helpers_;  ///< running helpers
+    std::map<pid_t, Tracked> tracked_;  ///< the current attempt's workers not reaped yet
+    std::optional<std::uint64_t>
+        node_ooms_at_start_;                       ///< node_oom_kill_count() at the attempt's start
+    std::unique_ptr<WorkerMemoryCgroups> memory_;  ///< --memory-limit-per-worker
+    bool zygote_refusal_said_ = false;
 };
 
 }  // namespace ptrun::launcher

@@ -34,6 +34,10 @@ struct SpawnRequest {
     int cgroup_dir_fd = -1;
     int cgroup_procs_fd = -1;
     int* cgroup_errno = nullptr;
+    /// >= 0: the cgroup.procs of the worker's own memory cgroup (--memory-limit-per-worker, a
+    /// second hierarchy on a hybrid machine), which the child joins before exec; when that
+    /// fails it exits 127 and spawn_worker throws SpawnError (its limit would not apply).
+    int memory_procs_fd = -1;
     /// Non-null: the child binds itself to these CPUs and memory nodes before exec
     /// (--numa-binding); when that fails, it exits 127 and spawn_worker throws SpawnError.
     const placement::PreparedBinding* binding = nullptr;

@@ -12,6 +12,7 @@
 
 #include "ptrun/launcher/process/exit_status.hpp"
 #include "ptrun/launcher/process/spawn.hpp"
+#include "ptrun/launcher/process/worker_usage.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -28,6 +29,7 @@ struct ChildChange {
     Kind kind = Kind::Exited;
     WorkerExit exit{};    ///< Exited: how
     int stop_signal = 0;  ///< Stopped: by which signal
+    WorkerUsage usage{};  ///< Exited: what it used (read once, as it was reaped)
 };
 
 class WorkerLauncher {

@@ -1,0 +1,141 @@
+#include "ptrun/watchdog/log_lines.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "ptrun/watchdog/logs_client.hpp"
+
+using namespace ptrun::watchdog;
+
+namespace {
+
+struct TempDir {
+    TempDir() {
+        char name[] = "/tmp/log_lines_test.XXXXXX";
+        path = ::mkdtemp(name);
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    std::string path;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("parse_logs_query takes rank, tail and offsets, and nothing else", "[logs]") {
+    std::string error;
+    auto q = parse_logs_query("rank=3&tail=20&out=100&err=7", &error);
+    REQUIRE(q);
+    CHECK(*q == LogsQuery{3, 20, 100, 7});
+    CHECK(parse_logs_query(logs_query_text(*q), &error) == q);
+    CHECK(parse_logs_query("rank=0", &error)->tail == kDefaultLogTail);
+    for (const char* bad :
+         {"", "tail=3", "rank=", "rank=-1", "rank=1&rank=2", "rank=../../etc/passwd",
+          "rank=2147483648", "rank=1&tail=0", "rank=1&tail=10001", "rank=1&x=2", "rank=1&out=1a",
+          "rank=1&&", "rank"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_logs_query(bad, &error));
+        CHECK_FALSE(error.empty());
+    }
+    CHECK_FALSE(parse_logs_query("rank=1&" + std::string(300, 'a'), &error));
+}
+
+TEST_CASE("read_log_chunk gives whole lines with their capture times", "[logs]") {
+    TempDir dir;
+    const std::string log = dir.path + "/stdout.log";
+    CHECK(log_times_path(log) == dir.path + "/stdout.times");
+    write_file(log, "one\ntwo\nthree\npart");
+    {
+        const int fd = ::open(log_times_path(log).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        REQUIRE(fd >= 0);
+        CHECK(append_log_time(fd, 0, 1000) == 0);  // "one\ntwo\n" in one chunk
+        CHECK(append_log_time(fd, 8, 2000) == 0);  // "three\npart"
+        ::close(fd);
+    }
+    auto all = read_log_chunk(log, 5, LogStream::Out, std::nullopt, 100);
+    CHECK(all.kept);
+    REQUIRE(all.lines.size() == 3);
+    CHECK(all.lines[0] == LogLine{5, LogStream::Out, 1000, "one"});
+    CHECK(all.lines[1] == LogLine{5, LogStream::Out, 1000, "two"});
+    CHECK(all.lines[2] == LogLine{5, LogStream::Out, 2000, "three"});
+    CHECK(all.next_offset == 14);  // the partial line waits for its end
+
+    auto tail = read_log_chunk(log, 5, LogStream::Out, std::nullopt, 1);
+    REQUIRE(tail.lines.size() == 1);
+    CHECK(tail.lines[0].text == "three");
+
+    auto after = read_log_chunk(log, 5, LogStream::Out, 4, 1);
+    REQUIRE(after.lines.size() == 2);  // from an offset: every line, not a tail
+    CHECK(after.lines[0].text == "two");
+
+    auto missing = read_log_chunk(dir.path + "/none.log", 5, LogStream::Err, std::nullopt, 10);
+    CHECK(missing.lines.empty());
+    write_file(dir.path + "/redirected.log", "a\n");  // no sidecar: no time
+    auto untimed = read_log_chunk(dir.path + "/redirected.log", 1, LogStream::Out, {}, 10);
+    REQUIRE(untimed.lines.size() == 1);
+    CHECK_FALSE(untimed.lines[0].unix_us);
+}
+
+TEST_CASE("read_log_chunk cuts long lines and reads a bounded window", "[logs]") {
+    TempDir dir;
+    const std::string log = dir.path + "/stderr.log";
+    write_file(log, std::string(kMaxLogReadBytes + 10, 'x') + "\nlast\n");
+    auto chunk = read_log_chunk(log, 0, LogStream::Err, std::nullopt, 100);
+    REQUIRE(chunk.lines.size() == 1);  // the window starts inside the long line: skipped
+    CHECK(chunk.lines[0].text == "last");
+    auto from_start = read_log_chunk(log, 0, LogStream::Err, 0, 100);
+    REQUIRE(from_start.lines.size() == 1);
+    CHECK(from_start.lines[0].text.size() == kMaxLogLineBytes);
+    CHECK(from_start.next_offset == kMaxLogReadBytes);
+}
+
+TEST_CASE("the /logs answer round-trips and hostile answers are refused", "[logs]") {
+    LogChunk out{2, LogStream::Out, true, 30, {LogLine{2, LogStream::Out, 1500, "a b\r"}}};
+    LogChunk err{2, LogStream::Err, false, 0, {}};
+    const auto text = logs_answer_text({out, err});
+    auto parsed = parse_logs_answer(text, 2);
+    REQUIRE(parsed);
+    REQUIRE(parsed->size() == 2);
+    CHECK((*parsed)[0].lines == out.lines);
+    CHECK((*parsed)[0].next_offset == 30);
+    CHECK_FALSE((*parsed)[1].kept);
+    CHECK_FALSE(parse_logs_answer(text, 3));  // another rank's lines
+    CHECK_FALSE(parse_logs_answer("HTTP/1.1 200 OK\n", 2));
+    CHECK_FALSE(parse_logs_answer("ptrun-logs 1\nL 2 out 5 x\n", 2));  // a line before its F
+    CHECK_FALSE(parse_logs_answer("ptrun-logs 1\nF 2 out 0 1\nL 2 out 5 cut", 2));
+}
+
+TEST_CASE("merge_by_time orders lines across sources and keeps each source's order", "[logs]") {
+    auto line = [](std::string src, std::optional<std::int64_t> ms, std::string text) {
+        return SourcedLine{std::move(src), LogLine{0, LogStream::Out, ms, std::move(text)}};
+    };
+    auto merged = merge_by_time({
+        {line("a:0", 10, "a1"), line("a:0", std::nullopt, "a2"), line("a:0", 30, "a3")},
+        {line("b:1", 5, "b1"), line("b:1", 20, "b2"), line("b:1", 3, "b3 (clock stepped back)")},
+    });
+    std::vector<std::string> order;
+    for (const auto& l : merged) order.push_back(l.line.text);
+    CHECK(order ==
+          std::vector<std::string>{"b1", "a1", "a2", "b2", "b3 (clock stepped back)", "a3"});
+}
+
+TEST_CASE("status_ranks finds the answering node's ranks", "[logs]") {
+    const std::string doc =
+        R"({"run_id":"r","host":"n1","node_rank":0,"healthy":true,"workers":[)"
+        R"({"host":"n1","node_rank":0,"rank":1},{"host":"n2","node_rank":1,"rank":2},)"
+        R"({"host":"n1","node_rank":0,"rank":0}]})";
+    auto ranks = status_ranks(doc);
+    REQUIRE(ranks);
+    CHECK(ranks->host == "n1");
+    CHECK(ranks->own == std::vector<int>{0, 1});
+    REQUIRE(ranks->others.size() == 1);
+    CHECK(ranks->others[0] == std::pair<std::string, int>{"n2", 2});
+    CHECK_FALSE(status_ranks("{}"));
+    CHECK_FALSE(status_ranks("not json"));
+}
