@@ -45,6 +45,7 @@
 #include "ptrun/launcher/plan/worker_command.hpp"
 #include "ptrun/launcher/process/containment.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
+#include "ptrun/launcher/process/slurm_requeue.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/watchdog/health_server.hpp"
 #include "ptrun/watchdog/log_lines.hpp"
@@ -61,6 +62,8 @@ constexpr int kExitEnvironment = 1;  // the machine refused something (no space,
 constexpr int kExitNoStatus = 3;     // ptrun status: nothing, or not ptrun, answered
 /// How long `ptrun status` waits for the whole answer.
 constexpr std::chrono::milliseconds kStatusDeadline{5'000};
+/// How long `scontrol requeue` may take (slurmctld answers in well under a second).
+constexpr std::chrono::milliseconds kRequeueDeadline{30'000};
 
 /// The console's level from torchrun's LOGLEVEL (unset: info); throws UsageError naming it.
 spdlog::level::level_enum console_level(const ptrun::env::EnvMap& env) {
@@ -196,24 +199,39 @@ int show_status(const std::vector<std::string>& args) {
     return table->healthy ? 0 : 1;
 }
 
-/// `ptrun logs HOST:PORT ...`: the worker lines a running ptrun's --health-port serves, merged in
-/// time order on stdout; what did not come on stderr. 0 when every line asked for came, 1 when
-/// some did not, 3 when nothing, or something other than ptrun, answers.
+/// `ptrun logs HOST:PORT ...`: the worker lines of every node of the job whose store host's
+/// --health-port is HOST:PORT, merged in time order on stdout; what did not come on stderr. 0 when
+/// every line asked for came, 1 when some did not, 3 when nothing, or something other than ptrun,
+/// answers. --follow: then the new lines until the job ends, and the job's exit code (1 when its
+/// end was not seen).
 int show_logs(const std::vector<std::string>& args) {
     const auto parsed = ptrun::launcher::parse_logs_args(args, ptrun::watchdog::kMaxLogTail);
     ptrun::watchdog::LogsRequest request{parsed.host, parsed.port, parsed.ranks, parsed.tail,
                                          kStatusDeadline};
-    const auto got = ptrun::watchdog::fetch_logs(request);
+    bool missing = false;
+    auto print_lines = [](const std::string& text) {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+    };
+    auto print_missing = [&missing](const std::string& sentence) {
+        missing = true;
+        std::fprintf(stderr, "ptrun logs: %s\n", sentence.c_str());
+    };
+    const ptrun::watchdog::LogsSink sink{print_lines, print_missing};
+    const auto got = parsed.follow ? ptrun::watchdog::follow_logs(request, sink)
+                                   : ptrun::watchdog::fetch_logs(request);
     const std::string where = ptrun::launcher::format_endpoint(parsed.host, parsed.port);
     if (!got.answered) {
         std::fprintf(stderr, "ptrun logs: no ptrun answers at %s: %s\n", where.c_str(),
                      ptrun::launcher::printable(got.error).c_str());
         return kExitNoStatus;
     }
-    std::fwrite(got.text.data(), 1, got.text.size(), stdout);
-    std::fflush(stdout);
-    for (const auto& m : got.missing) std::fprintf(stderr, "ptrun logs: missing: %s\n", m.c_str());
-    return got.missing.empty() ? 0 : 1;
+    sink.lines(got.text);
+    for (const auto& m : got.missing) sink.missing(m);
+    if (!parsed.follow) return missing ? 1 : 0;
+    if (got.exit_code) return *got.exit_code;
+    std::fprintf(stderr, "ptrun logs: the job's end was not seen (no node answered to the end)\n");
+    return 1;
 }
 
 int launch(const std::vector<std::string>& args) {
@@ -280,11 +298,31 @@ struct Job {
     std::unique_ptr<ptrun::launcher::LauncherPipeWatch> launcher_watch;
 };
 
+/// --requeue, once the workers exited on --checkpoint-signal: node rank 0's ptrun requeues the
+/// job; every ptrun then exits 0, which ends the batch script cleanly before the job runs again
+/// (exit codes: man ptrun, PREEMPTION). 1 when the requeue failed (said).
+int requeue_after_checkpoint(const ptrun::launcher::RequeueTarget& target, spdlog::logger& log) {
+    if (!target.leader) {
+        log.info("workers exited on the checkpoint signal; node rank 0 requeues SLURM job {}",
+                 target.job_id);
+        return 0;
+    }
+    const auto why = ptrun::launcher::requeue_slurm_job(target.job_id, kRequeueDeadline);
+    if (!why.empty()) {
+        log.error("--requeue: {}", why);
+        return 1;
+    }
+    log.info("requeued SLURM job {} (scontrol requeue): it runs again with its checkpoint",
+             target.job_id);
+    return 0;
+}
+
 /// Runs the agent to its end and destroys it (its signal handlers with it); returns its code.
 int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
               ptrun::launcher::StoreEndpoint store,
               std::optional<ptrun::launcher::Membership> membership = std::nullopt,
               ptrun::sys::Fd health_listener = {}) {
+    const auto requeue = ptrun::launcher::requeue_target(job.env);  // env goes to the agent
     // The agent watches the launcher's pipe from here on (an end meanwhile stays readable).
     job.launcher_watch.reset();
     ptrun::launcher::Agent agent(config, std::move(job.command), std::move(job.local),
@@ -294,7 +332,9 @@ int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
     if (job.from_launcher) {
         agent.watch_launcher_pipe(ptrun::sys::Fd(::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)));
     }
-    return agent.run();
+    const int code = agent.run();
+    if (!config.requeue || !agent.checkpointed() || !requeue) return code;
+    return requeue_after_checkpoint(*requeue, *job.logger);
 }
 
 /// One node: the agent hosts the workers' store.

@@ -14,6 +14,7 @@ test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-b
            debootstrap  # the Debian 13 root with PyTorch 2.6 (scripts/torch2-root.sh)
            python3-wheel python3-venv binutils  # the wheel (python/make_wheel.py) and its test
            elfutils gdb  # eu-stack and gdb: the hang watchdog's native stacks (tests/unit/watchdog)
+           mold  # links the sanitizer trees' unit-test binaries (scripts/test.sh): ~3x faster than ld.bfd
            clang-format  # scripts/check-format.sh
            python3-prometheus-client prometheus  # /metrics parsed and scraped (test_status)
            etcd-server etcd-client openssl  # real etcd members, etcdctl and test certificates (tests/unit/etcd)

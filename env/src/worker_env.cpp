@@ -39,6 +39,7 @@ EnvMap worker_env(const WorkerIdentity& id, const EnvMap& inherited) {
     if (!id.error_file.empty()) put(env, names::kErrorFile, id.error_file);
     put_default(env, names::kTorchNcclAsyncErrorHandling, "1");
     put_default(env, names::kNcclAsyncErrorHandling, "1");
+    if (id.requeue_count) put(env, names::kRequeueCount, std::to_string(*id.requeue_count));
     if (id.use_libuv) put_default(env, names::kUseLibuv, *id.use_libuv ? "1" : "0");
     if (sets_omp_num_threads(inherited, id.local_world_size)) put(env, names::kOmpNumThreads, "1");
     return env;

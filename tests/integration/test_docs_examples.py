@@ -168,6 +168,12 @@ EXAMPLES = {
         "covered", "needs a SLURM cluster with GPUs: tests/slurm runs `srun ptrun` on a 2-node test cluster",
         [("tests/slurm/test_slurm_launch.py", "\"srun\"")]),
     ("man/ptrun.1", "ptrun --standalone --nproc-per-node 4 ./train --epochs 3"): ("lines",),
+    ("man/ptrun.1", "#SBATCH -N4 --ntasks-per-node=1 --requeue --signal=USR1@90"): (
+        "covered", "needs a SLURM cluster that times jobs out: test_slurm_requeue.py runs "
+                   "sbatch --requeue with ptrun --checkpoint-signal SIGUSR1 --requeue, "
+                   "signalled by scancel",
+        [("tests/slurm/test_slurm_requeue.py", '"sbatch", "--parsable", "--requeue"'),
+         ("tests/slurm/test_slurm_requeue.py", "--checkpoint-signal SIGUSR1")]),
     ("README.md", "mpirun -np 16 --map-by ppr:8:node -x MASTER_ADDR=node1 ptrun train.py   # Open MPI, one task "
                   "per rank"): (
         "covered", "needs several nodes under MPI, Flux or LSF: test_mpirun.py runs the real Open MPI mpirun on this "

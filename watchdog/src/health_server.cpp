@@ -118,19 +118,11 @@ class HealthServer::Connection : public std::enable_shared_from_this<HealthServe
             (parsed.request->method == "GET" || parsed.request->method == "HEAD")) {
             return ask_for_stacks(parsed.request->method == "HEAD");
         }
-        HttpResponse response;
         if (parsed.request->path == "/logs" && server_->logs &&
             (parsed.request->method == "GET" || parsed.request->method == "HEAD")) {
-            try {
-                auto [status, text] = server_->logs(parsed.query);
-                response = text_response(status, "");
-                response.body = std::move(text);
-            } catch (const std::exception& e) {
-                response = text_response(500, std::string("internal error: ") + e.what());
-            }
-            response.head_only = parsed.request->method == "HEAD";
-            return respond(response);
+            return ask_for_logs(parsed.query, parsed.request->method == "HEAD");
         }
+        HttpResponse response;
         try {
             response = answer(*parsed.request, server_->snapshot());
         } catch (const std::exception& e) {
@@ -150,6 +142,24 @@ class HealthServer::Connection : public std::enable_shared_from_this<HealthServe
             server_->stacks([self = shared_from_this(), head](int status, std::string text) {
                 if (!self->socket_.is_open() || self->server_->stopped) return;
                 auto response = text_response(status, std::move(text));
+                response.head_only = head;
+                self->respond(response);
+            });
+        } catch (const std::exception& e) {
+            respond(text_response(500, std::string("internal error: ") + e.what()));
+        }
+    }
+
+    /// Answers when the agent replies: at once, or when a long-poll ends (log_follow.hpp).
+    void ask_for_logs(const std::string& query, bool head) {
+        answering_ = true;
+        try {
+            server_->logs(query, [self = shared_from_this(), head](int status, std::string text) {
+                if (!self->socket_.is_open() || self->server_->stopped || !self->out_.empty()) {
+                    return;
+                }
+                HttpResponse response = text_response(status, "");
+                response.body = std::move(text);
                 response.head_only = head;
                 self->respond(response);
             });

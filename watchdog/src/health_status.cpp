@@ -60,6 +60,11 @@ using nlohmann::json;
 
 json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
+template <typename T>
+json or_null(const std::optional<T>& value) {
+    return value ? json(*value) : json(nullptr);
+}
+
 json worker_json(const WorkerStatus& w, const std::string& host, int node_rank) {
     return {
         {"host", host},
@@ -74,14 +79,20 @@ json worker_json(const WorkerStatus& w, const std::string& host, int node_rank) 
                                        : nlohmann::json(nullptr)},
         {"section", w.section ? nlohmann::json(*w.section) : nlohmann::json(nullptr)},
         {"detail", w.detail},
+        {"memory_bytes", or_null(w.memory_bytes)},
+        {"peak_memory_bytes", or_null(w.peak_memory_bytes)},
+        {"cpu_seconds", or_null(w.cpu_seconds)},
+        {"oom_kills", w.oom_kills},
     };
 }
 
-json node_json(const std::string& host, int node_rank, const std::string& phase, double age,
-               const std::vector<WorkerStatus>& workers, const std::string& last_failure) {
+json node_json(const std::string& host, int node_rank, const std::string& health_endpoint,
+               const std::string& phase, double age, const std::vector<WorkerStatus>& workers,
+               const std::string& last_failure) {
     const Health h = health_from(first_unhealthy(workers, ""));
     return {{"host", host},
             {"node_rank", node_rank},
+            {"health_endpoint", text_or_null(health_endpoint)},
             {"phase", phase},
             {"age_seconds", age},
             {"workers", workers.size()},
@@ -109,12 +120,13 @@ std::string status_json(const StatusSnapshot& s) {
     for (const auto& w : s.workers)
         by_rank.emplace_back(w.rank, worker_json(w, s.host, s.node_rank));
     json nodes = json::array();
-    nodes.push_back(node_json(s.host, s.node_rank, s.phase, 0, s.workers, s.last_failure));
+    nodes.push_back(
+        node_json(s.host, s.node_rank, s.health_endpoint, s.phase, 0, s.workers, s.last_failure));
     for (const auto& n : s.other_nodes) {
         for (const auto& w : n.workers)
             by_rank.emplace_back(w.rank, worker_json(w, n.host, n.node_rank));
-        nodes.push_back(
-            node_json(n.host, n.node_rank, n.phase, n.age_seconds, n.workers, n.last_failure));
+        nodes.push_back(node_json(n.host, n.node_rank, n.health_endpoint, n.phase, n.age_seconds,
+                                  n.workers, n.last_failure));
     }
     std::stable_sort(by_rank.begin(), by_rank.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -133,6 +145,7 @@ std::string status_json(const StatusSnapshot& s) {
         {"run_id", s.run_id},
         {"host", s.host},
         {"node_rank", s.node_rank},
+        {"health_endpoint", text_or_null(s.health_endpoint)},
         {"round", s.round},
         {"restart_count", s.restart_count},
         {"generation", s.generation},

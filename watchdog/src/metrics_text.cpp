@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "ptrun/watchdog/health_status.hpp"
 
 namespace ptrun::watchdog {
@@ -37,6 +39,42 @@ void every_worker(const StatusSnapshot& s, Each each) {
     for (const auto& n : s.other_nodes) {
         for (const auto& w : n.workers) each(n.host, w);
     }
+}
+
+/// `name{host,rank,local_rank} value` for every worker whose `value_of` is known.
+template <typename ValueOf>
+void per_worker(std::string& out, const StatusSnapshot& s, std::string_view name,
+                ValueOf value_of) {
+    every_worker(s, [&](const std::string& host, const WorkerStatus& w) {
+        const auto value = value_of(w);
+        if (!value) return;
+        out += fmt::format("{}{{host=\"{}\",rank=\"{}\",local_rank=\"{}\"}} {}\n", name,
+                           label_value(host), w.rank, w.local_rank, *value);
+    });
+}
+
+/// What each worker used: its rank's figures on its node so far, restarts included.
+void worker_usage_metrics(std::string& out, const StatusSnapshot& s) {
+    family(out, "ptrun_worker_memory_bytes", "gauge",
+           "Memory each running worker holds now: its memory cgroup's usage with "
+           "--memory-limit-per-worker, else its own resident set (absent when not running).");
+    per_worker(out, s, "ptrun_worker_memory_bytes",
+               [](const WorkerStatus& w) { return w.memory_bytes; });
+    family(out, "ptrun_worker_peak_memory_bytes", "gauge",
+           "The largest peak of each rank's workers on its node so far (its memory cgroup's, "
+           "else its largest resident set).");
+    per_worker(out, s, "ptrun_worker_peak_memory_bytes",
+               [](const WorkerStatus& w) { return w.peak_memory_bytes; });
+    family(out, "ptrun_worker_cpu_seconds_total", "counter",
+           "CPU seconds (user + system) of each rank's workers on its node, restarts included "
+           "(a running worker's descendants count once it has waited for them).");
+    per_worker(out, s, "ptrun_worker_cpu_seconds_total",
+               [](const WorkerStatus& w) { return w.cpu_seconds; });
+    family(out, "ptrun_worker_oom_kills_total", "counter",
+           "OOM kills of each rank's workers, or of processes in their memory cgroups, restarts "
+           "included.");
+    per_worker(out, s, "ptrun_worker_oom_kills_total",
+               [](const WorkerStatus& w) { return std::optional<std::uint64_t>(w.oom_kills); });
 }
 
 }  // namespace
@@ -97,6 +135,7 @@ std::string metrics_text(const StatusSnapshot& s) {
             "{}\n",
             label_value(host), w.rank, w.local_rank, *w.seconds_since_progress);
     });
+    worker_usage_metrics(out, s);
     if (!s.other_nodes.empty()) {
         family(out, "ptrun_node_report_age_seconds", "gauge",
                "Seconds since each other node's status last reached the store host.");

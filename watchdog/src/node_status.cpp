@@ -33,6 +33,14 @@ std::optional<WorkerStatus> worker_of(const json& w, double age_seconds) {
     if (const auto& section = w.at("section"); !section.is_null())
         s.section = section.get<std::string>();
     s.detail = w.at("detail").get<std::string>();
+    // What it used: absent from an older ptrun's report.
+    if (auto it = w.find("memory_bytes"); it != w.end() && !it->is_null())
+        s.memory_bytes = integer<std::uint64_t>(*it);
+    if (auto it = w.find("peak_memory_bytes"); it != w.end() && !it->is_null())
+        s.peak_memory_bytes = integer<std::uint64_t>(*it);
+    if (auto it = w.find("cpu_seconds"); it != w.end() && !it->is_null())
+        s.cpu_seconds = it->get<double>();
+    if (auto it = w.find("oom_kills"); it != w.end()) s.oom_kills = integer<std::uint64_t>(*it);
     return s;
 }
 
@@ -45,6 +53,11 @@ std::optional<NodeStatus> node_status_of(const std::string& text, double age_sec
         NodeStatus n;
         n.host = doc.at("host").get<std::string>();
         n.node_rank = integer<int>(doc.at("node_rank"));
+        // Absent from a ptrun older than `ptrun logs` across nodes; at most a host name and port.
+        if (auto e = doc.find("health_endpoint"); e != doc.end() && e->is_string()) {
+            n.health_endpoint = e->get<std::string>();
+            if (n.health_endpoint.size() > kMaxEndpointText) return std::nullopt;
+        }
         n.phase = doc.at("phase").get<std::string>();
         n.age_seconds = age_seconds;
         if (const auto& failure = doc.at("last_failure"); !failure.is_null())

@@ -69,7 +69,7 @@ void Agent::Impl::wait_signal() {
                       kSameInterrupt.count());
         } else {
             log->info("{}", signal_notice(signo));
-            apply(SignalReceived{signo, stops_job(signo)});
+            apply(signal_event(signo));
         }
         if (!finished) wait_signal();
     });
@@ -83,6 +83,7 @@ bool Agent::Impl::copy_of_last_interrupt() {
 }
 
 std::string Agent::Impl::signal_notice(int signo) const {
+    if (auto checkpoint = checkpoint_notice(signo); !checkpoint.empty()) return checkpoint;
     const std::string got = "received " + signal_name(signo);
     if (!stops_job(signo)) return got + ": forwarding it to the workers";
     if (state.alive == 0) return got + ": stopping";
@@ -143,11 +144,18 @@ void Agent::Impl::apply(const Event& ev) {
         root_cause = workers[static_cast<std::size_t>(d.first_failure->local_rank)].end;
         last_failure = failure_line(*root_cause) + " at " + utc_text(root_cause->time);
         record(Phase::Failure, -1, failure_line(*root_cause));
-        if (rounds) rounds->report_failure(*root_cause);
+        // A worker replaced alone is no failure of the round: the other nodes keep running.
+        if (rounds && d.action.kind != ActionKind::ReplaceWorker) {
+            rounds->report_failure(*root_cause);
+        }
     }
     if (d.recovery_fallback) {
         log->warn("{}; falling back to a group restart", recovery_why);
         recovery_replaced.clear();
+        if (recovery_cause) root_cause = recovery_cause;
+        recovery_cause.reset();
+        // Multi-node: the round fails with the replaced worker's failure; every node restarts.
+        if (rounds && root_cause) rounds->report_failure(*root_cause);
     }
     state = d.next;
     act(d.action);
@@ -178,12 +186,16 @@ void Agent::Impl::act(const Action& a) {
         case ActionKind::RestartGroup:
             announce_restart();
             if (generations) generations->stop();  // the store is wiped: nothing to wait for
+            recovery_cause.reset();
             end_attempt();
             if (store.reset) store.reset();
             start_attempt();
             return;
         case ActionKind::ReplaceWorker:
             replace_worker(a.local_rank);
+            return;
+        case ActionKind::Checkpoint:
+            start_checkpoint(a.signo);
             return;
         case ActionKind::Finish:
             finish(a.exit_code);
@@ -192,6 +204,10 @@ void Agent::Impl::act(const Action& a) {
             rounds->report_success();
             return;
         case ActionKind::Rejoin:
+            // The next round's workers' store is wiped (or hosted elsewhere): a new board then.
+            generations.reset();
+            recovery_cause.reset();
+            recovery_replaced.clear();
             end_attempt();
             root_cause.reset();
             add_event(timeline,
@@ -288,6 +304,7 @@ void Agent::Impl::announce_stragglers(std::chrono::seconds next) {
 
 void Agent::Impl::end_attempt() {
     grace.cancel();
+    checkpoint_grace.cancel();
     straggler.cancel();
     first_success = {};
     for (auto& w : workers) cancel_fork(w);  // no answer of the zygote's reaches an attempt over
@@ -309,6 +326,7 @@ void Agent::Impl::finish(int code) {
     end_attempt();
     exit_code = code;
     finished = true;
+    followers.ended(code);  // after the relays' last lines: a follower reads them, then the code
     record(Phase::Exit, -1, "ptrun exits with code " + std::to_string(code));
     publish_timeline();  // before leaving: the store host writes the job's trace after its drain
     publish_status();    // the final states, which the store host shows until it ends
@@ -317,6 +335,7 @@ void Agent::Impl::finish(int code) {
     if (rounds) rounds->leave(code, state.stop_signal);
     if (timeline_inbox) timeline_inbox->on_change(nullptr);  // the loop is done: no more checks
     write_trace();
+    if (state.checkpoint_signal) report_checkpoint();
     if (root_cause && root_cause->hung) {
         // end_watch_attempt printed the hang report (who stopped first, where every rank was).
     } else if (root_cause && !state.stop_signal) {
@@ -344,7 +363,7 @@ void Agent::Impl::finish(int code) {
     }
     boost::system::error_code ignored;
     signals.cancel(ignored);
-    io.stop();
+    stop_loop();
 }
 
 Agent::Agent(const LaunchConfig& config, WorkerCommand command, LocalPlacement local,
@@ -370,5 +389,7 @@ void Agent::serve_health_on(sys::Fd listener) { impl_->serve_health_on(std::move
 void Agent::watch_launcher_pipe(sys::Fd pipe) { impl_->watch_launcher_pipe(std::move(pipe)); }
 
 int Agent::run() { return impl_->run(); }
+
+bool Agent::checkpointed() const { return impl_->checkpointed(); }
 
 }  // namespace ptrun::launcher

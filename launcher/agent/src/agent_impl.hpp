@@ -39,6 +39,7 @@
 #include "ptrun/launcher/timeline/timeline_event.hpp"
 #include "ptrun/launcher/timeline/worker_events.hpp"
 #include "ptrun/sys/fd.hpp"
+#include "ptrun/watchdog/log_followers.hpp"
 #include "ptrun/watchdog/stack_summary.hpp"
 
 namespace ptrun::launcher {
@@ -65,7 +66,9 @@ class Agent::Impl {
         int stop_signal = 0;                                 ///< by which signal
         std::chrono::steady_clock::time_point exited_at{};   ///< when it was reaped
         std::chrono::steady_clock::time_point started_at{};  ///< when it started (pid known)
-        bool counted = false;  ///< its run is in `used` (agent_usage.cpp)
+        bool counted = false;         ///< its run is in `used` (agent_usage.cpp)
+        std::uint64_t peak_seen = 0;  ///< the largest peak read while it ran (sample_memory)
+        double cpu_seen = 0;          ///< its CPU seconds when last read while it ran
         /// Asked of the zygote, not forked yet: alive, with no pid (nothing to signal).
         std::shared_ptr<PendingFork> fork;
         /// Its relays waiting for its pid (a prefix template's ${pid}), owned by `relays`, and
@@ -87,6 +90,9 @@ class Agent::Impl {
     };
 
   public:
+    /// The job ended on --checkpoint-signal (Agent::checkpointed).
+    bool checkpointed() const { return state.checkpoint_signal != 0; }
+
     Impl(const LaunchConfig& c, WorkerCommand cmd, LocalPlacement lp, env::EnvMap e,
          StoreEndpoint s, std::shared_ptr<spdlog::logger> l, std::optional<Membership> m,
          std::unique_ptr<WorkerLauncher> wl, std::shared_ptr<Console> out)
@@ -98,6 +104,7 @@ class Agent::Impl {
           log(std::move(l)),
           signals(io),
           grace(io),
+          checkpoint_grace(io),
           straggler(io),
           launcher(std::move(wl)),
           logs(c.log_dir, c.run_id, c.hostname, env::lookup(parent_env, "TMPDIR").value_or(""),
@@ -111,6 +118,7 @@ class Agent::Impl {
             timeline_inbox = m->timelines;
             status_inbox = m->statuses;
             self_id = m->self_id;
+            self_addr = m->self_addr;
             rounds.emplace(
                 std::move(*m), c, io, log,
                 RoundDriver::Hooks{
@@ -162,10 +170,14 @@ class Agent::Impl {
     std::shared_ptr<spdlog::logger> log;
     NodePlacement placement;  ///< this node's place in the job for the current attempt
     boost::asio::io_context io{1};
+    /// `ptrun logs --follow`'s long-polls on this node's /logs (agent_logs.cpp).
+    watchdog::LogFollowers followers{io};
     /// Multi-node: the rounds this node goes through (agent_rounds.cpp); empty on one node.
     std::optional<RoundDriver> rounds;
     boost::asio::signal_set signals;
     boost::asio::steady_timer grace;
+    /// --checkpoint-grace: how long the workers have to exit on the checkpoint signal.
+    boost::asio::steady_timer checkpoint_grace;
     /// Says which workers a half-finished group still waits on.
     boost::asio::steady_timer straggler;
     /// When a worker of this attempt first exited 0.
@@ -198,6 +210,8 @@ class Agent::Impl {
     std::unique_ptr<GenerationBoard> generations;
     /// When the running recovery's failure was seen (its replacement asked for).
     std::chrono::steady_clock::time_point recovery_started{};
+    /// The failure the running recovery began from: what a fallback to a group restart reports.
+    std::optional<WorkerEnd> recovery_cause;
     /// The global ranks replaced in the running recovery's generation.
     std::vector<int> recovery_replaced;
     /// Why the running recovery falls back to a group restart (said once, by apply()).
@@ -230,6 +244,8 @@ class Agent::Impl {
     boost::asio::steady_timer status_publish;
     std::optional<std::chrono::steady_clock::time_point> status_publish_due;
     std::string self_id;
+    /// Multi-node: this node's address as the rendezvous knows it ("" on one node).
+    std::string self_addr;
     bool inbox_warned = false;
     std::uint64_t attempt_started_ns = 0;
     bool trace_warned = false;
@@ -256,6 +272,16 @@ class Agent::Impl {
     void wait_signal();
     /// What receiving `signo` does now, said to the person who sent it (the grace, Ctrl-C twice).
     std::string signal_notice(int signo) const;
+
+    // --checkpoint-signal (agent_checkpoint.cpp)
+    /// The event for receiving `signo`: a checkpoint request when --checkpoint-signal makes it one.
+    SignalReceived signal_event(int signo) const;
+    /// What receiving `signo` starts as a checkpoint, or "" when it starts none now.
+    std::string checkpoint_notice(int signo) const;
+    /// Sends `signo` to every worker (not as ptrun's stop) and arms --checkpoint-grace.
+    void start_checkpoint(int signo);
+    /// At the job's end after a checkpoint: which ranks exited in time, which were stopped.
+    void report_checkpoint();
     /// A worker exited, stopped or was continued (the launcher says): exits feed decide().
     void on_child(const ChildChange& change);
     /// Feeds `ev` to decide() and carries out the action.
@@ -297,8 +323,15 @@ class Agent::Impl {
     /// GET /stacks: asks every live Python worker (through the runner) for its stacks and
     /// replies with all of them once written (at most 1 s); the workers go on.
     void request_stacks(watchdog::HealthServer::StacksReply reply);
-    /// GET /logs?QUERY: the lines one of this node's ranks wrote to its log files (agent_logs.cpp).
-    std::pair<int, std::string> answer_logs(const std::string& query);
+    /// GET /logs?QUERY: the lines one of this node's ranks wrote to its log files, or a
+    /// --follow long-poll (agent_logs.cpp); `reply` is called once, maybe later.
+    void answer_logs(const std::string& query, watchdog::HealthServer::StacksReply reply);
+    /// The lines answer of a rank's /logs query.
+    std::pair<int, std::string> answer_rank_logs(const std::string& query);
+    /// Where other hosts reach this node's health endpoint ("ADDR:PORT"), "" without one.
+    std::string published_health_endpoint() const;
+    /// Stops the loop: at once, or kFollowerLinger later when a --follow asked (its last reads).
+    void stop_loop();
     /// Sends the stack signal to local rank `lr` if it is alive and catches it, its stack file
     /// emptied first; true when sent.
     bool signal_python_stack(std::size_t lr);
@@ -346,8 +379,9 @@ class Agent::Impl {
     /// The attempt ended (its output drained): with a hang, reads the Python tracebacks, writes
     /// every rank's stacks to the log directory and prints the report; drops the records.
     void end_watch_attempt();
-    /// The /health and /status snapshot (on the store host: with the other nodes' statuses).
-    watchdog::StatusSnapshot status_snapshot() const;
+    /// The /health and /status snapshot (on the store host: with the other nodes' statuses);
+    /// reads what each running worker uses now (a memory sample for trace.json).
+    watchdog::StatusSnapshot status_snapshot();
 
     // job-wide status (agent_status.cpp)
     /// This node's workers or phase changed: a member publishing its status does so soon.
@@ -439,6 +473,10 @@ class Agent::Impl {
     void usage_started(Worker& w);
     /// `w`'s run is over (`ended`: the table's cell): its wall time, CPU time and peak added.
     void usage_ended(Worker& w, const std::string& ended);
+    /// Reads what `w` uses now, if it runs, and records its memory on trace.json's tracks.
+    std::optional<LiveUsage> sample_memory(Worker& w);
+    /// `ws`'s figures of what `w`'s rank used so far: `used`, plus the running worker read now.
+    void usage_status(Worker& w, watchdog::WorkerStatus& ws);
     /// At the end of the run: the table of what each worker used, as info lines (the console unless
     /// LOGLEVEL is above info, and ptrun.log).
     void say_usage_table();

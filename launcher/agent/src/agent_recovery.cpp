@@ -29,12 +29,7 @@ void Agent::Impl::replace_worker(int lr) {
     auto& old = workers[static_cast<std::size_t>(lr)];
     const int rank = old.end.rank;
     const std::string cause = root_cause ? failure_line(*root_cause) : "a worker failed";
-    record(Phase::Restart, -1,
-           fmt::format("{}; generation {}: replacing {} alone", cause, state.generation,
-                       rank_words({rank})));
-    log->warn(
-        "{}; replacing it alone, the other workers keep running (generation {}, restart {} of {})",
-        cause, state.generation, restarts_used(state), policy.max_restarts);
+    if (!recovery_cause) recovery_cause = root_cause;  // what a fallback reports (multi-node)
     root_cause.reset();
     if (recovery_replaced.empty()) recovery_started = std::chrono::steady_clock::now();
     if (std::find(recovery_replaced.begin(), recovery_replaced.end(), rank) ==
@@ -46,18 +41,26 @@ void Agent::Impl::replace_worker(int lr) {
             generations =
                 std::make_unique<GenerationBoard>(placement.master_addr, placement.master_port);
         }
-        generations->begin(state.generation, {rank}, config.recovery_timeout,
-                           [this](int generation, bool joined) {
-                               boost::asio::post(io, [this, generation, joined] {
-                                   if (!finished) generation_ended(generation, joined);
-                               });
-                           });
+        // The number is the job's: on several nodes another agent may have begun generations.
+        state.generation = generations->begin({rank}, config.recovery_timeout,
+                                              [this](int generation, bool joined) {
+                                                  boost::asio::post(io, [this, generation, joined] {
+                                                      if (!finished)
+                                                          generation_ended(generation, joined);
+                                                  });
+                                              });
     } catch (const rdzv::StoreError& e) {
         recovery_why = fmt::format("cannot write generation {}'s keys to the workers' store ({})",
                                    state.generation, e.what());
         apply(RecoveryEnded{state.generation, false});
         return;
     }
+    record(Phase::Restart, -1,
+           fmt::format("{}; generation {}: replacing {} alone", cause, state.generation,
+                       rank_words({rank})));
+    log->warn(
+        "{}; replacing it alone, the other workers keep running (generation {}, restart {} of {})",
+        cause, state.generation, restarts_used(state), policy.max_restarts);
     logs.begin_generation(lr, state.generation);
     workers[static_cast<std::size_t>(lr)] = Worker{};
     try {
@@ -82,6 +85,7 @@ void Agent::Impl::generation_ended(int generation, bool joined) {
         record(Phase::GenerationJoined, -1,
                fmt::format("generation {}: {} replaced", generation, which));
         recovery_replaced.clear();
+        recovery_cause.reset();
     } else {
         recovery_why =
             fmt::format("the workers did not all join generation {} within {} (--recovery-timeout)",

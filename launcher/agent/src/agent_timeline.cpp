@@ -93,6 +93,7 @@ void Agent::Impl::on_worker_event(const ReceivedEvent& got) {
                 e.phase == message->phase)
                 return;
         add_event(timeline, {t, state.restart_count, w.end.rank, message->phase, ""});
+        sample_memory(w);  // its memory where it got to (imports done, process group, ...)
         if (message->phase == Phase::FirstProgress) check_ready();
         return;
     }

@@ -147,7 +147,9 @@ bool Agent::Impl::open_watch() {
                 [this](watchdog::HealthServer::StacksReply reply) {
                     request_stacks(std::move(reply));
                 },
-                [this](const std::string& query) { return answer_logs(query); });
+                [this](const std::string& query, watchdog::HealthServer::StacksReply reply) {
+                    answer_logs(query, std::move(reply));
+                });
         } catch (const watchdog::HealthServerError& e) {
             log->error("--health-port: {}", e.what());
             return false;
@@ -662,11 +664,12 @@ void Agent::Impl::end_watch_attempt() {
     watch->records.clear();
 }
 
-watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
+watchdog::StatusSnapshot Agent::Impl::status_snapshot() {
     watchdog::StatusSnapshot s;
     s.run_id = config.run_id;
     s.host = config.hostname;
     s.node_rank = placement.group_rank;
+    s.health_endpoint = published_health_endpoint();
     s.other_nodes = other_node_statuses();
     if (rounds) s.spares = rounds->spare_hosts();
     s.round = static_cast<std::uint64_t>(placement.round);
@@ -699,7 +702,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
         hung = watchdog::judge_hangs(ranks, *config.hang_timeout, now, judging_since(now)).hung;
     }
     for (std::size_t lr = 0; lr < workers.size(); ++lr) {
-        const auto& w = workers[lr];
+        auto& w = workers[lr];  // usage_status() keeps the peak it reads
         const auto& r = ranks[lr];
         watchdog::WorkerStatus ws;
         ws.local_rank = w.end.local_rank;  // its LOCAL_RANK (the launcher's in per-rank mode)
@@ -730,6 +733,7 @@ watchdog::StatusSnapshot Agent::Impl::status_snapshot() const {
             ws.state = watchdog::WorkerState::Hung;
             ws.detail = watchdog::describe_hang(h, r, now);
         }
+        usage_status(w, ws);
         s.workers.push_back(std::move(ws));
     }
     return s;

@@ -9,6 +9,7 @@
 
 #include "agent_impl.hpp"
 #include "ptrun/env/generation_keys.hpp"
+#include "ptrun/env/names.hpp"
 #include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/cli/fixed_placement.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
@@ -94,6 +95,10 @@ SpawnRequest Agent::Impl::worker_request(int lr) {
     id.use_agent_store = store.agent_hosted;
     id.use_libuv = config.rdzv.use_libuv;
     id.error_file = w.end.error_file;
+    if (config.requeue) {  // SLURM_RESTART_COUNT is unset (0) until the first requeue
+        const auto count = env::lookup(parent_env, env::names::kSlurmRestartCount);
+        id.requeue_count = static_cast<int>(env::parse_int(count.value_or("0")).value_or(0));
+    }
     if (local.scheduled) apply_placement(*local.scheduled, id);  // one task per rank
     w.end.rank = id.rank;  // the worker's RANK and LOCAL_RANK, for reports
     w.end.local_rank = id.local_rank;
@@ -301,6 +306,7 @@ Agent::Impl::StreamPlumbing Agent::Impl::plumb(StdMask stream, int local_rank, i
     target.on_log_error = [this](const std::string& path, int err) {
         log_health.write_failed(path, err);
     };
+    target.on_logged = [this] { followers.written(); };
     if (!filters.empty()) {
         target.filtered_log = filtered_log(stream);
         target.filters = filters;

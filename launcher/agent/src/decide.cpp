@@ -20,6 +20,8 @@ Action settle_distributed(GroupState& s) {
     s.stopping = false;
     s.reported_success = false;
     s.round_end.reset();
+    s.generation = 0;  // the next round's workers start in generation 0 of a wiped store
+    s.recovering.reset();
     return {ActionKind::Rejoin, 0, 0};
 }
 
@@ -42,10 +44,11 @@ Action settle(GroupState& s, const RestartPolicy& policy) {
 Decision on_exit(GroupState s, const RestartPolicy& policy, const WorkerExited& ev) {
     s.alive -= 1;
     std::optional<Failure> first;
-    if (!s.stopping && !ev.exit.succeeded() && policy.replace_failed && !s.distributed &&
+    if (!s.stopping && !ev.exit.succeeded() && policy.replace_failed &&
         restarts_used(s) < policy.max_restarts) {
-        // Recovery in place: only this worker starts again; the survivors keep running and join
-        // the next generation (a replacement during a recovery supersedes it).
+        // Recovery in place: only this worker starts again; the survivors (on every node) keep
+        // running and join the next generation (a replacement during a recovery supersedes it).
+        // Multi-node: not reported to the round; the agent numbers the generation job-wide.
         first = Failure{ev.local_rank, ev.exit};
         s.replacements += 1;
         s.generation += 1;
@@ -111,8 +114,35 @@ Decision on_recovery(GroupState s, const RecoveryEnded& ev) {
     return d;
 }
 
+/// --checkpoint-signal: a first stop request sends the checkpoint signal and waits the grace;
+/// during it the checkpoint signal again is only forwarded, any other stop signal stops the
+/// workers as without --checkpoint-signal.
+std::optional<Decision> on_checkpoint_signal(GroupState& s, const SignalReceived& ev) {
+    if (s.alive == 0) return std::nullopt;
+    if (ev.checkpoint != 0 && !s.stopping) {
+        s.stop_signal = ev.signo;
+        s.stopping = true;
+        s.checkpoint_signal = ev.checkpoint;
+        s.checkpoint_pending = true;
+        return Decision{s, {ActionKind::Checkpoint, ev.checkpoint, 0}};
+    }
+    if (!s.checkpoint_pending) return std::nullopt;
+    if (ev.signo == s.checkpoint_signal) return Decision{s, {ActionKind::Forward, ev.signo, 0}};
+    s.checkpoint_pending = false;
+    if (ev.signo == SIGINT) s.interrupts += 1;
+    return Decision{s, {ActionKind::TerminateGroup, ev.signo, 0}};
+}
+
+/// --checkpoint-grace ran out: the workers still running are stopped as on SIGTERM.
+Decision on_checkpoint_grace(GroupState s) {
+    if (!s.checkpoint_pending || s.alive == 0) return {s, {}};
+    s.checkpoint_pending = false;
+    return {s, {ActionKind::TerminateGroup, SIGTERM, 0}};
+}
+
 Decision on_signal(GroupState s, const SignalReceived& ev) {
     if (!ev.terminate) return {s, {ActionKind::Forward, ev.signo, 0}};
+    if (auto d = on_checkpoint_signal(s, ev)) return *d;
     if (ev.signo == SIGINT) s.interrupts += 1;
     if (s.alive == 0) return {s, {ActionKind::Finish, 0, 128 + ev.signo}};
     if (s.interrupts >= 2) return {s, {ActionKind::KillGroup, SIGKILL, 0}};
@@ -131,6 +161,7 @@ Decision decide(const GroupState& state, const RestartPolicy& policy, const Even
     if (auto* end = std::get_if<RoundEnded>(&ev)) return on_round_end(state, *end);
     if (auto* hang = std::get_if<HangDetected>(&ev)) return on_hang(state, policy, *hang);
     if (auto* recovery = std::get_if<RecoveryEnded>(&ev)) return on_recovery(state, *recovery);
+    if (std::holds_alternative<CheckpointGraceExpired>(ev)) return on_checkpoint_grace(state);
     if (state.stopping && state.alive > 0) return {state, {ActionKind::KillGroup, SIGKILL, 0}};
     return {state, {}};
 }

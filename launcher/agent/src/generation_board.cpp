@@ -38,30 +38,43 @@ void GenerationBoard::stop() noexcept {
     stopping_ = false;
 }
 
-void GenerationBoard::begin(int generation, const std::vector<int>& replaced,
-                            std::chrono::milliseconds timeout, Ended ended) {
-    // The latest generation first: whoever wakes on `superseded` or `begun` reads it next.
-    writer_.set(keys::kLatest, std::to_string(generation));
-    // The previous generation's workers waiting on its ready key move on to this one.
+int GenerationBoard::begin(const std::vector<int>& replaced, std::chrono::milliseconds timeout,
+                           Ended ended) {
+    // The latest generation is a counter every agent of the job adds to: numbers are job-wide,
+    // only grow, and are known before `begun`, so whoever wakes on `superseded` or `begun` reads
+    // a latest generation at least as new as the one that woke it.
+    const auto generation = static_cast<int>(writer_.add(keys::kLatest, 1));
+    // The previous generation's workers waiting on its ready key move on to this one (whichever
+    // agent began it: another node's replacement supersedes ours as ours supersedes it).
     if (generation > 1) writer_.compare_set(keys::ready(generation - 1), "", keys::kSuperseded);
     stop();  // its waiter has woken (or ended before); one waiter at a time
     writer_.set(keys::begun(generation), rank_list(replaced));
     waiter_client_ = std::make_unique<rdzv::TcpStoreClient>(options_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     waiter_ = std::thread(
-        [this, client = waiter_client_.get(), generation, timeout, ended = std::move(ended)] {
-            const std::string ready = keys::ready(generation);
+        [this, client = waiter_client_.get(), generation, deadline, ended = std::move(ended)] {
             bool joined = false;
             try {
-                client->wait({ready}, timeout);
-                const std::string value = client->get(ready, std::chrono::seconds(10));
-                if (value == keys::kSuperseded) return;
-                joined = value == keys::kJoined;
+                // Superseded by a generation another agent began: ours is joined when the newest
+                // is.
+                for (int g = generation;; ++g) {
+                    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now());
+                    if (left <= std::chrono::milliseconds(0)) break;
+                    const std::string ready = keys::ready(g);
+                    client->wait({ready}, left);
+                    const std::string value = client->get(ready, std::chrono::seconds(10));
+                    if (value == keys::kSuperseded) continue;
+                    joined = value == keys::kJoined;
+                    break;
+                }
             } catch (const rdzv::StoreError&) {
                 if (stopping_) return;  // stop(): nobody waits for the answer
                 // a timeout or a store failure: the fallback
             }
             ended(generation, joined);
         });
+    return generation;
 }
 
 }  // namespace ptrun::launcher

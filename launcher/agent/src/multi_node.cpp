@@ -54,6 +54,7 @@ Membership MultiNode::membership() const {
     m.timelines = timelines.get();
     m.statuses = statuses.get();
     m.self_id = self.id;
+    m.self_addr = self.addr;
     return m;
 }
 
@@ -62,6 +63,7 @@ CoordinatorPolicy coordinator_policy(const LaunchConfig& c) {
     p.min_nodes = c.nnodes.min;
     p.max_nodes = c.nnodes.max;
     p.max_restarts = c.max_restarts;
+    p.replace_failed = c.restart_policy == RestartPolicyKind::Failed;
     p.last_call = c.rdzv.last_call_timeout;
     p.lost_after = c.rdzv.heartbeat * c.rdzv.keep_alive_max_attempt;
     p.heartbeat = c.rdzv.heartbeat;
@@ -96,6 +98,7 @@ NodeInfo self_node(const LaunchConfig& c, const std::string& random_id, const Ho
     n.nproc = c.nproc_per_node;
     n.node_rank = c.node_rank_given ? c.node_rank : -1;
     n.max_restarts = c.max_restarts;
+    n.replace_failed = c.restart_policy == RestartPolicyKind::Failed;
     return n;
 }
 

@@ -65,10 +65,10 @@ LogsArgs parse_logs_args(const std::vector<std::string>& args, std::size_t max_t
             }
             out.tail = static_cast<std::size_t>(*n);
         } else if (a == "--follow" || a == "-f") {
-            throw UsageError("ptrun logs --follow: not available yet");
+            out.follow = true;
         } else if (!a.empty() && a[0] == '-') {
             throw UsageError("ptrun logs: unknown option '" + printable(a) +
-                             "' (expected --rank, --tail)");
+                             "' (expected --rank, --tail, --follow)");
         } else if (have_endpoint) {
             throw UsageError("ptrun logs: expected one HOST:PORT, got '" + printable(a) + "' too");
         } else {

@@ -88,6 +88,14 @@ constexpr std::array<Row, kOptionCount> kRows{{
      "Seconds between SIGTERM and SIGKILL when stopping workers"},
     {Option::SignalsToHandle, "signals-to-handle", "",
      "SIGINT,SIGTERM,SIGHUP,SIGQUIT,SIGUSR1,SIGUSR2", V, "Signals forwarded to every worker group"},
+    {Option::CheckpointSignal, "checkpoint-signal", "", "", V,
+     "On this signal (or SIGTERM), send it to every worker, wait --checkpoint-grace for them to "
+     "exit on their own, then stop the rest (e.g. SIGUSR1; default: none; man ptrun, PREEMPTION)"},
+    {Option::CheckpointGrace, "checkpoint-grace", "", "60", V,
+     "Seconds the workers have to checkpoint and exit after --checkpoint-signal"},
+    {Option::Requeue, "requeue", "", "", F,
+     "Under SLURM: once the workers have exited on --checkpoint-signal, node rank 0 requeues the "
+     "job (scontrol requeue); workers see PTRUN_REQUEUE_COUNT"},
     {Option::SlurmMode, "slurm-mode", "", "auto", V,
      "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM "
      "started one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},

@@ -54,6 +54,15 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,
                                      ": expected the same value on every node"});
         return;
     }
+    if (e.node.replace_failed != policy_.replace_failed) {
+        const auto policy = [](bool failed) { return failed ? "failed" : "group"; };
+        out.push_back(RejectJoin{e.node.id, e.seq,
+                                 std::string("--restart-policy ") + policy(e.node.replace_failed) +
+                                     " on " + e.node.hostname + " differs from the store host's " +
+                                     policy(policy_.replace_failed) +
+                                     ": expected the same value on every node"});
+        return;
+    }
     // A node joining again keeps its place among the spares (its join seq is the new one).
     auto it = std::find_if(pending_.begin(), pending_.end(),
                            [&](const JoinEvent& p) { return p.node.id == e.node.id; });

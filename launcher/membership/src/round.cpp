@@ -20,6 +20,7 @@ json node_json(const NodeInfo& n) {
                 {"node_rank", n.node_rank},
                 {"store_host", n.is_store_host},
                 {"max_restarts", n.max_restarts},
+                {"replace_failed", n.replace_failed},
                 {"store_port", n.store_port}};
 }
 
@@ -54,6 +55,8 @@ NodeInfo node_from(const json& j) {
     n.node_rank = field<int>(j, "node_rank", "node");
     n.is_store_host = field<bool>(j, "store_host", "node");
     n.max_restarts = field<int>(j, "max_restarts", "node");
+    // Absent from an older agent's record: it knows only --restart-policy group.
+    if (j.contains("replace_failed")) n.replace_failed = field<bool>(j, "replace_failed", "node");
     if (n.nproc < 1 || n.nproc > 4096)
         throw std::runtime_error("node record has nproc out of range");
     if (j.contains("store_port")) {

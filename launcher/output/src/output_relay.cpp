@@ -131,6 +131,7 @@ struct OutputRelay::Impl : std::enable_shared_from_this<OutputRelay::Impl> {
                 log_error_reported = true;
                 if (target.on_log_error) target.on_log_error(target.log_path, err);
             }
+            if (err == 0 && target.on_logged) target.on_logged();
         }
         if (filtered) {
             std::string out;

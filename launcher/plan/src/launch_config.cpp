@@ -211,6 +211,49 @@ std::vector<int> signal_list(const LaunchOptions& o) {
     return out;
 }
 
+/// --checkpoint-signal, --checkpoint-grace, --requeue; ptrun handles the checkpoint signal and
+/// SIGTERM whatever --signals-to-handle says.
+void resolve_checkpoint(LaunchConfig& c, const LaunchOptions& o) {
+    c.checkpoint_grace = std::chrono::milliseconds(
+        static_cast<std::int64_t>(seconds(o, Option::CheckpointGrace, true) * 1000.0));
+    c.requeue = o.flag(Option::Requeue);
+    if (c.requeue && c.slurm_mode != SlurmMode::PerNode && c.slurm_mode != SlurmMode::PerRank) {
+        const auto& mode = o.at(Option::SlurmMode);
+        const std::string why =
+            mode.origin.empty()
+                ? "ptrun does not run in a SLURM task (--slurm-mode " + mode.value + ")"
+                : mode.origin;
+        throw UsageError(
+            "--requeue: expected a SLURM job (the job is requeued with scontrol "
+            "requeue $SLURM_JOB_ID), but " +
+            why +
+            "; elsewhere the scheduler restarts the job (e.g. a Kubernetes "
+            "Job's backoffLimit)");
+    }
+    const auto& raw = o.at(Option::CheckpointSignal);
+    if (raw.value.empty()) {
+        if (c.requeue) {
+            throw UsageError(
+                "--requeue without --checkpoint-signal: expected a signal the workers "
+                "checkpoint on (e.g. --checkpoint-signal SIGUSR1): the job is requeued once "
+                "they exited on it");
+        }
+        return;
+    }
+    const int signo = signal_number(raw.value);
+    if (signo == 0 || signo == SIGKILL || signo == SIGSTOP || signo == SIGCHLD ||
+        signo == SIGCONT || signo == SIGTTIN || signo == SIGTTOU) {
+        throw UsageError(as_given(Option::CheckpointSignal, raw) +
+                         ": expected a signal the workers can catch (e.g. SIGUSR1 or USR1)");
+    }
+    c.checkpoint_signal = signo;
+    for (int s : {signo, static_cast<int>(SIGTERM)}) {
+        if (std::find(c.signals_to_handle.begin(), c.signals_to_handle.end(), s) ==
+            c.signals_to_handle.end())
+            c.signals_to_handle.push_back(s);
+    }
+}
+
 /// --local-ranks-filter: local ranks that exist on this node (a missing one would hide its
 /// output without a word).
 std::set<int> rank_filter(const RawValue& raw, int nproc) {
@@ -475,6 +518,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
         }
     }
     c.signals_to_handle = signal_list(o);
+    resolve_checkpoint(c, o);
     resolve_placement(c, o, host);
     if (!o.at(Option::HangTimeout).value.empty()) {
         const double hang = seconds(o, Option::HangTimeout, true);  // 0: off, as unset
@@ -509,12 +553,6 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
     resolve_etcd(c, o, given_backend);
     resolve_file_store(c, o);
     resolve_rendezvous(c, o);
-    if (c.restart_policy == RestartPolicyKind::Failed && c.multi_node()) {
-        throw UsageError(as_given(Option::RestartPolicy, o.at(Option::RestartPolicy)) +
-                         " with --nnodes " + o.at(Option::Nnodes).value +
-                         ": replacing failed workers alone works on one node for now (expected "
-                         "--nnodes 1, or --restart-policy group)");
-    }
     c.program = o.program;
     c.program_args = o.program_args;
     return c;

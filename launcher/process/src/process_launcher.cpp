@@ -255,6 +255,19 @@ std::vector<pid_t> ProcessLauncher::helper_pids() const {
     return out;
 }
 
+LiveUsage ProcessLauncher::usage_now(pid_t pid) const {
+    LiveUsage u = read_process_usage(pid);
+    auto it = tracked_.find(pid);
+    if (it != tracked_.end() && it->second.memory) return with_cgroup_usage(u, *it->second.memory);
+    return u;
+}
+
+std::optional<std::uint64_t> ProcessLauncher::memory_now(pid_t pid) const {
+    auto it = tracked_.find(pid);
+    if (it != tracked_.end() && it->second.memory) return memory_current(*it->second.memory);
+    return read_resident_bytes(pid);
+}
+
 void ProcessLauncher::signal_group(pid_t pgid, int signo) { launcher::signal_group(pgid, signo); }
 
 void ProcessLauncher::end_attempt() {

@@ -10,4 +10,10 @@ std::uint64_t WorkerLauncher::fork_worker(ForkServer&, SpawnRequest&, std::funct
     return 0;
 }
 
+LiveUsage WorkerLauncher::usage_now(pid_t pid) const { return read_process_usage(pid); }
+
+std::optional<std::uint64_t> WorkerLauncher::memory_now(pid_t pid) const {
+    return read_resident_bytes(pid);
+}
+
 }  // namespace ptrun::launcher

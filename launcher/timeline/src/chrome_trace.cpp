@@ -87,6 +87,19 @@ std::string chrome_trace(const std::vector<NodeTimeline>& nodes, std::uint64_t n
                               {"name", std::string(phase_name(e.phase))},
                               {"args", std::move(args)}});
         }
+        for (const auto& m : node.memory) {
+            const std::int64_t t = static_cast<std::int64_t>(m.t_ns) + node.offset_ns;
+            const std::string track = "rank " + std::to_string(m.rank);
+            for (const auto& [name, value] :
+                 {std::pair{track + " memory", m.bytes}, {track + " peak memory", m.peak_bytes}}) {
+                if (!value) continue;
+                events.push_back({{"ph", "C"},
+                                  {"pid", pid},
+                                  {"ts", micros(t, origin)},
+                                  {"name", name},
+                                  {"args", {{"bytes", *value}}}});
+            }
+        }
         std::map<int, bool> named;
         for (auto& [key, list] : ranks) {
             auto [rank, attempt] = key;

@@ -86,15 +86,30 @@ void add_event(NodeTimeline& timeline, TimelineEvent event) {
     events.push_back(std::move(event));
 }
 
+void add_memory_sample(NodeTimeline& timeline, MemorySample sample) {
+    auto& memory = timeline.memory;
+    if (memory.size() >= kMaxMemorySamples) {
+        std::size_t kept = 0;
+        for (std::size_t i = 1; i < memory.size(); i += 2) memory[kept++] = memory[i];
+        memory.resize(kept);
+    }
+    memory.push_back(sample);
+}
+
 std::string encode(const NodeTimeline& timeline) {
     nlohmann::json events = nlohmann::json::array();
     for (const auto& e : timeline.events)
         events.push_back({e.t_ns, e.attempt, e.rank, std::string(phase_name(e.phase)), e.detail});
-    nlohmann::json j{{"node", timeline.node},
-                     {"group_rank", timeline.group_rank},
-                     {"offset_ns", timeline.offset_ns},
-                     {"offset_error_ns", timeline.offset_error_ns},
-                     {"events", std::move(events)}};
+    nlohmann::json memory = nlohmann::json::array();
+    const auto or_null = [](const std::optional<std::uint64_t>& v) {
+        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
+    for (const auto& m : timeline.memory)
+        memory.push_back({m.t_ns, m.rank, or_null(m.bytes), or_null(m.peak_bytes)});
+    nlohmann::json j{
+        {"node", timeline.node},           {"group_rank", timeline.group_rank},
+        {"offset_ns", timeline.offset_ns}, {"offset_error_ns", timeline.offset_error_ns},
+        {"events", std::move(events)},     {"memory", std::move(memory)}};
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -132,6 +147,25 @@ NodeTimeline decode_node_timeline(std::string_view text) {
             if (event.attempt < 0 || event.rank < -1)
                 throw std::runtime_error("a node's timeline has a negative attempt or rank");
             t.events.push_back(std::move(event));
+        }
+        if (auto it = j.find("memory"); it != j.end()) {
+            if (!it->is_array() || it->size() > kMaxMemorySamples)
+                throw std::runtime_error("a node's timeline has more than " +
+                                         std::to_string(kMaxMemorySamples) + " memory samples");
+            const auto bytes = [](const nlohmann::json& v) {
+                return v.is_null() ? std::nullopt
+                                   : std::optional(sys::json_integer<std::uint64_t>(v));
+            };
+            for (const auto& m : *it) {
+                if (!m.is_array() || m.size() != 4)
+                    throw std::runtime_error("a node's timeline has a malformed memory sample");
+                MemorySample sample{sys::json_integer<std::uint64_t>(m.at(0)),
+                                    sys::json_integer<int>(m.at(1)), bytes(m.at(2)),
+                                    bytes(m.at(3))};
+                if (sample.rank < 0)
+                    throw std::runtime_error("a node's timeline has a negative rank");
+                t.memory.push_back(sample);
+            }
         }
         return t;
     } catch (const nlohmann::json::exception& e) {

@@ -71,3 +71,10 @@ TEST_CASE("use_libuv in --rdzv-conf reaches the workers as USE_LIBUV unless they
     id.use_libuv = true;
     CHECK(worker_env(id, {})["USE_LIBUV"] == "1");
 }
+
+TEST_CASE("worker env: --requeue's count reaches the workers as PTRUN_REQUEUE_COUNT", "[env]") {
+    WorkerIdentity id;
+    CHECK(worker_env(id, {}).count("PTRUN_REQUEUE_COUNT") == 0);  // no --requeue: not set
+    id.requeue_count = 1;
+    CHECK(worker_env(id, EnvMap{{"PTRUN_REQUEUE_COUNT", "7"}})["PTRUN_REQUEUE_COUNT"] == "1");
+}

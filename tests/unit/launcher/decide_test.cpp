@@ -301,9 +301,37 @@ TEST_CASE("decide: --restart-policy failed without replacements left stops the g
     CHECK(d.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
 }
 
-TEST_CASE("decide: multi-node keeps the group policy (the round decides)", "[launcher][decide]") {
+TEST_CASE(
+    "decide: multi-node --restart-policy failed replaces the worker on its node, and a "
+    "fallback or another node's failure ends in the round's re-form",
+    "[launcher][decide]") {
     GroupState s = running(2);
     s.distributed = true;
-    auto d = decide(s, RestartPolicy{3, true}, WorkerExited{1, kCode3});
-    CHECK(d.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+    RestartPolicy policy{3, true};
+    auto d = decide(s, policy, WorkerExited{1, kCode3});
+    CHECK(d.action == Action{ActionKind::ReplaceWorker, 0, 0, 1});
+    CHECK(d.next.generation == 1);
+    CHECK_FALSE(d.next.failure);
+    GroupState replaced = d.next;
+    replaced.alive += 1;
+    replaced.generation = 4;  // the job-wide number the agent allocated
+
+    SECTION("a timed-out recovery stops the group; the round's end then re-forms it") {
+        auto timed_out = decide(replaced, policy, RecoveryEnded{4, false});
+        CHECK(timed_out.recovery_fallback);
+        CHECK(timed_out.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+        auto t = timed_out.next;
+        t = decide(t, policy, WorkerExited{0, WorkerExit{0, SIGTERM}}).next;
+        auto last = decide(t, policy, WorkerExited{1, WorkerExit{0, SIGTERM}});
+        CHECK(last.action.kind == ActionKind::None);  // the failure is the round's to decide
+        auto rejoin = decide(last.next, policy, RoundEnded{false, 3});
+        CHECK(rejoin.action.kind == ActionKind::Rejoin);
+        CHECK(rejoin.next.generation == 0);  // the next round starts in generation 0
+        CHECK_FALSE(rejoin.next.recovering);
+    }
+    SECTION("another node's failure during the recovery ends it with the round") {
+        auto ended = decide(replaced, policy, RoundEnded{false, 1});
+        CHECK(ended.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+        CHECK(decide(ended.next, policy, RecoveryEnded{4, false}).action.kind == ActionKind::None);
+    }
 }

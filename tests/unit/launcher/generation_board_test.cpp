@@ -56,7 +56,7 @@ TEST_CASE("generation board: the workers joining a generation end its wait",
     auto worker = client_of(server);
     GenerationBoard board("127.0.0.1", server.port());
     Outcome outcome;
-    board.begin(1, {2}, 10s, outcome.callback());
+    CHECK(board.begin({2}, 10s, outcome.callback()) == 1);
     CHECK(worker.get("/ptrun/generation", 1s) == "1");
     CHECK(worker.get(keys::begun(1), 1s) == "2");
     CHECK_FALSE(outcome.wait(50ms));  // nobody joined yet
@@ -69,7 +69,7 @@ TEST_CASE("generation board: a wait that runs out reports the generation not joi
     rdzv::TcpStoreServer server({.host = "127.0.0.1"});
     GenerationBoard board("127.0.0.1", server.port());
     Outcome outcome;
-    board.begin(1, {0, 3}, 100ms, outcome.callback());
+    CHECK(board.begin({0, 3}, 100ms, outcome.callback()) == 1);
     auto worker = client_of(server);
     CHECK(worker.get(keys::begun(1), 1s) == "0,3");
     CHECK(outcome.wait(5s) == std::pair{1, false});
@@ -81,7 +81,7 @@ TEST_CASE("generation board: a newer generation supersedes one not ready, and on
     auto worker = client_of(server);
     GenerationBoard board("127.0.0.1", server.port());
     Outcome first, second;
-    board.begin(1, {2}, 10s, first.callback());
+    CHECK(board.begin({2}, 10s, first.callback()) == 1);
     // A worker waiting on generation 1 reads the latest generation as soon as it wakes: it must
     // already be 2 then.
     std::string latest_on_waking;
@@ -90,7 +90,7 @@ TEST_CASE("generation board: a newer generation supersedes one not ready, and on
         mine.wait({keys::ready(1)}, 10s);
         latest_on_waking = mine.get("/ptrun/generation", 1s);
     });
-    board.begin(2, {2}, 10s, second.callback());
+    CHECK(board.begin({2}, 10s, second.callback()) == 2);
     waiter.join();
     CHECK(latest_on_waking == "2");
     CHECK(worker.get(keys::ready(1), 1s) == "superseded");
@@ -99,7 +99,7 @@ TEST_CASE("generation board: a newer generation supersedes one not ready, and on
     CHECK_FALSE(first.got);  // superseded: the agent had moved on
 
     SECTION("a generation already joined stays joined") {
-        board.begin(3, {1}, 10s, first.callback());
+        CHECK(board.begin({1}, 10s, first.callback()) == 3);
         CHECK(worker.get(keys::ready(2), 1s) == "joined");
     }
 }
@@ -108,9 +108,44 @@ TEST_CASE("generation board: stop() ends the wait without an answer", "[launcher
     rdzv::TcpStoreServer server({.host = "127.0.0.1"});
     GenerationBoard board("127.0.0.1", server.port());
     Outcome outcome;
-    board.begin(1, {1}, 60s, outcome.callback());
+    board.begin({1}, 60s, outcome.callback());
     const auto before = std::chrono::steady_clock::now();
     board.stop();
     CHECK(std::chrono::steady_clock::now() - before < 5s);
     CHECK_FALSE(outcome.got);
+}
+
+TEST_CASE(
+    "generation board: two agents number their generations job-wide, and one superseded by "
+    "the other's ends when the newest is joined",
+    "[launcher][recovery]") {
+    rdzv::TcpStoreServer server({.host = "127.0.0.1"});
+    auto worker = client_of(server);
+    GenerationBoard node0("127.0.0.1", server.port());
+    GenerationBoard node1("127.0.0.1", server.port());
+    Outcome first, second;
+    CHECK(node0.begin({1}, 10s, first.callback()) == 1);
+    CHECK(node1.begin({3}, 10s, second.callback()) == 2);
+    CHECK(worker.get("/ptrun/generation", 1s) == "2");
+    CHECK(worker.get(keys::ready(1), 1s) == "superseded");
+    CHECK(worker.get(keys::begun(1), 1s) == "1");
+    CHECK(worker.get(keys::begun(2), 1s) == "3");
+    CHECK_FALSE(first.wait(50ms));
+    worker.compare_set(keys::ready(2), "", "joined");
+    CHECK(first.wait(5s) == std::pair{1, true});  // node 0's recovery ended with generation 2
+    CHECK(second.wait(5s) == std::pair{2, true});
+}
+
+TEST_CASE(
+    "generation board: superseded by another agent's generation that is never joined, the "
+    "wait still ends at its own deadline",
+    "[launcher][recovery]") {
+    rdzv::TcpStoreServer server({.host = "127.0.0.1"});
+    GenerationBoard node0("127.0.0.1", server.port());
+    GenerationBoard node1("127.0.0.1", server.port());
+    Outcome first, second;
+    node0.begin({1}, 200ms, first.callback());
+    node1.begin({3}, 10s, second.callback());
+    CHECK(first.wait(5s) == std::pair{1, false});
+    CHECK_FALSE(second.got);
 }

@@ -255,3 +255,46 @@ TEST_CASE("timeline JSON: numbers that are no integer of the field's type are re
                              R"("events":[[1,1e30,0,"spawn",""]]})"),
         Catch::StartsWith("a node's timeline is malformed"));
 }
+
+TEST_CASE("memory samples: JSON round trip, halved beyond kMaxMemorySamples",
+          "[launcher][timeline][usage]") {
+    NodeTimeline t;
+    t.node = "node1";
+    add_memory_sample(t, {5, 0, 1000, 2000});
+    add_memory_sample(t, {6, 1, std::nullopt, 3000});
+    CHECK(decode_node_timeline(encode(t)) == t);
+    // An older ptrun's timeline has no "memory".
+    CHECK(decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
+                               R"("events":[]})")
+              .memory.empty());
+    CHECK_THROWS_WITH(
+        decode_node_timeline(R"({"node":"a","group_rank":0,"offset_ns":0,"offset_error_ns":0,)"
+                             R"("events":[],"memory":[[1,-2,null,null]]})"),
+        "a node's timeline has a negative rank");
+    NodeTimeline many;
+    for (std::uint64_t i = 0; i < kMaxMemorySamples + 1; ++i)
+        add_memory_sample(many, {i, 0, i, std::nullopt});
+    REQUIRE(many.memory.size() == kMaxMemorySamples / 2 + 1);
+    CHECK(many.memory.front().t_ns == 1);  // every other one kept: the whole run, coarser
+    CHECK(many.memory.back().t_ns == kMaxMemorySamples);
+}
+
+TEST_CASE("chrome trace: a rank's memory is a counter track of its node", "[launcher][timeline]") {
+    auto nodes = two_nodes();
+    add_memory_sample(nodes[1], {static_cast<std::uint64_t>(1000'000 * kMs + 1500 * kMs), 3,
+                                 50U << 20, 60U << 20});
+    add_memory_sample(nodes[1],
+                      {static_cast<std::uint64_t>(1000'000 * kMs + 2000 * kMs), 3, 0, 70U << 20});
+    auto trace = nlohmann::json::parse(chrome_trace(nodes, 3000 * kMs));
+    std::vector<nlohmann::json> counters;
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "C") counters.push_back(e);
+    REQUIRE(counters.size() == 4);
+    CHECK(counters[0]["name"] == "rank 3 memory");
+    CHECK(counters[0]["pid"] == 1);
+    CHECK(counters[0]["ts"].get<double>() == Approx(1500'000));  // node2's offset applied
+    CHECK(counters[0]["args"]["bytes"] == 50U << 20);
+    CHECK(counters[1]["name"] == "rank 3 peak memory");
+    CHECK(counters[2]["args"]["bytes"] == 0);  // it exited
+    CHECK(counters[3]["args"]["bytes"] == 70U << 20);
+}

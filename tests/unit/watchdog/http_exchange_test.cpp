@@ -94,18 +94,22 @@ TEST_CASE("/status is the snapshot as JSON", "[watchdog][health]") {
     CHECK(r.status == 200);
     CHECK(r.content_type == "application/json");
     CHECK(r.body ==
-          "{\"generation\":0,\"hangs\":0,\"healthy\":true,\"host\":\"\",\"last_failure\":null,"
+          "{\"generation\":0,\"hangs\":0,\"health_endpoint\":null,\"healthy\":true,"
+          "\"host\":\"\",\"last_failure\":null,"
           "\"log_dir\":null,"
-          "\"node_rank\":0,\"node_states\":[{\"age_seconds\":0.0,\"healthy\":true,\"host\":\"\","
+          "\"node_rank\":0,\"node_states\":[{\"age_seconds\":0.0,"
+          "\"health_endpoint\":null,\"healthy\":true,\"host\":\"\","
           "\"last_failure\":null,\"node_rank\":0,\"phase\":\"running\",\"reason\":\"ok\","
           "\"workers\":2}],"
           "\"nodes\":1,\"phase\":\"running\",\"ready\":null,\"reason\":\"ok\",\"restart_count\":1,"
           "\"round\":2,\"run_id\":\"job\\\"7\xef\xbf\xbd\",\"spares\":[],\"uptime_seconds\":0.0,"
-          "\"workers\":[{\"detail\":\"\",\"host\":\"\","
-          "\"local_rank\":0,\"node_rank\":0,\"pid\":100,\"progress_count\":42,\"rank\":4,"
+          "\"workers\":[{\"cpu_seconds\":null,\"detail\":\"\",\"host\":\"\","
+          "\"local_rank\":0,\"memory_bytes\":null,\"node_rank\":0,\"oom_kills\":0,"
+          "\"peak_memory_bytes\":null,\"pid\":100,\"progress_count\":42,\"rank\":4,"
           "\"seconds_since_progress\":0.5,\"section\":null,\"state\":\"running\"},"
-          "{\"detail\":\"\",\"host\":\"\",\"local_rank\":1,\"node_rank\":0,\"pid\":101,"
-          "\"progress_count\":0,\"rank\":5,"
+          "{\"cpu_seconds\":null,\"detail\":\"\",\"host\":\"\",\"local_rank\":1,"
+          "\"memory_bytes\":null,\"node_rank\":0,\"oom_kills\":0,"
+          "\"peak_memory_bytes\":null,\"pid\":101,\"progress_count\":0,\"rank\":5,"
           "\"seconds_since_progress\":null,\"section\":\"checkpoint\",\"state\":\"starting\"}],"
           "\"world_size\":0}\n");
     s.host = "node1";
@@ -190,4 +194,34 @@ TEST_CASE("other paths and methods get 404 and 405, HEAD has no body", "[watchdo
                Catch::StartsWith("HTTP/1.1 405 Method Not Allowed\r\n") &&
                    Catch::Contains("Allow: GET, HEAD\r\n") &&
                    Catch::EndsWith("only GET and HEAD\n"));
+}
+
+TEST_CASE("/status and /metrics say what each worker used", "[watchdog][health][usage]") {
+    StatusSnapshot s = healthy();
+    s.host = "node1";
+    s.workers[0].memory_bytes = 52428800;
+    s.workers[0].peak_memory_bytes = 62914560;
+    s.workers[0].cpu_seconds = 1.25;
+    s.workers[0].oom_kills = 1;
+    const auto status = answer({"GET", "/status"}, s).body;
+    CHECK_THAT(status, Catch::Contains("\"cpu_seconds\":1.25,") &&
+                           Catch::Contains("\"memory_bytes\":52428800,") &&
+                           Catch::Contains("\"oom_kills\":1,") &&
+                           Catch::Contains("\"peak_memory_bytes\":62914560,"));
+    const auto m = answer({"GET", "/metrics"}, s).body;
+    const std::string labels = "{host=\"node1\",rank=\"4\",local_rank=\"0\"} ";
+    CHECK_THAT(m, Catch::Contains("# TYPE ptrun_worker_memory_bytes gauge\n") &&
+                      Catch::Contains("ptrun_worker_memory_bytes" + labels + "52428800\n"));
+    CHECK_THAT(m, Catch::Contains("# TYPE ptrun_worker_peak_memory_bytes gauge\n") &&
+                      Catch::Contains("ptrun_worker_peak_memory_bytes" + labels + "62914560\n"));
+    CHECK_THAT(m, Catch::Contains("# TYPE ptrun_worker_cpu_seconds_total counter\n") &&
+                      Catch::Contains("ptrun_worker_cpu_seconds_total" + labels + "1.25\n"));
+    CHECK_THAT(m, Catch::Contains("# TYPE ptrun_worker_oom_kills_total counter\n") &&
+                      Catch::Contains("ptrun_worker_oom_kills_total" + labels + "1\n"));
+    // Rank 5's figures are unknown: no memory, peak or CPU sample; its OOM kills are 0.
+    const std::string rank5 = "{host=\"node1\",rank=\"5\",local_rank=\"1\"}";
+    CHECK_THAT(m, !Catch::Contains("ptrun_worker_memory_bytes" + rank5) &&
+                      !Catch::Contains("ptrun_worker_cpu_seconds_total" + rank5) &&
+                      Catch::Contains("ptrun_worker_oom_kills_total" + rank5 + " 0\n"));
+    CHECK_THAT(m, Catch::Contains("# HELP ptrun_worker_memory_bytes "));
 }

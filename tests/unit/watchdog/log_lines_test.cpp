@@ -125,17 +125,30 @@ TEST_CASE("merge_by_time orders lines across sources and keeps each source's ord
           std::vector<std::string>{"b1", "a1", "a2", "b2", "b3 (clock stepped back)", "a3"});
 }
 
-TEST_CASE("status_ranks finds the answering node's ranks", "[logs]") {
+TEST_CASE("job_log_nodes finds every node's ranks and published endpoint", "[logs]") {
     const std::string doc =
-        R"({"run_id":"r","host":"n1","node_rank":0,"healthy":true,"workers":[)"
+        R"({"run_id":"r","host":"n1","node_rank":0,"healthy":true,"node_states":[)"
+        R"({"host":"n1","node_rank":0,"health_endpoint":"0.0.0.0:9"},)"
+        R"({"host":"n2","node_rank":1,"health_endpoint":"10.0.0.2:29501"},)"
+        R"({"host":"n3","node_rank":2,"health_endpoint":"[fd00::3]:7"},)"
+        R"({"host":"n4","node_rank":3,"health_endpoint":null}],"workers":[)"
         R"({"host":"n1","node_rank":0,"rank":1},{"host":"n2","node_rank":1,"rank":2},)"
+        R"({"host":"n3","node_rank":2,"rank":3},{"host":"n4","node_rank":3,"rank":4},)"
         R"({"host":"n1","node_rank":0,"rank":0}]})";
-    auto ranks = status_ranks(doc);
-    REQUIRE(ranks);
-    CHECK(ranks->host == "n1");
-    CHECK(ranks->own == std::vector<int>{0, 1});
-    REQUIRE(ranks->others.size() == 1);
-    CHECK(ranks->others[0] == std::pair<std::string, int>{"n2", 2});
-    CHECK_FALSE(status_ranks("{}"));
-    CHECK_FALSE(status_ranks("not json"));
+    auto nodes = job_log_nodes(doc, "127.0.0.1", 8000);
+    REQUIRE(nodes);
+    REQUIRE(nodes->size() == 4);
+    // The asked node is reached where it was asked, whatever it published.
+    CHECK((*nodes)[0].host == "n1");
+    CHECK((*nodes)[0].endpoint_host == "127.0.0.1");
+    CHECK((*nodes)[0].endpoint_port == 8000);
+    CHECK((*nodes)[0].ranks == std::vector<int>{0, 1});
+    CHECK((*nodes)[1].endpoint_host == "10.0.0.2");
+    CHECK((*nodes)[1].endpoint_port == 29501);
+    CHECK((*nodes)[1].ranks == std::vector<int>{2});
+    CHECK((*nodes)[2].endpoint_host == "fd00::3");
+    CHECK((*nodes)[3].endpoint_host.empty());
+    CHECK((*nodes)[3].ranks == std::vector<int>{4});
+    CHECK_FALSE(job_log_nodes("{}", "h", 1));
+    CHECK_FALSE(job_log_nodes("not json", "h", 1));
 }

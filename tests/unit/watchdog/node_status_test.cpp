@@ -120,3 +120,29 @@ TEST_CASE("the store host's /status, /metrics and table cover every node",
     CHECK_THAT(table->text,
                Catch::Contains("\nnode2                3      1      103      failed "));
 }
+
+TEST_CASE("what each worker used travels with a node's status", "[watchdog][node_status]") {
+    auto published = node("node2", 1);
+    published.workers[0].memory_bytes = 50U << 20;
+    published.workers[0].peak_memory_bytes = 60U << 20;
+    published.workers[0].cpu_seconds = 2.5;
+    published.workers[0].oom_kills = 1;
+    const auto n = node_status_of(status_json(published), 0.5);
+    REQUIRE(n);
+    CHECK(n->workers[0].memory_bytes == 50U << 20);
+    CHECK(n->workers[0].peak_memory_bytes == 60U << 20);
+    CHECK(n->workers[0].cpu_seconds == 2.5);
+    CHECK(n->workers[0].oom_kills == 1);
+    CHECK_FALSE(n->workers[1].memory_bytes);  // unknown stays unknown
+    CHECK_FALSE(n->workers[1].cpu_seconds);
+    // An older ptrun's report has none of them.
+    auto doc = nlohmann::json::parse(status_json(published));
+    for (auto& w : doc["workers"]) {
+        for (const char* key : {"memory_bytes", "peak_memory_bytes", "cpu_seconds", "oom_kills"})
+            w.erase(key);
+    }
+    const auto old = node_status_of(doc.dump(), 0);
+    REQUIRE(old);
+    CHECK_FALSE(old->workers[0].memory_bytes);
+    CHECK(old->workers[0].oom_kills == 0);
+}

@@ -25,5 +25,9 @@ inline constexpr std::string_view kErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr std::string_view kTorchNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";
 inline constexpr std::string_view kNcclAsyncErrorHandling = "NCCL_ASYNC_ERROR_HANDLING";
 inline constexpr std::string_view kOmpNumThreads = "OMP_NUM_THREADS";
+/// --requeue: how many times SLURM requeued the job (its SLURM_RESTART_COUNT; 0 at first).
+inline constexpr std::string_view kRequeueCount = "PTRUN_REQUEUE_COUNT";
+/// SLURM's count of a job's requeues, which PTRUN_REQUEUE_COUNT passes on.
+inline constexpr std::string_view kSlurmRestartCount = "SLURM_RESTART_COUNT";
 
 }  // namespace ptrun::env::names

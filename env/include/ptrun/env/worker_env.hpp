@@ -26,6 +26,8 @@ struct WorkerIdentity : RankPlace {
     /// --rdzv-conf use_libuv: USE_LIBUV ("1" or "0"), which torch 2.x's env:// TCPStore reads,
     /// unless inherited; nullopt: not set.
     std::optional<bool> use_libuv;
+    /// --requeue: PTRUN_REQUEUE_COUNT, the job's requeues so far; nullopt: not set.
+    std::optional<int> requeue_count;
 };
 
 /// `inherited` plus the contract variables for `id`. NCCL async error handling defaults to "1"

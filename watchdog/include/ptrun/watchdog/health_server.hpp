@@ -51,8 +51,10 @@ class HealthServer {
     /// later, on the io_context's thread.
     using StacksReply = std::function<void(int status, std::string text)>;
     using StacksFn = std::function<void(StacksReply reply)>;
-    /// GET /logs: the HTTP status and text answering the query string (log_lines.hpp).
-    using LogsFn = std::function<std::pair<int, std::string>(const std::string& query)>;
+    /// GET /logs: answers the query string (log_lines.hpp, log_follow.hpp) through `reply`, at
+    /// once or later (a long-poll) on the io_context's thread; a reply after the connection's
+    /// io_timeout is dropped.
+    using LogsFn = std::function<void(const std::string& query, StacksReply reply)>;
 
     /// Listens on options.address:port now and serves on `io` (its thread runs `snapshot` per
     /// request; a throwing snapshot answers 500). `on_error` hears of accept failures (it may be

@@ -42,6 +42,13 @@ struct WorkerStatus {
     std::optional<std::string> section;            ///< the announced section, if any
     std::string
         detail;  ///< why it is not healthy, in words ("exit code 1", "no progress for 62 s")
+    /// What its rank used on this node so far, restarts included (the end table's figures):
+    /// memory resident now (nullopt unless it runs and is readable), the largest peak of its
+    /// runs, CPU seconds (user + system) summed over them, and OOM kills counted over them.
+    std::optional<std::uint64_t> memory_bytes = std::nullopt;
+    std::optional<std::uint64_t> peak_memory_bytes = std::nullopt;
+    std::optional<double> cpu_seconds = std::nullopt;
+    std::uint64_t oom_kills = 0;
 };
 
 /// The workers' store where this node hosts it (/metrics).
@@ -56,6 +63,7 @@ struct StoreNumbers {
 struct NodeStatus {
     std::string host;
     int node_rank = 0;
+    std::string health_endpoint;  ///< where its health endpoint is reached; "" when unknown
     std::string phase;
     double age_seconds = 0;  ///< since the store host received it
     std::string last_failure;
@@ -66,8 +74,10 @@ struct NodeStatus {
 /// The agent's view at one moment.
 struct StatusSnapshot {
     std::string run_id;
-    std::string host;         ///< this node's host name
-    int node_rank = 0;        ///< this node's group rank
+    std::string host;   ///< this node's host name
+    int node_rank = 0;  ///< this node's group rank
+    /// "ADDR:PORT" other hosts reach this node's health endpoint at ("" when unknown).
+    std::string health_endpoint;
     std::uint64_t round = 0;  ///< rendezvous round (0 on a single node)
     int restart_count = 0;    ///< restarts used: group restarts and replacements
     /// --restart-policy failed: the running generation (0 until a worker is replaced).
@@ -108,23 +118,26 @@ Health health_of(const StatusSnapshot& snapshot);
 /// reason then names the worker's host); the job's health on the store host.
 Health job_health_of(const StatusSnapshot& snapshot);
 
-/// {"run_id", "host", "node_rank", "round", "restart_count", "generation", "phase", "healthy",
-/// "reason" (job_health_of), "uptime_seconds", "world_size", "nodes", "log_dir" (null: none),
-/// "last_failure" (null: none), "hangs", "ready": null, or {"attempt", "line", "seconds",
-/// "phases": [["spawn", s], ...] in order}, "spares": [host, ...], "node_states": [{"host",
-/// "node_rank", "phase", "age_seconds", "workers" (a count), "healthy", "reason", "last_failure"}]
-/// (this node first, then other_nodes), "workers": [{"host", "node_rank", "local_rank", "rank",
-/// "pid", "state", "progress_count", "seconds_since_progress" (null: never), "section" (null:
-/// none), "detail"}] (every node's, by rank)}; one line, valid UTF-8 (invalid bytes replaced).
+/// {"run_id", "host", "node_rank", "health_endpoint" (null: unknown), "round", "restart_count",
+/// "generation", "phase", "healthy", "reason" (job_health_of), "uptime_seconds", "world_size",
+/// "nodes", "log_dir" (null: none), "last_failure" (null: none), "hangs", "ready": null, or
+/// {"attempt", "line", "seconds", "phases": [["spawn", s], ...] in order}, "spares": [host, ...],
+/// "node_states": [{"host", "node_rank", "health_endpoint", "phase", "age_seconds", "workers" (a
+/// count), "healthy", "reason", "last_failure"}] (this node first, then other_nodes), "workers":
+/// [{"host", "node_rank", "local_rank", "rank", "pid", "state", "progress_count",
+/// "seconds_since_progress" (null: never), "section" (null: none), "detail", "memory_bytes",
+/// "peak_memory_bytes", "cpu_seconds" (each null: unknown), "oom_kills"}] (every node's, by rank)};
+/// one line, valid UTF-8 (invalid bytes replaced).
 std::string status_json(const StatusSnapshot& snapshot);
 
 /// The snapshot in Prometheus's text exposition format (version 0.0.4): ptrun_info, uptime,
 /// this node's workers by state and every known node's (ptrun_job_workers), world size, nodes,
 /// round, restarts, hangs, this node's health and the job's, per rank (every known node's, with
-/// its host) its progress count and seconds since its last progress, each other node's report
-/// age, the latest ready attempt's start-up phase durations (ptrun_startup_seconds,
-/// ptrun_startup_phase_seconds{phase}), and where this node hosts the workers' store its
-/// connections, keys and bytes.
+/// its host) its progress count, seconds since its last progress, memory now, peak memory, CPU
+/// seconds and OOM kills (ptrun_worker_memory_bytes, ..._peak_memory_bytes,
+/// ..._cpu_seconds_total, ..._oom_kills_total), each other node's report age, the latest ready
+/// attempt's start-up phase durations (ptrun_startup_seconds, ptrun_startup_phase_seconds{phase}),
+/// and where this node hosts the workers' store its connections, keys and bytes.
 std::string metrics_text(const StatusSnapshot& snapshot);
 
 }  // namespace ptrun::watchdog

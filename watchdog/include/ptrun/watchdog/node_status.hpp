@@ -12,6 +12,8 @@ namespace ptrun::watchdog {
 
 /// A node's workers past this make its report unreadable.
 inline constexpr std::size_t kMaxNodeWorkers = 65536;
+/// A longer health endpoint ("ADDR:PORT") makes it unreadable.
+inline constexpr std::size_t kMaxEndpointText = 300;
 
 /// The NodeStatus `status_json` describes, `age_seconds` after it was made (added to each
 /// worker's seconds since progress); nullopt when it is not a ptrun /status document of at most

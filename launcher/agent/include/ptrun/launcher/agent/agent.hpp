@@ -70,6 +70,9 @@ class Agent {
     /// stopped by a signal. Blocks. Must be called from the main thread.
     int run();
 
+    /// After run(): true when the job ended on --checkpoint-signal (its workers are all gone).
+    bool checkpointed() const;
+
   private:
     class Impl;
     std::unique_ptr<Impl> impl_;

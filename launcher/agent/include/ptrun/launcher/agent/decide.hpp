@@ -39,15 +39,20 @@ struct GroupState {
     bool distributed = false;
     bool reported_success = false;  ///< every local worker succeeded; waiting for the round's end
     std::optional<RoundEnded> round_end;  ///< the running round has ended
-    /// --restart-policy failed: the generation of the running group (0 at an attempt's start,
-    /// +1 per replacement; a replacement's PTRUN_GENERATION, its TORCHELASTIC_RESTART_COUNT
-    /// being restart_count + generation).
+    /// --restart-policy failed: the generation of the running group (0 at an attempt's start;
+    /// decide() advances it by one per replacement and the agent then sets the job-wide number
+    /// it allocated, which other nodes' replacements may have advanced further; a replacement's
+    /// PTRUN_GENERATION, its TORCHELASTIC_RESTART_COUNT being restart_count + generation).
     int generation = 0;
     /// Replacements over the whole run (each uses one of --max-restarts, as a group restart).
     int replacements = 0;
     /// The failure a replacement is recovering from until the survivors join its generation
     /// (RecoveryEnded); a timeout turns it into the group's failure.
     std::optional<Failure> recovering;
+    /// --checkpoint-signal: non-zero while the workers were sent this signal to checkpoint and
+    /// exit on their own within --checkpoint-grace (ptrun was asked to stop: `stop_signal`).
+    int checkpoint_signal = 0;
+    bool checkpoint_pending = false;  ///< within --checkpoint-grace (false once stopped as today)
     bool operator==(const GroupState&) const = default;
 };
 
@@ -62,7 +67,7 @@ inline constexpr int kExitHung = 124;
 /// How many restarts the job may use.
 struct RestartPolicy {
     int max_restarts = 0;
-    /// --restart-policy failed (single node): a failed worker is replaced alone, the survivors
+    /// --restart-policy failed: a failed worker is replaced alone, the survivors
     /// keep running; each replacement counts against max_restarts.
     bool replace_failed = false;
 };
@@ -74,12 +79,17 @@ struct WorkerExited {
 };
 /// ptrun received a signal; `terminate` says whether it ends the job (INT/TERM/HUP/QUIT) or is
 /// only passed on (USR1/USR2).
+/// `checkpoint`: non-zero when --checkpoint-signal makes this signal a request to checkpoint:
+/// the workers get `checkpoint` (not `signo`) and the grace of --checkpoint-grace to exit.
 struct SignalReceived {
     int signo = 0;
     bool terminate = true;
+    int checkpoint = 0;
 };
 /// The grace period between SIGTERM and SIGKILL ran out.
 struct GraceExpired {};
+/// --checkpoint-grace ran out: the workers still running are stopped as on SIGTERM.
+struct CheckpointGraceExpired {};
 /// The watchdog judged local rank `local_rank` hung (its evidence is already captured); `signo`
 /// ends the group (SIGABRT for Python workers, whose faulthandler then prints every thread).
 struct HangDetected {
@@ -95,7 +105,7 @@ struct RecoveryEnded {
 };
 
 using Event = std::variant<WorkerExited, SignalReceived, GraceExpired, RoundEnded, HangDetected,
-                           RecoveryEnded>;
+                           RecoveryEnded, CheckpointGraceExpired>;
 
 /// What the supervisor does after an event.
 enum class ActionKind {
@@ -108,6 +118,7 @@ enum class ActionKind {
     ReportSuccess,   ///< multi-node: tell the coordinator every local worker succeeded
     Rejoin,          ///< multi-node: the workers are gone; join the next rendezvous round
     ReplaceWorker,   ///< start `local_rank` again alone (state.generation is already advanced)
+    Checkpoint,      ///< send `signo` to every worker and arm the --checkpoint-grace timer
 };
 
 struct Action {

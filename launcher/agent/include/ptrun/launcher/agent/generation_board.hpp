@@ -18,8 +18,9 @@ namespace ptrun::launcher {
 
 class GenerationBoard {
   public:
-    /// Called on the waiting thread: generation `generation` was joined by every worker
-    /// (`joined`), or --recovery-timeout ran out first (or the store failed: `joined` false).
+    /// Called on the waiting thread: generation `generation` (or a newer one that superseded it)
+    /// was joined by every worker (`joined`), or --recovery-timeout ran out first (or the store
+    /// failed: `joined` false).
     using Ended = std::function<void(int generation, bool joined)>;
 
     /// Connects to the workers' store at host:port. Throws rdzv::StoreError.
@@ -29,11 +30,12 @@ class GenerationBoard {
     GenerationBoard(const GenerationBoard&) = delete;
     GenerationBoard& operator=(const GenerationBoard&) = delete;
 
-    /// Generation `generation` begins with `replaced` global ranks: the previous generation is
-    /// superseded unless ready, the keys are set, and a thread waits up to `timeout` for its
-    /// `ready` key, then calls `ended` (not when superseded or stopped). Throws rdzv::StoreError.
-    void begin(int generation, const std::vector<int>& replaced, std::chrono::milliseconds timeout,
-               Ended ended);
+    /// A new generation begins with `replaced` global ranks; returns its number, allocated
+    /// job-wide (every agent adds to the latest-generation counter). The previous generation is
+    /// superseded unless ready, the keys are set, and a thread waits up to `timeout` for the
+    /// generation's `ready` key (following `superseded` to newer generations, which other agents
+    /// may begin), then calls `ended` (not when stopped). Throws rdzv::StoreError.
+    int begin(const std::vector<int>& replaced, std::chrono::milliseconds timeout, Ended ended);
     /// Stops the waiting thread (before the store is wiped for a group restart). Never throws.
     void stop() noexcept;
 

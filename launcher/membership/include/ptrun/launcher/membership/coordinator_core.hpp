@@ -29,6 +29,7 @@ struct CoordinatorPolicy {
     int min_nodes = 1;
     int max_nodes = 1;
     int max_restarts = 0;
+    bool replace_failed = false;  ///< --restart-policy failed: a member must have it too
     std::chrono::milliseconds last_call{30'000};
     std::chrono::milliseconds lost_after{15'000};  ///< heartbeat x keep_alive_max_attempt
     std::chrono::milliseconds heartbeat{5'000};    ///< how often counters are read

@@ -75,6 +75,8 @@ struct Membership {
     RoundMember* session = nullptr;
     RoundHost* coordinator = nullptr;  ///< non-null on the store host
     std::string self_id;
+    /// This node's address as the rendezvous knows it (--local-addr, or the route toward it).
+    std::string self_addr;
     std::chrono::milliseconds close_timeout{30'000};
     /// The members' reports; on the store host only.
     NodeReportInbox* timelines = nullptr;

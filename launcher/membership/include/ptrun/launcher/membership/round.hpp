@@ -17,7 +17,8 @@ struct NodeInfo {
     int nproc = 1;       ///< its workers per node
     int node_rank = -1;  ///< --node-rank when given, else -1
     bool is_store_host = false;
-    int max_restarts = 0;  ///< every node must agree
+    int max_restarts = 0;         ///< every node must agree
+    bool replace_failed = false;  ///< --restart-policy failed; every node must agree
     /// etcd backend: the port of the workers' store this node hosts for the round it joins (its
     /// `addr`); the round's group rank 0 serves it. 0 with c10d (the store host serves it).
     std::uint16_t store_port = 0;

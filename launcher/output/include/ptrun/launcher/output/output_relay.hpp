@@ -45,6 +45,8 @@ struct RelayTarget {
     /// Called once per relay when a write to the log file fails (path, errno); the relay keeps
     /// trying later writes (space may come back).
     std::function<void(const std::string&, int)> on_log_error;
+    /// Called after each chunk written to the log file (`ptrun logs --follow` wakes on it).
+    std::function<void()> on_logged;
     /// Lines holding any of `filters` also go, prefixed with `filtered_prefix`, to
     /// `filtered_log` (when both are set).
     std::shared_ptr<SharedLog> filtered_log;

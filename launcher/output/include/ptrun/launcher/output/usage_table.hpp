@@ -39,6 +39,7 @@ struct RankUse {
     bool peak_from_cgroup = false;
     int restarts = 0;   ///< runs after its first
     std::string ended;  ///< how its last run ended
+    int oom_kills = 0;  ///< summed over its runs (WorkerUsage::oom_kills)
 };
 
 /// The end table of node `host`: a header line, then one line per rank (or run of identical

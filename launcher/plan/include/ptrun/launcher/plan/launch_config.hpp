@@ -117,6 +117,13 @@ struct LaunchConfig {
     /// for the others before it names those missing (set by `resolve_launch`).
     std::chrono::seconds ready_deadline{120};
     std::vector<int> signals_to_handle;
+    /// --checkpoint-signal: on it (or SIGTERM) the workers get it and --checkpoint-grace to exit
+    /// on their own before they are stopped; 0: none (SIGTERM stops them at once, as torchrun).
+    int checkpoint_signal = 0;
+    std::chrono::milliseconds checkpoint_grace{60'000};
+    /// --requeue (SLURM only): node rank 0 requeues the job once its workers have exited on the
+    /// checkpoint signal.
+    bool requeue = false;
     /// --hang-timeout: a worker silent this long after its first beat is hung; nullopt: off.
     std::optional<std::chrono::milliseconds> hang_timeout;
     /// --health-port: serve /health and /status there (0: any free port); nullopt: no endpoint.

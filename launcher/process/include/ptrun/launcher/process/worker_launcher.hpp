@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ptrun/launcher/process/exit_status.hpp"
+#include "ptrun/launcher/process/live_usage.hpp"
 #include "ptrun/launcher/process/spawn.hpp"
 #include "ptrun/launcher/process/worker_usage.hpp"
 
@@ -69,6 +70,11 @@ class WorkerLauncher {
     /// helpers (the default).
     virtual pid_t launch_helper(SpawnRequest& request,
                                 std::function<void(const WorkerExit&)> exited);
+    /// What the live (unreaped) worker `pid` uses now, read on demand (live_usage.hpp); the
+    /// default reads its /proc files.
+    virtual LiveUsage usage_now(pid_t pid) const;
+    /// Only its memory now, one read (the launch path); the default reads /proc/PID/statm.
+    virtual std::optional<std::uint64_t> memory_now(pid_t pid) const;
 };
 
 }  // namespace ptrun::launcher

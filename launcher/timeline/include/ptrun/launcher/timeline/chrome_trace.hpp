@@ -4,9 +4,10 @@
 /// per rank ("rank 3") and one for the node's agent ("ptrun"). A rank's phases of each attempt
 /// are complete events ("X") between its consecutive events, named after what the rank was
 /// doing (spawn, program start, python+imports, process group, until first step, running); the
-/// agent's events are instants ("i"). Times are microseconds since the earliest event, on the
-/// store host's clock (each node's offset applied); otherData.nodes lists each node's pid, name,
-/// offset_ns and error_ns.
+/// agent's events are instants ("i"). Each rank's memory samples are two counter tracks ("C")
+/// of its node, "rank 3 memory" (resident) and "rank 3 peak memory", in bytes. Times are
+/// microseconds since the earliest event, on the store host's clock (each node's offset applied);
+/// otherData.nodes lists each node's pid, name, offset_ns and error_ns.
 
 #include <cstdint>
 #include <string>

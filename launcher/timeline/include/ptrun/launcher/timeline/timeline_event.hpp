@@ -48,6 +48,17 @@ struct TimelineEvent {
     bool operator==(const TimelineEvent&) const = default;
 };
 
+/// A rank's memory at one moment (trace.json's counter tracks), read when ptrun already acts
+/// for that worker: its spawn and start, its events on the timeline, its exit (0 now: it is
+/// gone; its peak as reaped) and each request to the health endpoint or status publish.
+struct MemorySample {
+    std::uint64_t t_ns = 0;  ///< CLOCK_MONOTONIC of the node that recorded it
+    int rank = 0;
+    std::optional<std::uint64_t> bytes = std::nullopt;  ///< resident now (live_usage.hpp)
+    std::optional<std::uint64_t> peak_bytes = std::nullopt;
+    bool operator==(const MemorySample&) const = default;
+};
+
 /// One node's events, and how to put them on the store host's clock.
 struct NodeTimeline {
     std::string node;                   ///< the node's name (its hostname, or its rendezvous id)
@@ -55,6 +66,7 @@ struct NodeTimeline {
     std::int64_t offset_ns = 0;         ///< add to this node's times for the store host's clock
     std::uint64_t offset_error_ns = 0;  ///< half the round trip the offset was measured with
     std::vector<TimelineEvent> events;
+    std::vector<MemorySample> memory = {};  ///< at most kMaxMemorySamples, oldest first
     bool operator==(const NodeTimeline&) const = default;
 };
 
@@ -66,10 +78,18 @@ inline constexpr std::size_t kMaxNodeEvents = 4096;
 /// attempt's events first (never the newest attempt's, whose oldest events go instead).
 void add_event(NodeTimeline& timeline, TimelineEvent event);
 
+/// Memory samples one node keeps (and sends): beyond it every other sample is dropped, so the
+/// trace keeps the whole run at half the resolution.
+inline constexpr std::size_t kMaxMemorySamples = 2048;
+
+/// Appends `sample`; at kMaxMemorySamples halves the samples first (every other one dropped).
+void add_memory_sample(NodeTimeline& timeline, MemorySample sample);
+
 /// The node's timeline as JSON (for the store).
 std::string encode(const NodeTimeline& timeline);
-/// Throws std::runtime_error naming what is malformed; refuses more than kMaxNodeEvents events,
-/// details longer than kMaxEventDetail, names longer than 255 bytes and unknown phases.
+/// Throws std::runtime_error naming what is malformed; refuses more than kMaxNodeEvents events
+/// or kMaxMemorySamples samples, details longer than kMaxEventDetail, names longer than 255
+/// bytes and unknown phases ("memory" may be absent: an older ptrun's timeline).
 NodeTimeline decode_node_timeline(std::string_view text);
 
 }  // namespace ptrun::launcher

@@ -1,0 +1,55 @@
+#pragma once
+/// The long-polls of `ptrun logs --follow` a node holds (log_follow.hpp): each waits,
+/// on the agent's io_context, until an output relay writes to a worker's log file, the job ends,
+/// or its own wait passes. Event-driven (a timer per poll, no polling), and bounded: at most
+/// kMaxLogFollowers are held at once.
+
+#include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ptrun/watchdog/log_follow.hpp"
+
+namespace ptrun::watchdog {
+
+class LogFollowers {
+  public:
+    using Reply = std::function<void(int status, std::string text)>;
+
+    explicit LogFollowers(boost::asio::io_context& io) : io_(io) {}
+    LogFollowers(const LogFollowers&) = delete;
+    LogFollowers& operator=(const LogFollowers&) = delete;
+
+    /// Answers `query` at once when the write count differs from what it saw or the job ended,
+    /// else holds it up to its wait; 503 when kMaxLogFollowers are held already.
+    void wait(const LogsWaitQuery& query, Reply reply);
+    /// A relay wrote to a worker's log file: counts it and answers every held poll.
+    void written();
+    /// The job ended with `code`: answers every held poll, and every later one at once.
+    void ended(int code);
+    /// Whether any follower ever asked (the agent then lingers at its end: kFollowerLinger).
+    bool followed() const { return followed_; }
+
+  private:
+    struct Held {
+        Reply reply;
+        std::unique_ptr<boost::asio::steady_timer> timer;
+    };
+    void answer(std::uint64_t id);
+    std::string text() const;
+
+    boost::asio::io_context& io_;
+    std::uint64_t count_ = 0;
+    std::optional<int> exit_code_;
+    std::uint64_t next_id_ = 0;
+    std::map<std::uint64_t, Held> held_;
+    bool followed_ = false;
+};
+
+}  // namespace ptrun::watchdog
