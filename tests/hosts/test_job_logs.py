@@ -127,9 +127,13 @@ class JobLogs(unittest.TestCase):
         seen = ptrun_harness.wait_output(follow.stdout, "early", DEADLINE)
         while seen.count("early") < 4 or not seen.endswith("\n"):
             seen += ptrun_harness.wait_output(follow.stdout, "\n", DEADLINE)
-        # Lines written after it started: node2's first, then node1's.
+        # Lines written after it started: node2's first, then node1's. node1's are written only
+        # once the follower has shown node2's, which node2's relay had captured (timestamped)
+        # by then: a worker's own notice would come before its relay reads the line.
         agents[1].proc.send_signal(signal.SIGUSR1)
         self.wait_words(["late 2", "late 3"])
+        while "[node2:2] late 2\n" not in seen or "[node2:3] late 3\n" not in seen:
+            seen += ptrun_harness.wait_output(follow.stdout, "\n", DEADLINE)
         agents[0].proc.send_signal(signal.SIGUSR1)
         self.wait_words(["late 0", "late 1"])
         while seen.count("late") < 4 or not seen.endswith("\n"):
