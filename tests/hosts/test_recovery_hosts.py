@@ -3,7 +3,11 @@
 `--restart-policy failed`; a worker killed on node2 is replaced alone on its node, the workers of
 both nodes keep their processes, re-form the group with the replacement (shared memory within a
 host, TCP between), hand it the state, and training resumes at the step where it stopped, ending
-bit-identical to an uninterrupted 2-host run. No node restarts and no checkpoint is read.
+bit-identical to an uninterrupted 2-host run. No node restarts and no checkpoint is read. A node
+lost (its agent killed -9) while a spare waits: the spare takes its place as a new generation of
+the same ranks and node1's workers keep their processes. A node frozen (agent and workers
+stopped) until a spare took its place stops its workers when it thaws, and the job still ends
+bit-identical.
 
 Run as root: /usr/bin/python3 tests/hosts/test_recovery_hosts.py -v (ctest sets PTRUN_BIN and
 TRAIN_BIN); skips (exit 77) without root or namespaces. Waits on process exits with bounded
@@ -11,6 +15,7 @@ deadlines and leaves no process or namespace behind.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +39,19 @@ DEADLINE = 120
 _ports = iter(range(29700, 29750))
 
 
+def process_tree(pid):
+    """`pid` and its descendants, parents first."""
+    found, i = [pid], 0
+    while i < len(found):
+        try:
+            children = Path(f"/proc/{found[i]}/task/{found[i]}/children").read_text().split()
+        except OSError:
+            children = []
+        found += [int(c) for c in children]
+        i += 1
+    return found
+
+
 def start_pids(text):
     """{(rank, generation): pid} from train's "rank R (pid P) starts in generation G" lines."""
     found = re.findall(r"train: rank (\d+) \(pid (\d+)\) starts in generation (\d+)", text)
@@ -44,7 +62,7 @@ class RecoveryAcrossHosts(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         skip_unless_possible()
-        up(2)
+        up(3)
 
     @classmethod
     def tearDownClass(cls):
@@ -59,35 +77,49 @@ class RecoveryAcrossHosts(unittest.TestCase):
         for p in self.procs:
             if p.poll() is None:
                 p.kill()
-            p.communicate()
+            if p.stdout.closed:  # communicate() already read it to the end
+                p.wait()
+            else:
+                p.communicate()
         self.tmp.cleanup()
 
-    def run_job(self, name, ptrun_args, train_args):
-        """Both hosts' ptrun; returns (their combined output, the final parameters' bytes)."""
-        port = next(_ports)
+    def agent(self, host, name, port, ptrun_args, train_args, train=ARGS, node_rank=True):
+        """ptrun on node`host` for job `name`; output and stderr on one pipe."""
         endpoint = f"{harness('name', 1).stdout.strip()}:{port}"
         out = os.path.join(self.dir, f"{name}.txt")
+        rank = ["--node-rank", str(host - 1)] if node_rank else []
+        args = ["--nnodes", "2", "--nproc-per-node", "2", *rank, "--rdzv-endpoint", endpoint,
+                "--rdzv-id", f"{name}-{port}", "--rdzv-conf", FAST, *ptrun_args, TRAIN, *train,
+                "--final-params", out, *train_args]
         env = dict(ENV, TMPDIR=ptrun_harness.SCRATCH)
-        procs = []
-        for host in (1, 2):
-            args = ["--nnodes", "2", "--nproc-per-node", "2", "--node-rank", str(host - 1),
-                    "--rdzv-endpoint", endpoint, "--rdzv-id", f"{name}-{port}", "--rdzv-conf",
-                    FAST, *ptrun_args, TRAIN, *ARGS, "--final-params", out, *train_args]
-            procs.append(subprocess.Popen(argv("exec", host, PTRUN, *args), env=env, text=True,
-                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-        self.procs += procs
-        text = ""
-        for i, p in enumerate(procs):
+        p = subprocess.Popen(argv("exec", host, PTRUN, *args), env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def finish(self, procs, seen=None):
+        """Waits for each of `procs` to exit 0; returns their output (after `seen`'s)."""
+        text = "".join((seen or {}).values())
+        for p in procs:
             try:
                 output, _ = p.communicate(timeout=DEADLINE)
             except subprocess.TimeoutExpired:
                 p.kill()
                 output, _ = p.communicate()
-                self.fail(f"ptrun on node{i + 1} still running after {DEADLINE} s:\n{output}")
-            self.assertEqual(p.returncode, 0, f"node{i + 1}:\n{output}")
+                self.fail(f"ptrun still running after {DEADLINE} s:\n{text}{output}")
+            self.assertEqual(p.returncode, 0, f"{text}{output}")
             text += output
-        with open(out, "rb") as f:
-            return text, f.read()
+        return text
+
+    def params(self, name):
+        with open(os.path.join(self.dir, f"{name}.txt"), "rb") as f:
+            return f.read()
+
+    def run_job(self, name, ptrun_args, train_args, train=ARGS):
+        """Both hosts' ptrun; returns (their combined output, the final parameters' bytes)."""
+        port = next(_ports)
+        procs = [self.agent(h, name, port, ptrun_args, train_args, train) for h in (1, 2)]
+        return self.finish(procs), self.params(name)
 
     def test_a_worker_killed_on_one_host_is_replaced_there_and_no_node_restarts(self):
         _, clean = self.run_job("clean", [], [])
@@ -107,6 +139,66 @@ class RecoveryAcrossHosts(unittest.TestCase):
         self.assertRegex(log, rf"generation 1 re-formed at step {CRASH_STEP} \(rank 3 replaced\)")
         self.assertNotIn("resumed from the checkpoint", log)
         self.assertEqual(recovered, clean, "the recovered run ends bit-identical to the clean one")
+
+    def test_a_lost_node_is_replaced_by_a_spare_and_the_other_node_keeps_running(self):
+        train = ["--epochs", "12", *ARGS[2:]]  # long enough to lose a node mid-run
+        _, clean = self.run_job("clean-long", [], [], train)
+        port = next(_ports)
+        policy = ["--restart-policy", "failed", "--max-restarts", "3"]
+        node1, node2 = (self.agent(h, "spare", port, policy, [], train, node_rank=False)
+                        for h in (1, 2))
+        seen = {1: ptrun_harness.wait_output(node1.stdout, "rendezvous round 0 closed")}
+        spare = self.agent(3, "spare", port, policy, [], train, node_rank=False)
+        seen[3] = ptrun_harness.wait_output(spare.stdout, "this node waits as a spare")
+        seen[1] += ptrun_harness.wait_output(node1.stdout, "epoch 2/12")
+        os.kill(node2.pid, signal.SIGKILL)  # its workers die with it (PDEATHSIG)
+        node2.communicate()
+        log = self.finish([node1, spare], seen)
+        pids = start_pids(log)
+        # node1's two workers kept their processes; node3 started ranks 2 and 3 in generation 1.
+        self.assertEqual(sorted(r for r, g in pids if g == 0), [0, 1], log)
+        self.assertEqual(sorted((r, g) for r, g in pids if g > 0), [(2, 1), (3, 1)], log)
+        self.assertIn("the spare node3 takes its place in round 0", log)
+        self.assertIn("taking the place of a lost node in round 0: ranks 2, 3 start in "
+                      "generation 1", log)
+        self.assertNotIn("rendezvous round 1", log)
+        self.assertIn("generation 1 joined by all 4 workers", log)
+        self.assertRegex(log, r"generation 1 re-formed at step \d+ \(ranks? 2,3 replaced\)")
+        self.assertEqual(self.params("spare"), clean, "bit-identical to the uninterrupted run")
+
+    def test_a_frozen_node_whose_place_went_to_a_spare_stops_its_workers_when_it_thaws(self):
+        # A node declared lost while only frozen (a paused VM: its agent and workers stopped)
+        # must not go on with the ranks the spare now runs: its next heartbeat says it was
+        # replaced, and it stops its workers.
+        train = ["--epochs", "12", *ARGS[2:]]
+        _, clean = self.run_job("clean-paused", [], [], train)
+        port = next(_ports)
+        policy = ["--restart-policy", "failed", "--max-restarts", "3"]
+        node1, node2 = (self.agent(h, "paused", port, policy, [], train, node_rank=False)
+                        for h in (1, 2))
+        seen = {1: ptrun_harness.wait_output(node1.stdout, "rendezvous round 0 closed")}
+        spare = self.agent(3, "paused", port, policy, [], train, node_rank=False)
+        seen[3] = ptrun_harness.wait_output(spare.stdout, "this node waits as a spare")
+        seen[1] += ptrun_harness.wait_output(node1.stdout, "epoch 2/12")
+        frozen = process_tree(node2.pid)
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            seen[1] += ptrun_harness.wait_output(node1.stdout, "takes its place in round 0")
+        finally:
+            for pid in frozen:
+                os.kill(pid, signal.SIGCONT)
+        out2, _ = node2.communicate(timeout=DEADLINE)
+        self.assertNotEqual(node2.returncode, 0, out2)
+        self.assertIn("the rendezvous declared this node lost", out2)
+        self.assertIn("gave its place to another node; stopping the workers", out2)
+        log = self.finish([node1, spare], seen)
+        pids = start_pids(log + out2)
+        self.assertEqual(sorted(r for r, g in pids if g == 0), [0, 1, 2, 3], log + out2)
+        self.assertEqual(sorted((r, g) for r, g in pids if g > 0), [(2, 1), (3, 1)], log)
+        self.assertIn("generation 1 joined by all 4 workers", log)
+        self.assertNotIn("rendezvous round 1", log)
+        self.assertEqual(self.params("paused"), clean, "bit-identical to the uninterrupted run")
 
     def test_a_node_with_another_restart_policy_is_refused_at_join(self):
         port = next(_ports)

@@ -223,6 +223,7 @@ void Agent::Impl::start_round(const NodePlacement& a) {
     placement = a;
     state.restart_count = a.restart_count;
     record(Phase::RoundClosed, -1, "round " + std::to_string(a.round));
+    if (a.replacement && !take_lost_place()) return;
     start_attempt();
 }
 

@@ -421,6 +421,10 @@ class Agent::Impl {
     /// in the new generation, whose keys go to the workers' store; when they cannot, or the
     /// replacement cannot start, the recovery falls back to a group restart.
     void replace_worker(int lr);
+    /// This node takes a lost member's place in the running round (placement.replacement): its
+    /// ranks begin a new generation, which its workers start in; false (the round told of the
+    /// failure) when the generation's keys cannot be written.
+    bool take_lost_place();
     /// The workers of generation `generation` all joined it (`joined`), or the wait ended.
     void generation_ended(int generation, bool joined);
 

@@ -74,6 +74,51 @@ void Agent::Impl::replace_worker(int lr) {
     }
 }
 
+bool Agent::Impl::take_lost_place() {
+    std::vector<int> ranks;
+    for (int lr = 0; lr < config.nproc_per_node; ++lr) ranks.push_back(placement.rank_base + lr);
+    WorkerEnd cause;
+    cause.host = config.hostname;
+    cause.rank = placement.rank_base;
+    cause.exit = WorkerExit{1, 0};
+    cause.time = std::chrono::system_clock::now();
+    recovery_started = std::chrono::steady_clock::now();
+    recovery_replaced = ranks;
+    try {
+        generations =
+            std::make_unique<GenerationBoard>(placement.master_addr, placement.master_port);
+        state.generation =
+            generations->begin(ranks, config.recovery_timeout, [this](int generation, bool joined) {
+                boost::asio::post(io, [this, generation, joined] {
+                    if (!finished) generation_ended(generation, joined);
+                });
+            });
+    } catch (const rdzv::StoreError& e) {
+        cause.cause = fmt::format(
+            "could not take a lost node's place: cannot write a generation's keys to the "
+            "workers' store ({})",
+            e.what());
+        log->error("{}", cause.cause);
+        recovery_replaced.clear();
+        root_cause = cause;
+        rounds->report_failure(cause);  // the round re-forms, this node with it
+        return false;
+    }
+    cause.cause =
+        fmt::format("took a lost node's place, but generation {} was not joined", state.generation);
+    recovery_cause = cause;
+    state.recovering = Failure{0, cause.exit};
+    state.replacements += 1;  // the coordinator counted the restart; on_recovery gives it back
+    record(Phase::Restart, -1,
+           fmt::format("taking a lost node's place; generation {}: {} start", state.generation,
+                       rank_words(ranks)));
+    log->warn(
+        "taking the place of a lost node in round {}: {} start in generation {}; the other "
+        "nodes keep running",
+        placement.round, rank_words(ranks), state.generation);
+    return true;
+}
+
 void Agent::Impl::generation_ended(int generation, bool joined) {
     if (!state.recovering || generation != state.generation || state.stopping) return;
     if (joined) {

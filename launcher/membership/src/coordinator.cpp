@@ -408,6 +408,22 @@ struct Coordinator::Impl {
             client->set(key, o.auth.seal(key, encode(Admission{AdmissionRefused{r->message}})));
         } else if (auto* s = std::get_if<PublishStatus>(&command)) {
             client->set(o.keys.status(), o.auth.seal(o.keys.status(), std::to_string(s->joined)));
+        } else if (auto* swap = std::get_if<ReplaceMember>(&command)) {
+            // The lost member stops its workers at its next beat if it is only slow, before
+            // the spare's ranks start.
+            client->add(o.keys.heartbeat(swap->lost_id), kEvictedBeat);
+            const auto& a = swap->assignment;
+            auto placed = placements(a)[static_cast<std::size_t>(swap->group_rank)];
+            placed.token = round_tokens[a.round];  // the round's ends stay authenticated
+            placed.replacement = true;
+            const std::string key = o.keys.admit(swap->admitted.first, swap->admitted.second);
+            client->set(key, o.auth.seal(key, encode(Admission{placed})));
+            const auto& spare = a.members[static_cast<std::size_t>(swap->group_rank)];
+            o.logger->warn(
+                "{}; the spare {} takes its place in round {} (group rank {}, ranks {}..{}) as a "
+                "new generation, the other nodes keep running",
+                swap->why, spare.hostname, a.round, swap->group_rank, placed.rank_base,
+                placed.rank_base + spare.nproc - 1);
         } else if (auto* m = std::get_if<MarkSpares>(&command)) {
             for (const auto& [id, seq] : m->spares) {
                 const std::string key = o.keys.spare(id, seq);

@@ -248,10 +248,12 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
         if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
             const auto& m =
                 running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
-            end_round(RoundEnd{.reason = EndReason::NodeLost,
-                               .host = m.hostname,
-                               .message = "the agent on " + m.hostname + " left: " + l->why},
-                      now, out, m.id);
+            const std::string why = "the agent on " + m.hostname + " left: " + l->why;
+            if (!replace_lost(m, why, now, out)) {
+                end_round(
+                    RoundEnd{.reason = EndReason::NodeLost, .host = m.hostname, .message = why},
+                    now, out, m.id);
+            }
         }
         left_.insert(l->id);
     }
@@ -290,15 +292,42 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
                                           "heartbeat for " + silent + "); re-forming without it"},
                       now, out, m.id);
         } else {
-            end_round(
-                RoundEnd{.reason = EndReason::NodeLost,
-                         .host = m.hostname,
-                         .message = "node " + m.hostname + " sent no heartbeat for " + silent},
-                now, out, m.id);
+            const std::string why = "node " + m.hostname + " sent no heartbeat for " + silent;
+            const NodeInfo lost = m;  // replace_lost overwrites its place
+            if (!replace_lost(lost, why, now, out)) {
+                end_round(
+                    RoundEnd{.reason = EndReason::NodeLost, .host = lost.hostname, .message = why},
+                    now, out, lost.id);
+            }
         }
         return out;
     }
     return out;
+}
+
+bool CoordinatorCore::replace_lost(NodeInfo lost, const std::string& why, SteadyTime now,
+                                   std::vector<CoordinatorCommand>& out) {
+    const int g = running_.group_rank_of(lost.id);
+    if (!policy_.replace_failed || g < 0 || restart_count_ >= policy_.max_restarts) return false;
+    // The round's workers' store is the lost node's own (etcd and file backends): it is gone.
+    if (policy_.master_addr.empty() && g == 0) return false;
+    // A member whose workers all succeeded has none left to join the spare's generation.
+    if (!succeeded_.empty()) return false;
+    auto spare = std::find_if(pending_.begin(), pending_.end(), [&](const JoinEvent& p) {
+        return p.node.nproc == lost.nproc && (p.node.node_rank < 0 || p.node.node_rank == g);
+    });
+    if (spare == pending_.end()) return false;
+    const JoinEvent taken = *spare;
+    pending_.erase(spare);
+    running_.members[static_cast<std::size_t>(g)] = taken.node;
+    restart_count_ += 1;
+    beats_.erase(lost.id);
+    beats_[taken.node.id] = {-1, now};
+    newcomers_.insert(taken.node.id);  // silent from the start: the round re-forms without it
+    showed_.erase(taken.node.id);
+    out.push_back(
+        ReplaceMember{running_, g, {taken.node.id, taken.seq}, lost.id, lost.hostname, why});
+    return true;
 }
 
 bool CoordinatorCore::note_beat(const std::string& id,

@@ -61,7 +61,8 @@ std::string encode(const NodePlacement& p) {
                 {"master_addr", p.master_addr},
                 {"master_port", p.master_port},
                 {"token", p.token},
-                {"notes", p.notes}}
+                {"notes", p.notes},
+                {"replacement", p.replacement}}
         .dump();
 }
 
@@ -78,7 +79,8 @@ NodePlacement decode_placement(const std::string& text) {
                         j.at("master_addr").get<std::string>(),
                         sys::json_integer<std::uint16_t>(j.at("master_port")),
                         j.value("token", std::string()),
-                        j.value("notes", std::vector<std::string>())};
+                        j.value("notes", std::vector<std::string>()),
+                        j.value("replacement", false)};
         if (p.notes.size() > kMaxPlacementNotes ||
             std::any_of(p.notes.begin(), p.notes.end(),
                         [](const std::string& n) { return n.size() > kMaxPlacementNote; })) {

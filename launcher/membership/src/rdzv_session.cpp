@@ -87,8 +87,9 @@ struct RdzvSession::Impl {
             in_flight = !sending.empty();
             lock.unlock();
             std::string error;
+            bool evicted = false;
             try {
-                beat_client->add(o.keys.heartbeat(o.self.id), 1);
+                evicted = beat_client->add(o.keys.heartbeat(o.self.id), 1) >= kEvictedBeat;
                 for (const auto& e : sending) {
                     beat_client->queue_push(o.keys.events(), o.auth.seal(o.keys.events(), e));
                 }
@@ -97,6 +98,17 @@ struct RdzvSession::Impl {
             }
             lock.lock();
             in_flight = false;
+            if (evicted) {
+                beat_dead = true;
+                wake.notify_all();
+                if (stopping) return;
+                auto tell =
+                    lost_report("the rendezvous declared this node lost (no heartbeat reached " +
+                                where() + " in time) and gave its place to another node");
+                lock.unlock();
+                if (tell) tell();
+                return;
+            }
             if (!error.empty()) {
                 beat_dead = true;
                 wake.notify_all();

@@ -62,8 +62,18 @@ struct MarkSpares {
     int round = 0;
     std::vector<std::pair<std::string, int>> spares;  ///< (node id, join seq)
 };
+/// --restart-policy failed: a spare takes a lost member's place in the running round (the same
+/// group rank and ranks; its workers start as a new generation) and the round goes on.
+struct ReplaceMember {
+    RoundAssignment assignment;            ///< the running round, the spare in the lost place
+    int group_rank = 0;                    ///< the place taken
+    std::pair<std::string, int> admitted;  ///< the spare's (node id, join seq)
+    std::string lost_id;  ///< the lost member's node id: its heartbeat counter gets kEvictedBeat
+    std::string lost_host;
+    std::string why;  ///< why the member was declared lost
+};
 using CoordinatorCommand =
-    std::variant<PublishRound, EndRound, RejectJoin, PublishStatus, MarkSpares>;
+    std::variant<PublishRound, EndRound, RejectJoin, PublishStatus, MarkSpares, ReplaceMember>;
 
 class CoordinatorCore {
   public:
@@ -128,6 +138,11 @@ class CoordinatorCore {
     /// promoted. Each is told (a rejected join) in case it lives after all.
     void drop_silent_waiting(const std::map<std::string, std::int64_t>& counters, SteadyTime now,
                              std::vector<CoordinatorCommand>& out);
+    /// --restart-policy failed: puts a live spare with the same worker count in lost member
+    /// `lost`'s place in the running round (a restart used); false when none can take it (no
+    /// such spare, restarts exhausted, or the lost member held the round's workers' store).
+    bool replace_lost(NodeInfo lost, const std::string& why, SteadyTime now,
+                      std::vector<CoordinatorCommand>& out);
     /// Reads `id`'s counter from `counters` into beats_; true when it changed.
     bool note_beat(const std::string& id, const std::map<std::string, std::int64_t>& counters,
                    SteadyTime now);

@@ -31,6 +31,9 @@ struct NodePlacement {
     /// Why nodes of the last round are not in this one (RoundAssignment::notes), at most
     /// kMaxPlacementNotes, each at most kMaxPlacementNote bytes.
     std::vector<std::string> notes;
+    /// --restart-policy failed: this node takes a lost member's place in the running round; its
+    /// workers start as a new generation of the same ranks while the other nodes keep running.
+    bool replacement = false;
     bool operator==(const NodePlacement&) const = default;
 };
 

@@ -2,6 +2,7 @@
 /// Where the multi-node rendezvous keeps its state in the store. Everything lives under one
 /// prefix per run id, which the store host keeps when it wipes the workers' keys between rounds.
 
+#include <cstdint>
 #include <string>
 
 namespace ptrun::launcher {
@@ -44,6 +45,11 @@ struct RdzvKeys {
     /// Node `id`'s heartbeat counter.
     std::string heartbeat(const std::string& id) const { return prefix + "hb/" + id; }
 };
+
+/// Added to a member's heartbeat counter when the coordinator gives its place to a spare: the
+/// member's next beat reads a count at or above it and stops its workers (a node declared lost
+/// while only slow or paused must not run the ranks its replacement now runs).
+inline constexpr std::int64_t kEvictedBeat = std::int64_t{1} << 40;
 
 /// The keys of run `run_id`.
 inline RdzvKeys rdzv_keys(const std::string& run_id) {
