@@ -35,6 +35,13 @@ SIGKILLs itself before its step 10, 0-based, so the next step is step 10) compar
 begins again at step 0, so its "next step" redoes steps 0-9 and its "first step" (step 0 of the
 restarted attempt) is the restart had it reloaded a checkpoint at no cost.
 
+Floors, after each program's cases: what any recovery costs at least, in place or by a group
+restart. Both end with every rank in a group that includes a new process, so both pay a fork and
+the group's formation: bench_ddp_floor (build/bench; bench/recovery/ddp_floor.cpp) times fork() of
+N processes to a ptrun::ddp cpu group built and one allreduce done; gloo_floor.py the same with
+torch imported before the fork and init_process_group("gloo"). Group's time over the floor is the
+largest ratio recovery in place could reach against it.
+
 Rounds are interleaved (the order of the cases rotates each round); medians. Standard library only.
 Each command is bounded (--timeout); on a timeout it is stopped (SIGTERM, then SIGKILL to its
 process group), and any process still carrying this run's marker variable (RECOVERY_BENCH_TAG)
@@ -58,6 +65,10 @@ PTRUN = os.path.join(REPO, "build", "launcher", "ptrun")
 TRAIN = os.path.join(REPO, "build", "examples", "train", "train")
 EXAMPLE = os.path.join(REPO, "examples", "python", "recover_ddp.py")
 TORCH_TIMED = os.path.join(HERE, "torch_timed.py")
+DDP_FLOOR = os.path.join(REPO, "build", "bench", "bench_ddp_floor")
+GLOO_FLOOR = os.path.join(HERE, "gloo_floor.py")
+IMPORT_ROW = re.compile(r"^import torch: median ([0-9.]+) ms, min ([0-9.]+) ms$", re.M)
+FLOOR_ROW = re.compile(r"^\| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|$", re.M)
 STORE_C_LIB = os.path.join(REPO, "build", "rendezvous", "c_api", "libptrun_store_c.so")
 PYTHON = "/usr/bin/python3"
 
@@ -286,9 +297,28 @@ def fmt(x, digits=1):
 
 
 # --- report -------------------------------------------------------------------------------------
-def report(title, got):
+def floors(argv, timeout):
+    """{ranks: (median, min) ms} from a floor program's table (ddp_floor.cpp, gloo_floor.py), and
+    {"import": (median, min)} when it timed `import torch`; {} when it failed (said on stderr)."""
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print(f"  ! floor {shlex.join(argv)}: {e}", file=sys.stderr, flush=True)
+        return {}
+    if out.returncode != 0:
+        print(f"  ! floor {shlex.join(argv)}: exit {out.returncode}: {out.stderr.strip()}",
+              file=sys.stderr, flush=True)
+        return {}
+    got = {int(n): (float(m), float(lo)) for n, m, lo, _ in FLOOR_ROW.findall(out.stdout)}
+    if imported := IMPORT_ROW.search(out.stdout):
+        got["import"] = (float(imported[1]), float(imported[2]))
+    return got
+
+
+def report(title, got, floor=None, floor_what=""):
     """One table per program: a row per case, ratios to the failed case of the same ranks and
-    --preload; then every group case against every failed case, with the target."""
+    --preload; then every group case against every failed case, with the target; then the floor
+    (what any recovery costs at least) and the best ratio it leaves each group case."""
     def failed_like(c, preload):
         return next((x for x in got if x.ranks == c.ranks and x.policy == "failed"
                      and x.preload == preload), None)
@@ -324,6 +354,24 @@ def report(title, got):
             ok = "met" if min(r_next, r_first) >= TARGET else "NOT met"
             print(f"- {c.ranks} ranks, {c.name} / {f.name}: {r_next:.2f}x to the next step, "
                   f"{r_first:.2f}x to the group's first step: target >= {TARGET:.0f}x {ok}")
+    print()
+    for c, runs in got.items():
+        if c.policy != "group" or not runs or c.ranks not in (floor or {}):
+            continue
+        median, least = floor[c.ranks]
+        what = floor_what
+        if c.program == "torch" and not c.preload and "import" in floor:
+            median, least = median + floor["import"][0], least + floor["import"][1]
+            what += ", plus `import torch` in a fresh interpreter: no --preload"
+        nxt, first = med(col(runs, "next")), med(col(runs, "first"))
+        f = failed_like(c, c.preload)
+        step = med(col(got.get(f, []), "step")) if f else 0.0
+        print(f"- floor at {c.ranks} ranks ({what}): {median:.1f} ms (min {least:.1f}); "
+              f"no recovery can beat {c.name} by more than {ratio(nxt, median):.2f}x to the next "
+              f"step, {ratio(first, median):.2f}x to its first step (at the floor's minimum "
+              f"{ratio(nxt, least):.2f}x / {ratio(first, least):.2f}x); with the one step "
+              f"recovery ends with (failed's, {step:.1f} ms): {ratio(nxt, median + step):.2f}x / "
+              f"{ratio(first, median + step):.2f}x")
     print()
 
 
@@ -369,12 +417,20 @@ def main():
             print(torch_note)
         print(flush=True)
         got = bench.measure(train, a.rounds, "train")
-        report(f"train (C++ `ptrun::ddp`), {a.rounds} rounds: ms after the kill", got)
+        progress("train's floor (bench_ddp_floor)")
+        floor = floors([DDP_FLOOR, "--ranks", a.ranks, "--rounds", str(a.rounds)], a.timeout)
+        report(f"train (C++ `ptrun::ddp`), {a.rounds} rounds: ms after the kill", got, floor,
+               "fork of N processes to a ptrun::ddp cpu group built and one allreduce, "
+               "bench_ddp_floor")
         sys.stdout.flush()
         if torch:
             got = bench.measure(torch, a.torch_rounds, "torch")
+            progress("torch's floor (gloo_floor.py)")
+            floor = floors([PYTHON, GLOO_FLOOR, "--ranks", "4", "--rounds", str(a.rounds)],
+                           a.timeout)
             report(f"torch (recover_ddp.py, gloo), {a.torch_rounds} rounds: ms after the kill",
-                   got)
+                   got, floor, "torch imported, fork of N processes to init_process_group(gloo) "
+                   "and one allreduce, gloo_floor.py")
         print(f"load at the end {loadavg()}, {datetime.datetime.now():%Y-%m-%d %H:%M:%S}")
         if bench.failures:
             print("\nfailures:")

@@ -2,9 +2,13 @@
 `train` killed mid-run is replaced alone; the survivors keep their processes, re-form the group
 with the replacement, hand it the parameters, Adam moments and position, and training resumes at
 the step where it stopped, ending bit-identical to an uninterrupted run (same world size, same
-ring order: the cpu backend sums in rank order, so it is deterministic). No checkpoint is read."""
+ring order: the cpu backend sums in rank order, so it is deterministic). No checkpoint is read.
+The nccl backend's recovery runs over tests/ddp/fake_nccl (the CPU stand-in for libnccl.so.2):
+NCCL cannot see a peer's death, so its survivors learn of the next generation from the store and
+abort their communicator instead of waiting out the collective's timeout."""
 import os
 import re
+import time
 import unittest
 
 from harness import PtrunTestCase, run_ptrun
@@ -13,6 +17,7 @@ TRAIN = os.environ.get("TRAIN_BIN", "build/examples/train/train")
 ARGS = ["--epochs", "4", "--global-batch", "48", "--dataset-size", "1536", "--seed", "3"]
 CRASH_STEP = 40  # 32 steps per epoch: mid-epoch 2
 TIMEOUT = 120
+FAKE_NCCL_DIR = os.environ.get("FAKE_NCCL_DIR", "build/tests/ddp/fake_nccl")
 
 
 def start_pids(stderr):
@@ -22,11 +27,11 @@ def start_pids(stderr):
 
 
 class RecoveryTrainTest(PtrunTestCase):
-    def launched(self, ptrun_args, train_args, name):
+    def launched(self, ptrun_args, train_args, name, env=None):
         """`ptrun --standalone --nproc-per-node 4 [ptrun_args] train ...`; returns (proc, params bytes)."""
         out = os.path.join(self.dir, f"{name}.txt")
         proc = run_ptrun(["--standalone", "--nproc-per-node", "4", *ptrun_args, TRAIN, *ARGS,
-                          "--final-params", out, *train_args], timeout=TIMEOUT)
+                          "--final-params", out, *train_args], env=env, timeout=TIMEOUT)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         with open(out, "rb") as f:
             return proc, f.read()
@@ -66,6 +71,32 @@ class RecoveryTrainTest(PtrunTestCase):
         self.assertRegex(proc.stdout, rf"train: generation 2 re-formed at step {CRASH_STEP} ")
         self.assertNotIn("generation 1 re-formed", proc.stdout)
         self.assertEqual(recovered, clean, "two generations later the run still ends bit-identical")
+
+    def test_nccl_survivors_abort_their_communicator_when_the_next_generation_begins(self):
+        if not os.path.exists(os.path.join(FAKE_NCCL_DIR, "libnccl.so.2")):
+            self.skipTest(f"no fake libnccl.so.2 in {FAKE_NCCL_DIR}")
+        env = {"LD_LIBRARY_PATH": FAKE_NCCL_DIR, "FAKE_NCCL_DEVICES": "4"}
+        nccl = ["--backend", "nccl", "--timeout", "100"]
+        _, clean = self.launched([], nccl, name="clean-nccl", env=env)
+        start = time.monotonic()
+        proc, recovered = self.launched(
+            ["--restart-policy", "failed", "--max-restarts", "3"],
+            [*nccl, "--crash-at-step", str(CRASH_STEP), "--crash-rank", "2"], name="nccl",
+            env=env)
+        took = time.monotonic() - start
+        log = proc.stdout + proc.stderr
+        pids = start_pids(proc.stderr)
+        self.assertEqual(sorted(pids), [(0, 0), (1, 0), (2, 0), (2, 1), (3, 0)], log)
+        # The survivors' collective on the dead peer ended when generation 1 began, not after
+        # the 100 s collective timeout (nor the fake's own 60 s give-up).
+        self.assertRegex(proc.stderr, r"train: rank [013] lost its group in generation 0: "
+                                      r"allreduce: generation 1 began \(a peer was replaced\); "
+                                      r"the communicator was aborted", log)
+        self.assertLess(took, 50, log)
+        self.assertRegex(proc.stdout, rf"train: generation 1 re-formed at step {CRASH_STEP} "
+                                      r"\(rank 2 replaced\)")
+        self.assertNotIn("restarting the worker group", proc.stderr)
+        self.assertEqual(recovered, clean, "the recovered nccl run ends bit-identical too")
 
 
 if __name__ == "__main__":

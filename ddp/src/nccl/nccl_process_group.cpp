@@ -1,10 +1,12 @@
 #include "nccl_process_group.hpp"
 
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "../validate.hpp"
 #include "ptrun/ddp/errors.hpp"
+#include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::ddp::detail::nccl {
 namespace {
@@ -42,7 +44,7 @@ class NcclWork final : public Work {
   public:
     NcclWork(const Api& api, ncclComm_t comm, cudaEvent_t event, const char* collective,
              std::chrono::milliseconds timeout, std::shared_ptr<bool> aborted,
-             HeartbeatPtr heartbeat)
+             HeartbeatPtr heartbeat, std::shared_ptr<const GenerationWatch> watch)
         : api_(api),
           comm_(comm),
           event_(event),
@@ -50,11 +52,13 @@ class NcclWork final : public Work {
           timeout_(timeout),
           start_(std::chrono::steady_clock::now()),
           aborted_(std::move(aborted)),
-          heartbeat_(std::move(heartbeat)) {}
+          heartbeat_(std::move(heartbeat)),
+          watch_(std::move(watch)) {}
     ~NcclWork() override { api_.EventDestroy(event_); }
 
     bool completed() override {
         if (done_) return true;
+        if (replaced()) return true;  // wait() throws
         const cudaError_t q = api_.EventQuery(event_);
         if (q == 0) succeed();
         return q != kCudaErrorNotReady;
@@ -74,8 +78,19 @@ class NcclWork final : public Work {
             }
             ncclResult_t async = 0;
             if (api_.CommGetAsyncError(comm_, &async) == 0 && async != 0) {
+                // NCCL's rule after an asynchronous error: abort, so nothing later (the group's
+                // shutdown, a device synchronize) waits on the kernels stuck on the peer.
+                if (!*aborted_) api_.CommAbort(comm_);
+                *aborted_ = true;
                 throw CollectiveError(std::string(collective_) + ": NCCL error " +
                                       api_.GetErrorString(async));
+            }
+            if (replaced()) {
+                if (!*aborted_) api_.CommAbort(comm_);
+                *aborted_ = true;
+                throw CollectiveError(std::string(collective_) + ": generation " +
+                                      std::to_string(watch_->next()) +
+                                      " began (a peer was replaced); the communicator was aborted");
             }
             if (*aborted_ || std::chrono::steady_clock::now() - start_ >= timeout_) {
                 if (!*aborted_) api_.CommAbort(comm_);
@@ -88,6 +103,9 @@ class NcclWork final : public Work {
     }
 
   private:
+    /// The launcher began the next generation: this group's peers are no longer all there.
+    bool replaced() const { return watch_ != nullptr && watch_->next_begun(); }
+
     /// The collective completed: one beat, the first time only.
     void succeed() {
         if (!done_) beat(heartbeat_);
@@ -102,6 +120,7 @@ class NcclWork final : public Work {
     std::chrono::steady_clock::time_point start_;
     std::shared_ptr<bool> aborted_;
     HeartbeatPtr heartbeat_;
+    std::shared_ptr<const GenerationWatch> watch_;
     bool done_ = false;
 };
 
@@ -147,6 +166,15 @@ NcclProcessGroup::NcclProcessGroup(const Api& api, const RunContext& ctx,
             std::memcpy(id.internal, got.data(), sizeof id.internal);
         }
     }
+    if (ctx.recovery && size_ > 1) {
+        try {
+            watch_ = std::make_shared<const GenerationWatch>(ctx.master_addr, ctx.master_port,
+                                                             ctx.generation, timeout_);
+        } catch (const rdzv::StoreError& e) {
+            throw CollectiveError(std::string("nccl backend: watching for the next generation: ") +
+                                  e.what());
+        }
+    }
     check_nccl(api_, api_.CommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank");
     check_cuda(api_, api_.StreamCreate(&stream_), "cudaStreamCreate");
     check_cuda(api_, api_.Malloc(&barrier_buf_, 8), "cudaMalloc");
@@ -177,7 +205,7 @@ WorkPtr NcclProcessGroup::finish(const char* collective, ncclResult_t enqueued) 
     // The shutdown marker is no collective of the worker's: it does not beat.
     const bool is_collective = std::strcmp(collective, "shutdown") != 0;
     return std::make_shared<NcclWork>(api_, comm_, event, collective, timeout_, aborted_,
-                                      is_collective ? heartbeat_ : nullptr);
+                                      is_collective ? heartbeat_ : nullptr, watch_);
 }
 
 WorkPtr NcclProcessGroup::allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "../generation_watch.hpp"
 #include "../heartbeat_ptr.hpp"
 #include "nccl_api.hpp"
 #include "ptrun/ddp/init.hpp"
@@ -16,6 +17,9 @@ namespace ptrun::ddp::detail::nccl {
 /// on the group's stream; its Work records an event and wait() polls it together with
 /// ncclCommGetAsyncError, aborting the communicator and throwing CollectiveTimeout after the
 /// timeout. Avg maps to ncclAvg (integer types: sum then truncating division, as the cpu backend).
+/// Under recovery in place (RunContext::recovery) a GenerationWatch stands in for the peer's
+/// death NCCL cannot see: once the launcher begins the next generation, a wait() aborts the
+/// communicator and throws CollectiveError at once instead of waiting out the timeout.
 class NcclProcessGroup final : public ProcessGroup {
   public:
     /// Rank 0 creates the unique id and publishes it in `store` (nullptr for world size 1);
@@ -47,6 +51,7 @@ class NcclProcessGroup final : public ProcessGroup {
     void* barrier_buf_ = nullptr;
     std::shared_ptr<bool> aborted_;
     HeartbeatPtr heartbeat_;
+    std::shared_ptr<const GenerationWatch> watch_;  ///< null without recovery in place
 };
 
 /// Whether "auto" should pick nccl: the libraries load and a device exists.

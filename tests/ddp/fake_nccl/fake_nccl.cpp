@@ -19,6 +19,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -133,8 +134,10 @@ struct CUstream_st {
     }
 };
 
+/// An event's state is shared with the stream task that completes it: as in CUDA, an event may be
+/// destroyed while its record is still queued (a collective aborted on a dead peer).
 struct CUevent_st {
-    std::atomic<bool> done{true};
+    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(true);
 };
 
 namespace {
@@ -188,7 +191,11 @@ int enqueue(ncclComm* comm, CUstream_st* stream, std::size_t slot_bytes,
     if (comm == nullptr || stream == nullptr) return kInvalidArgument;
     if (slot_bytes > kSlotBytes) return kInvalidArgument;
     if (comm->aborted.load()) return kSystemError;
-    stream->push(std::move(body));
+    // Aborted before it ran: touches no buffer (the caller may have freed them); an aborted comm
+    // stays allocated, so the check itself is safe.
+    stream->push([comm, body = std::move(body)] {
+        if (!comm->aborted.load()) body();
+    });
     return kSuccess;
 }
 
@@ -360,12 +367,12 @@ int cudaEventDestroy(CUevent_st* event) {
 
 int cudaEventRecord(CUevent_st* event, CUstream_st* stream) {
     if (stream == nullptr) return 400;  // cudaErrorInvalidResourceHandle
-    event->done.store(false);
-    stream->push([event] { event->done.store(true); });
+    event->done->store(false);
+    stream->push([done = event->done] { done->store(true); });
     return 0;
 }
 
-int cudaEventQuery(CUevent_st* event) { return event->done.load() ? 0 : 600; }
+int cudaEventQuery(CUevent_st* event) { return event->done->load() ? 0 : 600; }
 
 int cudaMalloc(void** ptr, std::size_t bytes) {
     *ptr = std::malloc(std::max<std::size_t>(bytes, 1));
