@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "ptrun/launcher/agent/early_health.hpp"
 #include "ptrun/launcher/agent/multi_node.hpp"
 #include "ptrun/launcher/agent/placement_store.hpp"
+#include "ptrun/launcher/agent/requeue_wait.hpp"
 #include "ptrun/launcher/cli/cli.hpp"
 #include "ptrun/launcher/cli/endpoint.hpp"
 #include "ptrun/launcher/cli/launcher_env_defaults.hpp"
@@ -36,6 +38,7 @@
 #include "ptrun/launcher/membership/rdzv_session.hpp"
 #include "ptrun/launcher/output/console_log_sink.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
+#include "ptrun/launcher/output/duration_text.hpp"
 #include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/output/python_log_level.hpp"
 #include "ptrun/launcher/plan/explain.hpp"
@@ -276,6 +279,7 @@ int launch(const std::vector<std::string>& args) {
         rows.push_back(explain_devices_row(host));
         for (auto& row : explain_rows(local, config, env)) rows.push_back(std::move(row));
         rows.push_back(explain_containment_row(env));
+        rows.push_back(explain_memory_limit_row(config, options));
         std::cout << explain(config, per_rank ? &per_rank->placement : nullptr, options,
                              find_interpreter(config, env, installation), rows);
         for (const auto& warning : local.warnings) std::cout << "warning: " << warning << "\n";
@@ -317,12 +321,36 @@ int requeue_after_checkpoint(const ptrun::launcher::RequeueTarget& target, spdlo
     return 0;
 }
 
+/// --requeue on several nodes: node rank 0's workers are done, but `scontrol requeue` would kill
+/// the other nodes' workers still checkpointing; wait (bounded) until they have ended.
+void wait_before_requeue(const ptrun::launcher::LaunchConfig& config,
+                         const ptrun::launcher::Membership& membership,
+                         std::chrono::steady_clock::time_point checkpoint_started,
+                         spdlog::logger& log) {
+    using namespace ptrun::launcher;
+    const auto deadline =
+        requeue_deadline(checkpoint_started, config.checkpoint_grace, config.shutdown_timeout);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    log.info(
+        "workers exited on the checkpoint signal; waiting for the other nodes' workers to end "
+        "before requeueing (at most {})",
+        seconds_text(std::max(left, std::chrono::milliseconds(0))));
+    const auto waited = wait_for_other_nodes(membership.coordinator, membership.self_id, deadline);
+    if (waited.all_ended) {
+        log.info("--requeue: {}", waited.text);
+    } else {
+        log.warn("--requeue: {}", waited.text);
+    }
+}
+
 /// Runs the agent to its end and destroys it (its signal handlers with it); returns its code.
 int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
               ptrun::launcher::StoreEndpoint store,
               std::optional<ptrun::launcher::Membership> membership = std::nullopt,
               ptrun::sys::Fd health_listener = {}) {
     const auto requeue = ptrun::launcher::requeue_target(job.env);  // env goes to the agent
+    const auto nodes = membership;  // the agent takes it; --requeue waits on its coordinator
     // The agent watches the launcher's pipe from here on (an end meanwhile stays readable).
     job.launcher_watch.reset();
     ptrun::launcher::Agent agent(config, std::move(job.command), std::move(job.local),
@@ -334,6 +362,9 @@ int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
     }
     const int code = agent.run();
     if (!config.requeue || !agent.checkpointed() || !requeue) return code;
+    if (requeue->leader && nodes) {
+        wait_before_requeue(config, *nodes, agent.checkpoint_started(), *job.logger);
+    }
     return requeue_after_checkpoint(*requeue, *job.logger);
 }
 

@@ -35,6 +35,7 @@ TRAIN = os.environ.get("TRAIN_BIN", str(HERE.parents[1] / "build/examples/train/
 FAST = "heartbeat=0.5,keep_alive_max_attempt=3,last_call_timeout=1,join_timeout=60,close_timeout=10"
 ARGS = ["--epochs", "4", "--global-batch", "48", "--dataset-size", "1536", "--seed", "3"]
 CRASH_STEP = 40  # 32 steps per epoch: mid-epoch 2
+SPARE_TRAIN = ["--epochs", "12", *ARGS[2:]]  # long enough to lose a node mid-run
 DEADLINE = 120
 _ports = iter(range(29700, 29750))
 
@@ -121,6 +122,19 @@ class RecoveryAcrossHosts(unittest.TestCase):
         procs = [self.agent(h, name, port, ptrun_args, train_args, train) for h in (1, 2)]
         return self.finish(procs), self.params(name)
 
+    def start_with_spare(self, name):
+        """Job `name` under --restart-policy failed: node1 and node2 its members, node3 a spare;
+        returns (node1, node2, node3, {host: output read so far}) once rank 0 finished epoch 2."""
+        port = next(_ports)
+        policy = ["--restart-policy", "failed", "--max-restarts", "3"]
+        node1, node2 = (self.agent(h, name, port, policy, [], SPARE_TRAIN, node_rank=False)
+                        for h in (1, 2))
+        seen = {1: ptrun_harness.wait_output(node1.stdout, "rendezvous round 0 closed")}
+        spare = self.agent(3, name, port, policy, [], SPARE_TRAIN, node_rank=False)
+        seen[3] = ptrun_harness.wait_output(spare.stdout, "this node waits as a spare")
+        seen[1] += ptrun_harness.wait_output(node1.stdout, "epoch 2/12")
+        return node1, node2, spare, seen
+
     def test_a_worker_killed_on_one_host_is_replaced_there_and_no_node_restarts(self):
         _, clean = self.run_job("clean", [], [])
         log, recovered = self.run_job(
@@ -141,16 +155,8 @@ class RecoveryAcrossHosts(unittest.TestCase):
         self.assertEqual(recovered, clean, "the recovered run ends bit-identical to the clean one")
 
     def test_a_lost_node_is_replaced_by_a_spare_and_the_other_node_keeps_running(self):
-        train = ["--epochs", "12", *ARGS[2:]]  # long enough to lose a node mid-run
-        _, clean = self.run_job("clean-long", [], [], train)
-        port = next(_ports)
-        policy = ["--restart-policy", "failed", "--max-restarts", "3"]
-        node1, node2 = (self.agent(h, "spare", port, policy, [], train, node_rank=False)
-                        for h in (1, 2))
-        seen = {1: ptrun_harness.wait_output(node1.stdout, "rendezvous round 0 closed")}
-        spare = self.agent(3, "spare", port, policy, [], train, node_rank=False)
-        seen[3] = ptrun_harness.wait_output(spare.stdout, "this node waits as a spare")
-        seen[1] += ptrun_harness.wait_output(node1.stdout, "epoch 2/12")
+        clean = self.run_job("clean-long", [], [], SPARE_TRAIN)[1]
+        node1, node2, spare, seen = self.start_with_spare("spare")
         os.kill(node2.pid, signal.SIGKILL)  # its workers die with it (PDEATHSIG)
         node2.communicate()
         log = self.finish([node1, spare], seen)
@@ -170,16 +176,8 @@ class RecoveryAcrossHosts(unittest.TestCase):
         # A node declared lost while only frozen (a paused VM: its agent and workers stopped)
         # must not go on with the ranks the spare now runs: its next heartbeat says it was
         # replaced, and it stops its workers.
-        train = ["--epochs", "12", *ARGS[2:]]
-        _, clean = self.run_job("clean-paused", [], [], train)
-        port = next(_ports)
-        policy = ["--restart-policy", "failed", "--max-restarts", "3"]
-        node1, node2 = (self.agent(h, "paused", port, policy, [], train, node_rank=False)
-                        for h in (1, 2))
-        seen = {1: ptrun_harness.wait_output(node1.stdout, "rendezvous round 0 closed")}
-        spare = self.agent(3, "paused", port, policy, [], train, node_rank=False)
-        seen[3] = ptrun_harness.wait_output(spare.stdout, "this node waits as a spare")
-        seen[1] += ptrun_harness.wait_output(node1.stdout, "epoch 2/12")
+        clean = self.run_job("clean-paused", [], [], SPARE_TRAIN)[1]
+        node1, node2, spare, seen = self.start_with_spare("paused")
         frozen = process_tree(node2.pid)
         for pid in frozen:
             os.kill(pid, signal.SIGSTOP)

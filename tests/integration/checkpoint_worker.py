@@ -1,9 +1,11 @@
 """A worker for --checkpoint-signal tests: says 'start RANK 0 PID' on $NOTIFY, then waits.
 Ranks listed in $CHECKPOINT_RANKS trap SIGUSR1, say 'saved RANK 0 PID' and exit 0; the others
-ignore SIGUSR1 (a worker that never checkpoints) and wait to be stopped."""
+ignore SIGUSR1 (a worker that never checkpoints) and wait to be stopped. Ranks listed in
+$SLOW_RANKS take $SLOW_SECONDS to save (a shard written to a slow file system)."""
 import os
 import signal
 import sys
+import time
 
 
 def tell(what):
@@ -15,6 +17,8 @@ def tell(what):
 
 def save_and_exit(signo, frame):
     """The checkpoint: a real worker saves its state here."""
+    if os.environ["RANK"] in os.environ.get("SLOW_RANKS", "").split(","):
+        time.sleep(float(os.environ.get("SLOW_SECONDS", "0")))  # the simulated write
     tell("saved")
     sys.exit(0)
 

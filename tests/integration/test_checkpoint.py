@@ -1,10 +1,13 @@
 """--checkpoint-signal: workers get the signal and --checkpoint-grace to exit on their own; the
-rest are stopped and the report names both. --requeue outside SLURM is a usage error."""
+rest are stopped and the report names both. --requeue outside SLURM is a usage error; on two
+nodes (two ptruns on 127.0.0.1 in a simulated SLURM step, a fake scontrol on PATH) node rank 0
+requeues only after node rank 1's workers have saved."""
 import os
 import signal
 import unittest
 
-from harness import Notifier, PtrunTestCase, run_ptrun, start_ptrun, wait_gone
+from harness import (Notifier, PtrunTestCase, free_port, run_ptrun, start_ptrun, wait_gone,
+                     wait_output)
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoint_worker.py")
 
@@ -55,6 +58,56 @@ class Checkpoint(PtrunTestCase):
         self.assertIn("--requeue: expected a SLURM job", result.stderr)
         self.assertIn("SLURM_JOB_ID unset", result.stderr)
         self.assertEqual(result.stdout, "")
+
+    def start_node(self, node, port, notifier, fake_bin):
+        """The ptrun of SLURM task `node` of a simulated 2-node step (srun -N2
+        --ntasks-per-node=1), both on 127.0.0.1: its worker saves on SIGUSR1, node 1's slowly."""
+        env = {"NOTIFY": notifier.path, "PYTHON_EXEC": "/usr/bin/python3", "HOME": self.dir,
+               "PATH": f"{fake_bin}:{os.environ['PATH']}", "CHECKPOINT_RANKS": "0,1",
+               "SLOW_RANKS": "1", "SLOW_SECONDS": "3",
+               "SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "0", "SLURM_PROCID": str(node),
+               "SLURM_LOCALID": "0", "SLURM_NODEID": str(node), "SLURM_STEP_NUM_NODES": "2",
+               "SLURM_STEP_NODELIST": "n[1-2]", "SLURM_STEP_NUM_TASKS": "2",
+               "SLURM_STEP_TASKS_PER_NODE": "1(x2)"}
+        proc = start_ptrun(["--nproc-per-node", "1", "--rdzv-endpoint", f"127.0.0.1:{port}",
+                            "--checkpoint-signal", "SIGUSR1", "--checkpoint-grace", "20",
+                            "--shutdown-timeout", "5", "--requeue", WORKER], env=env)
+        self.leftover.append(proc.pid)
+        return proc
+
+    def test_requeue_on_two_nodes_waits_for_the_other_nodes_checkpoint(self):
+        notifier = Notifier()
+        self.addCleanup(notifier.close)
+        fake_bin = os.path.join(self.dir, "bin")
+        os.mkdir(fake_bin)
+        scontrol = os.path.join(fake_bin, "scontrol")
+        with open(scontrol, "w") as f:  # says when it was called, on the workers' FIFO
+            f.write('#!/bin/sh\nprintf \'%s %s 0 %s\\n\' "$1" "$2" "$$" > "$NOTIFY"\n')
+        os.chmod(scontrol, 0o755)
+        port = free_port()
+        node0 = self.start_node(0, port, notifier, fake_bin)
+        early0 = wait_output(node0.stderr, "hosting the rendezvous store")  # node 0 hosts it
+        node1 = self.start_node(1, port, notifier, fake_bin)
+        started = notifier.wait_lines(2)
+        self.assertEqual(sorted(w[0] + w[1] for w in started), ["start0", "start1"])
+        self.leftover.extend(int(w[3]) for w in started)
+        for proc in (node0, node1):  # SLURM signals every task of the step
+            proc.send_signal(signal.SIGUSR1)
+        events = notifier.wait_lines(3)
+        # Node 0's worker saves at once, node 1's 3 s later: the requeue comes after both.
+        self.assertEqual([w[:2] for w in events],
+                         [["saved", "0"], ["saved", "1"], ["requeue", "4242"]])
+        out0, err0 = node0.communicate(timeout=30)
+        out1, err1 = node1.communicate(timeout=30)
+        err0 = early0 + err0
+        self.assertEqual(node0.returncode, 0, err0)  # what SLURM's requeue expects of each task
+        self.assertEqual(node1.returncode, 0, err1)
+        self.assertIn("waiting for the other nodes' workers to end before requeueing", err0)
+        self.assertIn("--requeue: waited", err0)
+        self.assertIn("until every other node's workers had ended", err0)
+        self.assertIn("requeued SLURM job 4242 (scontrol requeue)", err0)
+        self.assertIn("node rank 0 requeues SLURM job 4242", err1)
+        self.assertEqual(wait_gone([int(w[3]) for w in started], 5.0), [])
 
 
 if __name__ == "__main__":

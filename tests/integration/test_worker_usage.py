@@ -30,6 +30,44 @@ def own_memory_cgroup():
     return None
 
 
+def bytes_text(n):
+    """ptrun's sizes: "512 B", "200 MiB", "21.4 GiB" (binary units, at most one decimal)."""
+    units, v, u = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"], float(n), 0
+    while v >= 1024 and u < 5:
+        v, u = v / 1024, u + 1
+    if u == 0:
+        return f"{n} B"
+    text = str(int(v + 0.5)) if v >= 100 else ("%.1f" % v)
+    return (text[:-2] if text.endswith(".0") else text) + " " + units[u]
+
+
+def job_memory_limit():
+    """The limit a job started here runs under, as --explain names it: the tightest v1
+    memory.limit_in_bytes of this process's memory cgroup and those above it, else MemTotal."""
+    best = None
+    for line in pathlib.Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "memory" not in controllers.split(","):
+            continue
+        while True:
+            f = pathlib.Path("/sys/fs/cgroup/memory" + (path if path != "/" else "")) / "memory.limit_in_bytes"
+            if f.exists() and int(f.read_text()) < 1 << 62 and (best is None or int(f.read_text()) < best[0]):
+                best = (int(f.read_text()), "the job's memory cgroup " + path)
+            if path == "/":
+                break
+            path = path.rsplit("/", 1)[0] or "/"
+    if best:
+        return best
+    kib = int(re.search(r"^MemTotal:\s+(\d+)", pathlib.Path("/proc/meminfo").read_text(), re.M).group(1))
+    return kib * 1024, "the node's memory"
+
+
+def explain_row(text, what):
+    """The value and source of --explain's row `what`."""
+    m = re.search(rf"^{re.escape(what)}\s+(.*?)\s+\(([^()]*)\)$", text, re.M)
+    return (m.group(1), m.group(2)) if m else None
+
+
 def table_rows(text):
     """{rank: (wall, cpu, peak, restarts, ended)} from the end table, ranges expanded."""
     rows = {}
@@ -79,6 +117,30 @@ class WorkerUsage(PtrunTestCase):
         self.assertTrue(rows[3][4].startswith("exit code 3"), res.stderr)
         self.assertIn("(cpu: user + system", res.stderr)
 
+    def test_explain_names_the_memory_limit_the_workers_run_under(self):
+        res = run_ptrun(["--explain", "--nproc-per-node", "2", "/bin/true"])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        limit, whose = job_memory_limit()
+        if own_memory_cgroup() is None:  # cgroup v2: ptrun reads memory.max, this test does not
+            self.assertRegex(res.stdout, r"(?m)^memory limit\s+\S+ \S+, (the node's memory|the job's memory cgroup /)")
+            return
+        self.assertEqual(explain_row(res.stdout, "memory limit"),
+                         (f"{bytes_text(limit)}, {whose}",
+                          "this machine; --memory-limit-per-worker gives each worker its own"), res.stdout)
+
+    def test_explain_names_each_workers_memory_cgroup_and_creates_none(self):
+        before = set(own_memory_cgroup().iterdir()) if own_memory_cgroup() else set()
+        res = run_ptrun(["--explain", "--memory-limit-per-worker", "200M", "/bin/true"])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        value, source = explain_row(res.stdout, "memory limit")
+        self.assertEqual(source, "flag --memory-limit-per-worker")
+        self.assertTrue(value.startswith("200 MiB per worker"), value)
+        if own_memory_cgroup():
+            self.assertEqual(value, f"200 MiB per worker, each in a memory cgroup of its own: "
+                                    f"{own_memory_cgroup()}/ptrun-PID-*/wN (cgroup v1 "
+                                    f"memory.limit_in_bytes)")
+            self.assertEqual(set(own_memory_cgroup().iterdir()), before, "--explain creates nothing")
+
     def test_bad_size_names_the_option(self):
         res = run_ptrun(["--memory-limit-per-worker", "12XB", *self.worker()])
         self.assertEqual(res.returncode, 2, res.stderr)
@@ -113,6 +175,20 @@ class OomKills(PtrunTestCase):
         rows = table_rows(res.stderr)
         self.assertEqual(rows[1][4], "OOM-killed (SIGKILL)")
         self.assertNotIn("OOM", rows[0][4])
+
+    def test_explain_in_a_100_mb_job_cgroup_names_it(self):
+        job = own_memory_cgroup() / f"ptrun-test-{os.getpid()}"
+        job.mkdir()
+        try:
+            (job / "memory.limit_in_bytes").write_text(str(100 << 20))
+            cmd = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(job), PTRUN,
+                   "--explain", "/bin/true"]
+            res = subprocess.run(cmd, env=_env({}), capture_output=True, text=True, timeout=60)
+        finally:
+            job.rmdir()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        value, _ = explain_row(res.stdout, "memory limit")
+        self.assertRegex(value, r"^100 MiB, the job's memory cgroup /\S*ptrun-test-\d+$")
 
     def test_memory_limit_per_worker_ends_the_worker_that_grew(self):
         before = set(own_memory_cgroup().iterdir())

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Preemption end to end on a real SLURM (tests/slurm/cluster.sh, one node): an sbatch --requeue
+"""Preemption end to end on a real SLURM (tests/slurm/cluster.sh, two nodes): an sbatch --requeue
 job whose batch script execs `ptrun --checkpoint-signal SIGUSR1 --requeue` with torch workers
 (examples/python/checkpoint_on_signal.py). Once the workers train, `scancel --batch -s USR1` (what
 `--signal=B:USR1@90` sends before the time limit, sent now) reaches ptrun, which forwards SIGUSR1;
@@ -7,13 +7,18 @@ the workers checkpoint and exit, ptrun requeues the job (scontrol requeue) and e
 requeued run gets PTRUN_REQUEUE_COUNT=1, resumes from the checkpoint and ends with exactly the
 loss of an uninterrupted run.
 
+Two nodes (`srun ptrun` with one task per node, standard-library workers: shard_worker.py):
+`scancel -s USR1` reaches both ptruns; node rank 1's worker takes seconds longer to write its
+shard of the checkpoint. Node rank 0 must requeue only after it: a requeue ends every step of
+the job at once, and would kill node rank 1's worker mid-write.
+
 SLURM holds a requeued job: its EligibleTime is the requeue + cred_expire + 1 s (AuthInfo's
 cred_expire, 120 s by default: measured 121 s on slurm-wlm 22.05 here), because the requeue
 revokes the job's credentials issued up to that second. The test moves the start to now with
 `scontrol update StartTime=now` two seconds after the requeue, so it stays bounded (~30 s).
 
-Needs root (cluster.sh), PTRUN_BIN (set by ctest), /usr/bin/python3 with torch. Skips (exit 77)
-where SLURM or torch cannot run; the cluster is torn down whatever happens."""
+Needs root (cluster.sh), PTRUN_BIN (set by ctest), /usr/bin/python3 (with torch for the torch
+case). Skips (exit 77) where SLURM cannot run; the cluster is torn down whatever happens."""
 import json
 import os
 import re
@@ -30,6 +35,9 @@ import test_cluster as tc  # noqa: E402  (cluster.sh driver, private prefix/subn
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "python" / "checkpoint_on_signal.py"
+SHARD_WORKER = Path(__file__).resolve().parent / "shard_worker.py"
+SLOW_SHARD = 4  # seconds node rank 1's worker takes to write its shard
+NODES = 2
 PTRUN = os.environ.get("PTRUN_BIN", "")
 PYTHON = "/usr/bin/python3"
 STEPS = 300
@@ -59,20 +67,26 @@ class SlurmRequeue(unittest.TestCase):
             raise unittest.SkipTest("needs iproute2 (the ip command)")
         if os.geteuid() != 0:
             raise unittest.SkipTest("needs root: network namespaces and SLURM daemons run as root")
-        if not has_torch():
-            raise unittest.SkipTest("needs /usr/bin/python3 with torch")
         tc.reap_stale()
         cls.work = Path(tempfile.mkdtemp(prefix="ptrun-slurm-requeue."))
         cls.work.chmod(0o755)
         cls.addClassCleanup(shutil.rmtree, cls.work, ignore_errors=True)
+        # A private home (srun passes the environment on): the rendezvous key of a multi-node job
+        # (~/.ptrun/rdzv-key) is created there, not in the real home.
+        home = cls.work / "home"
+        home.mkdir()
+        cls.addClassCleanup(tc.ENV.__setitem__, "HOME", tc.ENV.get("HOME", "/root"))
+        tc.ENV["HOME"] = str(home)
+        cls.torch = has_torch()
         cls.daemon_pids = []
         cls.addClassCleanup(cls._down)
-        p = tc.cluster("up", 1, check=False, timeout=tc.UP_TIMEOUT)
+        p = tc.cluster("up", NODES, check=False, timeout=tc.UP_TIMEOUT)
         if p.returncode == 77:
             lines = p.stderr.strip().splitlines() or ["cluster.sh up: exit 77"]
             raise unittest.SkipTest(lines[-1])
         if p.returncode != 0:
-            raise AssertionError(f"cluster.sh up 1 -> {p.returncode}\n{p.stdout}\n{p.stderr}")
+            raise AssertionError(f"cluster.sh up {NODES} -> {p.returncode}\n{p.stdout}\n"
+                                 f"{p.stderr}")
         cls.daemon_pids = [int(f.read_text().strip()) for f in (tc.STATE_DIR / "pids").iterdir()]
 
     @classmethod
@@ -96,6 +110,56 @@ class SlurmRequeue(unittest.TestCase):
         self.assertTrue(found, f"never happened: {what}\n---- job output\n{log()}")
         return found
 
+    def submit(self, out, body, *sbatch_args):
+        """Submits `body` as an sbatch --requeue job writing to out/job-ID.out (both runs: the
+        file is appended to); returns (job id, a function that reads that output)."""
+        script = out / "job.sh"
+        script.write_text("#!/bin/bash\nexport PYTHON_EXEC=/usr/bin/python3\n" + body + "\n")
+        script.chmod(0o755)
+        p = self.slurm("sbatch", "--parsable", "--requeue", "--open-mode=append", *sbatch_args,
+                       "-o", f"{out}/job-%j.out", str(script))
+        jobid = p.stdout.strip().split(";")[0]
+        self.assertRegex(jobid, r"^\d+$")
+        self.addCleanup(self.slurm, "scancel", jobid, check=False)
+        log_path = out / f"job-{jobid}.out"
+
+        def log():
+            return log_path.read_text(errors="replace") if log_path.exists() else ""
+
+        return jobid, log
+
+    def wait_requeued(self, jobid, log):
+        """Waits until the job is pending again after one requeue; returns its fields."""
+        def requeued():
+            f = self.job_fields(jobid)
+            return f if f.get("JobState") == "PENDING" and f.get("Restarts") == "1" else None
+
+        return self.wait_for("the job is requeued (pending, Restarts=1)", requeued, log)
+
+    def release_until(self, jobid, done, log):
+        """Lifts the requeued job's hold (see the module's notes) until done() is true."""
+        requeued_at = time.monotonic()
+
+        def released_and_done():
+            # The requeue revokes the job's credentials issued up to that second: a start in the
+            # same second is killed ("Job credential revoked"), which is why SLURM holds the job.
+            # Two seconds later a new credential is valid: then move the start to now.
+            f = self.job_fields(jobid)
+            old_enough = time.monotonic() - requeued_at >= RELEASE_AFTER
+            if old_enough and f.get("JobState") == "PENDING" and f.get("Reason") == "BeginTime":
+                self.slurm("scontrol", "update", f"JobId={jobid}", "StartTime=now")
+            return done()
+
+        self.wait_for("the requeued run ends", released_and_done, log, interval=1.0)
+
+    def wait_completed(self, jobid, log):
+        """Waits until the job has completed; returns its fields."""
+        def completed():
+            f = self.job_fields(jobid)
+            return f if f.get("JobState") == "COMPLETED" else None
+
+        return self.wait_for("the job completes", completed, log)
+
     def uninterrupted_loss(self):
         """The final loss of the same training run straight through, outside SLURM."""
         directory = self.work / "straight"
@@ -109,36 +173,22 @@ class SlurmRequeue(unittest.TestCase):
 
     @tc.dump_logs_on_failure
     def test_checkpoint_requeue_and_resume_ends_with_the_uninterrupted_loss(self):
+        if not self.torch:
+            self.skipTest("needs /usr/bin/python3 with torch")
         expected = self.uninterrupted_loss()
         out = self.work / "job"
         out.mkdir()
         out.chmod(0o777)
-        script = out / "job.sh"
-        script.write_text("#!/bin/bash\nexport PYTHON_EXEC=/usr/bin/python3\n"
-                          f"exec {PTRUN} --nproc-per-node 2 --checkpoint-signal SIGUSR1 "
-                          f"--checkpoint-grace 60 --requeue {' '.join(train_args(out))}\n")
-        script.chmod(0o755)
-        p = self.slurm("sbatch", "--parsable", "--requeue", "-o", f"{out}/job-%j.out", str(script))
-        jobid = p.stdout.strip().split(";")[0]
-        self.assertRegex(jobid, r"^\d+$")
-        self.addCleanup(self.slurm, "scancel", jobid, check=False)
-        log_path = out / f"job-{jobid}.out"
-
-        def log():
-            return log_path.read_text(errors="replace") if log_path.exists() else ""
-
+        jobid, log = self.submit(out, f"exec {PTRUN} --nproc-per-node 2 --checkpoint-signal "
+                                      f"SIGUSR1 --checkpoint-grace 60 --requeue "
+                                      f"{' '.join(train_args(out))}")
         marker = out / "marker.json"
         self.wait_for("the workers train", marker.exists, log)
         self.assertEqual(json.loads(marker.read_text())["requeue_count"], 0)
         marker.unlink()
         t0 = time.monotonic()
         self.slurm("scancel", "--batch", "--signal=USR1", jobid)
-
-        def requeued():
-            f = self.job_fields(jobid)
-            return f if f.get("JobState") == "PENDING" and f.get("Restarts") == "1" else None
-
-        fields = self.wait_for("the job is requeued (pending, Restarts=1)", requeued, log)
+        fields = self.wait_requeued(jobid, log)
         now = time.strftime("%Y-%m-%dT%H:%M:%S")
         print(f"\n[USR1 -> requeued: {time.monotonic() - t0:.1f} s; held until "
               f"{fields.get('EligibleTime')} (now {now}): moved to now]", file=sys.stderr)
@@ -148,34 +198,54 @@ class SlurmRequeue(unittest.TestCase):
         self.assertIn("exited within the grace (60 s, --checkpoint-grace): rank 0 (exit code 0), "
                       "rank 1 (exit code 0)", first)
         self.assertIn(f"requeued SLURM job {jobid} (scontrol requeue)", first)
+        self.assertNotIn("waiting for the other nodes", first)  # one node: nothing to wait for
         result = out / "result.json"
-
-        requeued_at = time.monotonic()
-
-        def released_and_done():
-            # The requeue revokes the job's credentials issued up to that second: a start in the
-            # same second is killed ("Job credential revoked"), which is why SLURM holds the job.
-            # Two seconds later a new credential is valid: then move the start to now.
-            f = self.job_fields(jobid)
-            old_enough = time.monotonic() - requeued_at >= RELEASE_AFTER
-            if old_enough and f.get("JobState") == "PENDING" and f.get("Reason") == "BeginTime":
-                self.slurm("scontrol", "update", f"JobId={jobid}", "StartTime=now")
-            return result.exists()
-
-        self.wait_for("the requeued run ends", released_and_done, log, interval=1.0)
+        self.release_until(jobid, result.exists, log)
         got = json.loads(result.read_text())
         self.assertEqual(got["requeue_count"], 1, log())
         self.assertGreater(got["resumed_from"], 0, log())
         self.assertLess(got["resumed_from"], STEPS, log())
         self.assertEqual(got["loss"], expected, log())
         self.assertIn("resumed at step", log())
-
-        def completed():
-            f = self.job_fields(jobid)
-            return f if f.get("JobState") == "COMPLETED" else None
-
-        done = self.wait_for("the job completes", completed, log)
+        done = self.wait_completed(jobid, log)
         self.assertEqual(done.get("Restarts"), "1")  # requeued exactly once
+        self.assertEqual(done.get("ExitCode"), "0:0")
+
+    @tc.dump_logs_on_failure
+    def test_two_nodes_requeue_only_once_every_node_wrote_its_shard(self):
+        out = self.work / "two_nodes"
+        out.mkdir()
+        out.chmod(0o777)
+        jobid, log = self.submit(out, f"srun {PTRUN} --nproc-per-node 1 --checkpoint-signal "
+                                      f"SIGUSR1 --checkpoint-grace 30 --requeue "
+                                      f"{SHARD_WORKER} {out} {SLOW_SHARD}",
+                                 f"-N{NODES}", "--ntasks-per-node=1")
+        started = [out / "start.0", out / "start.1"]
+        self.wait_for("both nodes' workers run", lambda: all(f.exists() for f in started), log)
+        # One worker runs beside the task that requeues, one beside the other (the slow one).
+        self.assertEqual(sorted(f.read_text() for f in started), ["0", "1"], log())
+        t0 = time.monotonic()
+        # What --signal=USR1@90 sends before the time limit, sent now: every step's tasks get it.
+        self.slurm("scancel", "--signal=USR1", jobid)
+        self.wait_requeued(jobid, log)
+        print(f"\n[USR1 -> requeued: {time.monotonic() - t0:.1f} s]", file=sys.stderr)
+        first = log()
+        # Node rank 1's worker wrote its shard, SLOW_SHARD seconds after node rank 0's, and
+        # exited on its own: the requeue came after it, not in the middle of its write.
+        for rank in (0, 1):
+            self.assertTrue((out / f"shard.{rank}").exists(), f"no shard of rank {rank}\n{first}")
+        for rank in (0, 1):
+            self.assertIn(f"exited within the grace (30 s, --checkpoint-grace): rank {rank} "
+                          "(exit code 0)", first)
+        self.assertNotIn("stopped by ptrun", first)
+        self.assertIn("waiting for the other nodes' workers to end before requeueing", first)
+        self.assertIn("until every other node's workers had ended", first)
+        self.assertEqual(first.count("(scontrol requeue)"), 1, first)  # node rank 0 alone
+        self.release_until(jobid, lambda: (out / "resumed.0").exists() and
+                           (out / "resumed.1").exists(), log)
+        self.assertEqual((out / "resumed.1").read_text(), "1")  # PTRUN_REQUEUE_COUNT
+        done = self.wait_completed(jobid, log)
+        self.assertEqual(done.get("Restarts"), "1")
         self.assertEqual(done.get("ExitCode"), "0:0")
 
 

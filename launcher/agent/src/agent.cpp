@@ -393,4 +393,8 @@ int Agent::run() { return impl_->run(); }
 
 bool Agent::checkpointed() const { return impl_->checkpointed(); }
 
+std::chrono::steady_clock::time_point Agent::checkpoint_started() const {
+    return impl_->checkpoint_started();
+}
+
 }  // namespace ptrun::launcher

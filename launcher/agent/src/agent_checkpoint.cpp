@@ -35,6 +35,7 @@ std::string Agent::Impl::checkpoint_notice(int signo) const {
 
 void Agent::Impl::start_checkpoint(int signo) {
     signal_alive(signo, false);
+    checkpoint_sent = std::chrono::steady_clock::now();
     checkpoint_grace.expires_after(config.checkpoint_grace);
     checkpoint_grace.async_wait([this](boost::system::error_code ec) {
         if (ec || finished) return;

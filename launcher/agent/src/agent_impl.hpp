@@ -92,6 +92,8 @@ class Agent::Impl {
   public:
     /// The job ended on --checkpoint-signal (Agent::checkpointed).
     bool checkpointed() const { return state.checkpoint_signal != 0; }
+    /// When the workers were sent the checkpoint signal (Agent::checkpoint_started).
+    std::chrono::steady_clock::time_point checkpoint_started() const { return checkpoint_sent; }
 
     Impl(const LaunchConfig& c, WorkerCommand cmd, LocalPlacement lp, env::EnvMap e,
          StoreEndpoint s, std::shared_ptr<spdlog::logger> l, std::optional<Membership> m,
@@ -178,6 +180,8 @@ class Agent::Impl {
     boost::asio::steady_timer grace;
     /// --checkpoint-grace: how long the workers have to exit on the checkpoint signal.
     boost::asio::steady_timer checkpoint_grace;
+    /// When the workers were sent the checkpoint signal (Agent::checkpoint_started).
+    std::chrono::steady_clock::time_point checkpoint_sent{};
     /// Says which workers a half-finished group still waits on.
     boost::asio::steady_timer straggler;
     /// When a worker of this attempt first exited 0.

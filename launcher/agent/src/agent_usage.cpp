@@ -1,8 +1,8 @@
 // What each worker used (issue 39): every run of a local slot adds its wall time, CPU time and
 // peak (read once as it was reaped: ProcessLauncher, worker_usage.hpp); the run's end prints one
 // table per node. A running worker is read on demand only (live_usage.hpp): for /status and
-// /metrics, and as a memory sample for trace.json when ptrun acts for it anyway (its start, its
-// timeline events, its exit). No thread, no timer of its own.
+// /metrics, and as a memory sample for trace.json when ptrun acts for it anyway (its timeline
+// events, each /status or /metrics request, its exit). No thread, no timer of its own.
 
 #include <algorithm>
 
@@ -19,11 +19,8 @@ void Agent::Impl::usage_started(Worker& w) {
     w.counted = false;
     w.peak_seen = 0;
     w.cpu_seen = 0;
-    // Its memory as it starts: one small read on the launch path (no peak, no CPU time yet).
-    if (w.alive && w.end.pid > 0) {
-        if (auto bytes = launcher->memory_now(w.end.pid))
-            add_memory_sample(timeline, {progress::monotonic_now_ns(), w.end.rank, bytes, {}});
-    }
+    // No memory sample here: the process has not exec'd yet (its resident set is ptrun's own),
+    // and a read per worker would sit on the launch path. Its track starts at its first event.
 }
 
 std::optional<LiveUsage> Agent::Impl::sample_memory(Worker& w) {

@@ -94,8 +94,8 @@ constexpr std::array<Row, kOptionCount> kRows{{
     {Option::CheckpointGrace, "checkpoint-grace", "", "60", V,
      "Seconds the workers have to checkpoint and exit after --checkpoint-signal"},
     {Option::Requeue, "requeue", "", "", F,
-     "Under SLURM: once the workers have exited on --checkpoint-signal, node rank 0 requeues the "
-     "job (scontrol requeue); workers see PTRUN_REQUEUE_COUNT"},
+     "Under SLURM: once the workers of every node have exited on --checkpoint-signal, node rank "
+     "0 requeues the job (scontrol requeue); workers see PTRUN_REQUEUE_COUNT"},
     {Option::SlurmMode, "slurm-mode", "", "auto", V,
      "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM "
      "started one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},

@@ -447,4 +447,11 @@ bool Coordinator::wait_drained(const std::string& self, std::chrono::millisecond
     return impl_->changed.wait_for(lock, timeout, [&] { return impl_->core.drained(self); });
 }
 
+std::optional<std::vector<std::string>> Coordinator::wait_members_left(
+    const std::string& self, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(impl_->mu);
+    impl_->changed.wait_for(lock, timeout, [&] { return impl_->core.not_left(self).empty(); });
+    return impl_->core.not_left(self);
+}
+
 }  // namespace ptrun::launcher

@@ -39,9 +39,15 @@ std::vector<std::string> CoordinatorCore::beating_nodes() const {
 }
 
 bool CoordinatorCore::drained(const std::string& self) const {
-    if (!finished_) return false;
-    return std::all_of(running_.members.begin(), running_.members.end(),
-                       [&](const NodeInfo& m) { return m.id == self || left_.count(m.id); });
+    return finished_ && not_left(self).empty();
+}
+
+std::vector<std::string> CoordinatorCore::not_left(const std::string& self) const {
+    std::vector<std::string> hosts;
+    for (const auto& m : running_.members) {
+        if (m.id != self && !left_.count(m.id)) hosts.push_back(m.hostname);
+    }
+    return hosts;
 }
 
 void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,

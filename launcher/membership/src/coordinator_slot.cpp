@@ -39,6 +39,17 @@ bool CoordinatorSlot::drain(const std::string& self, std::chrono::milliseconds t
     return true;
 }
 
+std::optional<std::vector<std::string>> CoordinatorSlot::wait_members_left(
+    const std::string& self, std::chrono::milliseconds timeout) {
+    std::shared_ptr<Coordinator> c;
+    {
+        std::lock_guard lock(mu_);
+        c = coordinator_;
+    }
+    if (!c) return std::nullopt;
+    return c->wait_members_left(self, timeout);
+}
+
 std::vector<std::string> CoordinatorSlot::spare_hosts() const {
     std::lock_guard lock(mu_);
     return coordinator_ ? coordinator_->spare_hosts() : std::vector<std::string>{};

@@ -192,6 +192,11 @@ bool EtcdLeadership::wait_drained(const std::string& self, std::chrono::millisec
     return impl_->slot.drain(self, timeout);
 }
 
+std::optional<std::vector<std::string>> EtcdLeadership::wait_members_left(
+    const std::string& self, std::chrono::milliseconds timeout) {
+    return impl_->slot.wait_members_left(self, timeout);
+}
+
 std::vector<std::string> EtcdLeadership::spare_hosts() const { return impl_->slot.spare_hosts(); }
 
 }  // namespace ptrun::launcher

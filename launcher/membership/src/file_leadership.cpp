@@ -117,6 +117,11 @@ bool FileLeadership::wait_drained(const std::string& self, std::chrono::millisec
     return impl_->slot.drain(self, timeout);
 }
 
+std::optional<std::vector<std::string>> FileLeadership::wait_members_left(
+    const std::string& self, std::chrono::milliseconds timeout) {
+    return impl_->slot.wait_members_left(self, timeout);
+}
+
 std::vector<std::string> FileLeadership::spare_hosts() const { return impl_->slot.spare_hosts(); }
 
 }  // namespace ptrun::launcher

@@ -39,14 +39,17 @@ std::string bytes_text(std::uint64_t bytes) {
            kUnits[unit];
 }
 
+std::string limit_text(const MemoryLimit& limit) {
+    return (limit.bytes ? bytes_text(*limit.bytes) + ", " : std::string()) + limit.whose;
+}
+
 std::string oom_text(const WorkerUsage& u) {
     if (!u.oom_killed) return "";
     std::string inner;
     if (u.peak_bytes) inner = "peak " + bytes_text(*u.peak_bytes);
     if (u.limit) {
         if (!inner.empty()) inner += "; ";
-        inner += "limit " + (u.limit->bytes ? bytes_text(*u.limit->bytes) + ", " : std::string()) +
-                 u.limit->whose;
+        inner += "limit " + limit_text(*u.limit);
     }
     return "killed by the kernel's OOM killer" + (inner.empty() ? "" : " (" + inner + ")");
 }

@@ -7,7 +7,10 @@
 #include "ptrun/launcher/cli/fixed_placement.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/output/printable.hpp"
+#include "ptrun/launcher/output/usage_table.hpp"
 #include "ptrun/launcher/process/containment.hpp"
+#include "ptrun/launcher/process/memory_cgroup.hpp"
+#include "ptrun/launcher/process/worker_memory_cgroups.hpp"
 #include "ptrun/schedulers/launcher_kind.hpp"
 
 namespace ptrun::launcher {
@@ -284,6 +287,26 @@ std::vector<ExplainRow> explain_worker_command(const LaunchConfig& c, const Laun
 
 ExplainRow explain_containment_row(const env::EnvMap& env) {
     return {"containment", explain_containment(env), "this machine; CONTAINMENT in man ptrun"};
+}
+
+ExplainRow explain_memory_limit_row(const LaunchConfig& c, const LaunchOptions& o) {
+    if (!c.memory_limit_per_worker) {
+        return {"memory limit", limit_text(job_memory_limit()),
+                "this machine; --memory-limit-per-worker gives each worker its own"};
+    }
+    const std::string per_worker = bytes_text(*c.memory_limit_per_worker) + " per worker";
+    const auto place = worker_memory_place();
+    if (!place.parent) {
+        return {"memory limit",
+                per_worker + ": cannot be set here, ptrun would not start (" + place.refusal + ")",
+                source_of(o, Option::MemoryLimitPerWorker)};
+    }
+    const bool v2 = place.parent->version == 2;
+    return {"memory limit",
+            per_worker + ", each in a memory cgroup of its own: " + place.parent->dir +
+                "/ptrun-PID-*/wN (cgroup v" + (v2 ? "2 memory.max" : "1 memory.limit_in_bytes") +
+                (v2 ? "; ptrun moves itself into ptrun-PID-*/ptrun)" : ")"),
+            source_of(o, Option::MemoryLimitPerWorker)};
 }
 
 }  // namespace ptrun::launcher

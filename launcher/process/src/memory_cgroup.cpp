@@ -7,6 +7,9 @@
 #include <sstream>
 #include <string_view>
 
+#include "ptrun/launcher/process/cgroup.hpp"
+#include "ptrun/launcher/process/oom_record.hpp"
+
 namespace ptrun::launcher {
 namespace {
 
@@ -126,6 +129,41 @@ std::optional<std::uint64_t> memory_current(const MemoryCgroup& c) {
 
 std::uint64_t memory_oom_kills(const MemoryCgroup& c) {
     return keyed(c.dir + (c.version == 2 ? "/memory.events" : "/memory.oom_control"), "oom_kill");
+}
+
+std::optional<MemoryLimit> cgroup_memory_limit(MemoryCgroup c) {
+    std::optional<MemoryLimit> tightest;
+    for (;;) {
+        const auto bytes = memory_limit(c);
+        if (bytes && (!tightest || *bytes < *tightest->bytes)) {
+            tightest = MemoryLimit{bytes, "the job's memory cgroup " + c.path};
+        }
+        // Up one level while the directory and the path end alike (never above the mount).
+        const auto slash = c.path.rfind('/');
+        if (c.path == "/" || slash == std::string::npos) break;
+        const std::string last = c.path.substr(slash);
+        if (c.dir.size() <= last.size() ||
+            c.dir.compare(c.dir.size() - last.size(), last.size(), last) != 0) {
+            break;
+        }
+        c.dir.resize(c.dir.size() - last.size());
+        c.path = slash == 0 ? "/" : c.path.substr(0, slash);
+    }
+    return tightest;
+}
+
+MemoryLimit job_memory_limit() {
+    auto own = own_memory_cgroup();
+    if (!own) {  // v2 without memory for ptrun's cgroup: a cgroup above may still have a limit
+        std::istringstream cg(read_text("/proc/self/cgroup"));
+        for (std::string line; std::getline(cg, line);) {
+            if (line.rfind("0::", 0) == 0) own = MemoryCgroup{line.substr(3), own_cgroup_dir(), 2};
+        }
+    }
+    if (own && !own->dir.empty()) {
+        if (auto limit = cgroup_memory_limit(*own)) return *limit;
+    }
+    return MemoryLimit{node_memory_bytes(), "the node's memory"};
 }
 
 }  // namespace ptrun::launcher

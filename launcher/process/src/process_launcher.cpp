@@ -33,9 +33,10 @@ ProcessLauncher::ProcessLauncher(ContainmentOptions options, std::string inherit
       log_(std::move(log)) {}
 
 ProcessLauncher::~ProcessLauncher() {
-    sigchld_.reset();      // before the loop it was made on goes
-    containment_.reset();  // ends what is left
-    memory_.reset();       // then the workers' memory cgroups, empty by now
+    sigchld_.reset();                      // before the loop it was made on goes
+    if (memory_) memory_->kill_workers();  // v2: outside the job's cgroup (its own)
+    containment_.reset();                  // ends what is left
+    memory_.reset();                       // then the workers' memory cgroups, empty by now
 }
 
 void ProcessLauncher::open(boost::asio::io_context& io, ChangeHandler changed) {
@@ -46,7 +47,8 @@ void ProcessLauncher::open(boost::asio::io_context& io, ChangeHandler changed) {
         std::string error;
         memory_ = WorkerMemoryCgroups::create(*options_.memory_limit_per_worker, &error);
         if (!memory_) throw EnvironmentError("--memory-limit-per-worker: " + error);
-        log_->debug("memory cgroups of the workers: {}", memory_->dir());
+        log_->debug("memory cgroups of the workers (cgroup v{}): {}", memory_->version(),
+                    memory_->dir());
     }
     sigchld_ = std::make_unique<Sigchld>(io);
     open_ = true;
@@ -194,6 +196,10 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
         memory_procs = sys::Fd(fd);
         tracked.memory = cgroup;
         request.memory_procs_fd = fd;
+        if (cgroup.version == 2) {  // one v2 cgroup per process: its memory cgroup, not the job's
+            request.cgroup_dir_fd = -1;
+            request.cgroup_procs_fd = -1;
+        }
     }
     pid_t pid = -1;
     try {
@@ -262,16 +268,11 @@ LiveUsage ProcessLauncher::usage_now(pid_t pid) const {
     return u;
 }
 
-std::optional<std::uint64_t> ProcessLauncher::memory_now(pid_t pid) const {
-    auto it = tracked_.find(pid);
-    if (it != tracked_.end() && it->second.memory) return memory_current(*it->second.memory);
-    return read_resident_bytes(pid);
-}
-
 void ProcessLauncher::signal_group(pid_t pgid, int signo) { launcher::signal_group(pgid, signo); }
 
 void ProcessLauncher::end_attempt() {
     for (pid_t pid : attempt_) launcher::signal_group(pid, SIGKILL);
+    if (memory_) memory_->kill_workers();  // v2: the workers' cgroups are not the job's
     if (containment_) containment_->attempt_ended(helper_pids());  // cgroup, children inherited
     alive_.clear();
 }

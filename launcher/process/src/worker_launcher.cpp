@@ -12,8 +12,4 @@ std::uint64_t WorkerLauncher::fork_worker(ForkServer&, SpawnRequest&, std::funct
 
 LiveUsage WorkerLauncher::usage_now(pid_t pid) const { return read_process_usage(pid); }
 
-std::optional<std::uint64_t> WorkerLauncher::memory_now(pid_t pid) const {
-    return read_resident_bytes(pid);
-}
-
 }  // namespace ptrun::launcher

@@ -10,6 +10,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "ptrun/launcher/process/cgroup.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -25,18 +29,95 @@ std::vector<std::string> subdirs(const std::string& dir) {
     return out;
 }
 
-bool write_file(const std::string& path, const std::string& text, std::string* error) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+/// Writes `text` to the cgroup file `path`. `create`: O_CREAT | O_TRUNC, as the shell's
+/// `echo +memory > cgroup.subtree_control` opens it: the kernel's files exist and ignore both,
+/// and a test's tree laid out like cgroupfs, where no kernel makes them, gets them.
+bool write_file(const std::string& path, const std::string& text, std::string* error,
+                bool create = false) {
+    const int flags = O_WRONLY | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0);
+    int fd = ::open(path.c_str(), flags, 0644);
     if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-        *error = "cannot write " + text + " to " + path + ": " + std::strerror(errno);
+        const int err = errno;
+        *error = "cannot write " + text + " to " + path + ": " + std::strerror(err);
         if (fd >= 0) ::close(fd);
+        errno = err;  // for the caller to tell EBUSY
         return false;
     }
     ::close(fd);
     return true;
 }
 
+bool lists_word(const std::string& text, const std::string& word) {
+    std::istringstream in(text);
+    for (std::string w; in >> w;) {
+        if (w == word) return true;
+    }
+    return false;
+}
+
+std::string no_v2_memory(const std::string& dir) {
+    std::string listed = read_text(dir + "/cgroup.controllers");
+    while (!listed.empty() && listed.back() == '\n') listed.pop_back();
+    return "cgroup v2's memory controller is not enabled for ptrun's cgroup " + dir +
+           " (its cgroup.controllers: '" + listed +
+           "'; its parent must delegate it, e.g. systemd-run --user --scope -p Delegate=yes)";
+}
+
+/// The processes of cgroup `dir` other than this one: v2 gives a cgroup's children a
+/// controller only while it holds none (its root excepted).
+std::vector<std::string> other_processes(const std::string& dir) {
+    std::istringstream in(read_text(dir + "/cgroup.procs"));
+    std::vector<std::string> out;
+    const std::string self = std::to_string(::getpid());
+    for (std::string pid; in >> pid;) {
+        if (pid != self) out.push_back(pid);
+    }
+    return out;
+}
+
 }  // namespace
+
+WorkerMemoryPlace worker_memory_place_in(const MemoryCgroup& own) {
+    if (own.version != 2) return {own, ""};
+    if (!lists_word(read_text(own.dir + "/cgroup.controllers"), "memory"))
+        return {std::nullopt, no_v2_memory(own.dir)};
+    if (::access((own.dir + "/cgroup.subtree_control").c_str(), W_OK) != 0 ||
+        ::access(own.dir.c_str(), W_OK) != 0) {
+        return {std::nullopt,
+                "ptrun's cgroup " + own.dir +
+                    " is not delegated to this user (cgroup.subtree_control not "
+                    "writable; systemd-run --user --scope -p Delegate=yes gives one)"};
+    }
+    if (own.path == "/") return {own, ""};  // the root may hold processes and hand controllers
+    if (auto others = other_processes(own.dir); !others.empty()) {
+        std::string pids;
+        for (std::size_t i = 0; i < others.size() && i < 5; ++i)
+            pids += (i ? ", " : "") + others[i];
+        if (others.size() > 5) pids += ", ...";
+        return {std::nullopt,
+                "other processes share ptrun's cgroup " + own.dir + " (pids " + pids +
+                    "): cgroup v2 lets a cgroup limit its children only while it holds no process, "
+                    "and ptrun moves only itself out; start ptrun in a cgroup of its own "
+                    "(systemd-run --user --scope -p Delegate=yes ptrun ..., or an srun task)"};
+    }
+    return {own, ""};
+}
+
+WorkerMemoryPlace worker_memory_place() {
+    if (auto own = own_memory_cgroup()) return worker_memory_place_in(*own);
+    if (const std::string v2 = own_cgroup_dir(); !v2.empty()) {
+        return {std::nullopt, no_v2_memory(v2) + ", and there is no cgroup v1 memory hierarchy"};
+    }
+    return {std::nullopt,
+            "no memory cgroup controller on this machine (neither cgroup v2's memory nor v1's)"};
+}
 
 int remove_dead_job_dirs(const std::string& parent_dir) {
     int removed = 0;
@@ -53,24 +134,27 @@ int remove_dead_job_dirs(const std::string& parent_dir) {
 
 std::unique_ptr<WorkerMemoryCgroups> WorkerMemoryCgroups::create(std::uint64_t limit_bytes,
                                                                  std::string* error) {
-    auto own = own_memory_cgroup();
-    if (!own) {
-        *error =
-            "no memory cgroup controller on this machine (neither cgroup v2's memory nor v1's)";
+    auto place = worker_memory_place();
+    if (!place.parent) {
+        *error = place.refusal;
         return nullptr;
     }
-    if (own->version != 1) {
-        *error = "the memory controller is on cgroup v2 (" + own->dir +
-                 "), where ptrun does not make per-worker memory cgroups yet; on cgroup v2, "
-                 "limit the whole job instead (systemd-run -p MemoryMax=..., SLURM --mem)";
+    return create_in(*place.parent, limit_bytes, error);
+}
+
+std::unique_ptr<WorkerMemoryCgroups> WorkerMemoryCgroups::create_in(const MemoryCgroup& own,
+                                                                    std::uint64_t limit_bytes,
+                                                                    std::string* error) {
+    if (auto place = worker_memory_place_in(own); !place.parent) {
+        *error = place.refusal;
         return nullptr;
     }
-    remove_dead_job_dirs(own->dir);
+    remove_dead_job_dirs(own.dir);
     std::uint32_t r = 0;
     if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof r)) r = 0;
     char name[48];
     std::snprintf(name, sizeof name, "/ptrun-%d-%08x", static_cast<int>(::getpid()), r);
-    MemoryCgroup job{own->path + (own->path == "/" ? name + 1 : name), own->dir + name, 1};
+    MemoryCgroup job{own.path + (own.path == "/" ? name + 1 : name), own.dir + name, own.version};
     if (::mkdir(job.dir.c_str(), 0755) != 0) {
         *error = "cannot create the memory cgroup " + job.dir + ": " + std::strerror(errno);
         if (errno == EACCES || errno == EPERM || errno == EROFS) {
@@ -78,12 +162,61 @@ std::unique_ptr<WorkerMemoryCgroups> WorkerMemoryCgroups::create(std::uint64_t l
         }
         return nullptr;
     }
-    return std::unique_ptr<WorkerMemoryCgroups>(new WorkerMemoryCgroups(job, limit_bytes));
+    std::unique_ptr<WorkerMemoryCgroups> made(new WorkerMemoryCgroups(job, limit_bytes));
+    if (own.version != 2) return made;
+    // v2: ptrun leaves `own` for a leaf of the job's directory before `own` hands memory down.
+    if (own.path != "/") {
+        const std::string leaf = job.dir + "/ptrun";
+        if (::mkdir(leaf.c_str(), 0755) != 0) {
+            *error = "cannot create the cgroup " + leaf + ": " + std::strerror(errno);
+            return nullptr;
+        }
+        if (!write_file(leaf + "/cgroup.procs", "0", error, true)) {
+            *error = "cannot move ptrun into its own leaf cgroup: " + *error;
+            ::rmdir(leaf.c_str());
+            return nullptr;  // the destructor removes the job's directory
+        }
+    }
+    if (!write_file(own.dir + "/cgroup.subtree_control", "+memory", error, true)) {
+        if (errno == EBUSY) {
+            *error += " (a process other than ptrun joined " + own.dir + " meanwhile)";
+        }
+        std::string ignored;
+        write_file(own.dir + "/cgroup.procs", "0", &ignored);  // back where it was
+        ::rmdir((job.dir + "/ptrun").c_str());
+        return nullptr;
+    }
+    if (!write_file(job.dir + "/cgroup.subtree_control", "+memory", error, true)) return nullptr;
+    return made;
 }
 
 WorkerMemoryCgroups::~WorkerMemoryCgroups() {
     for (const auto& c : kept_) ::rmdir(c.dir.c_str());
+    // v2: ptrun's own leaf stays until it exits (nothing may join `own` again once it hands
+    // memory down): the next ptrun removes it and the job's directory (remove_dead_job_dirs).
     ::rmdir(job_.dir.c_str());
+}
+
+bool WorkerMemoryCgroups::limit_v1(const MemoryCgroup& c, std::string* error) const {
+    // memsw (memory plus swap) too where the kernel accounts swap, so the limit is not outrun
+    // by swapping; it must be set after memory.limit_in_bytes.
+    if (!write_file(c.dir + "/memory.limit_in_bytes", std::to_string(limit_), error)) return false;
+    std::string ignored;
+    if (::access((c.dir + "/memory.memsw.limit_in_bytes").c_str(), W_OK) == 0) {
+        write_file(c.dir + "/memory.memsw.limit_in_bytes", std::to_string(limit_), &ignored);
+    }
+    return true;
+}
+
+bool WorkerMemoryCgroups::limit_v2(const MemoryCgroup& c, std::string* error) const {
+    // memory.swap.max 0 where swap is accounted: as v1's memsw, the limit is not outrun by
+    // swapping (v2 counts swap apart from memory.max).
+    if (!write_file(c.dir + "/memory.max", std::to_string(limit_), error, true)) return false;
+    std::string ignored;
+    if (::access((c.dir + "/memory.swap.max").c_str(), W_OK) == 0) {
+        write_file(c.dir + "/memory.swap.max", "0", &ignored);
+    }
+    return true;
 }
 
 bool WorkerMemoryCgroups::add(MemoryCgroup* out, int* procs_fd, std::string* error) {
@@ -95,17 +228,12 @@ bool WorkerMemoryCgroups::add(MemoryCgroup* out, int* procs_fd, std::string* err
     }
     made_ += 1;
     kept_.push_back(c);
-    // memsw (memory plus swap) too where the kernel accounts swap, so the limit is not outrun
-    // by swapping; it must be set after memory.limit_in_bytes.
-    if (!write_file(c.dir + "/memory.limit_in_bytes", std::to_string(limit_), error)) {
+    if (!(c.version == 2 ? limit_v2(c, error) : limit_v1(c, error))) {
         remove(c);
         return false;
     }
-    std::string ignored;
-    if (::access((c.dir + "/memory.memsw.limit_in_bytes").c_str(), W_OK) == 0) {
-        write_file(c.dir + "/memory.memsw.limit_in_bytes", std::to_string(limit_), &ignored);
-    }
-    *procs_fd = ::open((c.dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    const int create = c.version == 2 ? O_CREAT : 0;  // a test's tree: write_file above
+    *procs_fd = ::open((c.dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC | create, 0644);
     if (*procs_fd < 0) {
         *error = "cannot open " + c.dir + "/cgroup.procs: " + std::strerror(errno);
         remove(c);
@@ -124,6 +252,12 @@ bool WorkerMemoryCgroups::remove(const MemoryCgroup& cgroup) {
         }
     }
     return true;
+}
+
+void WorkerMemoryCgroups::kill_workers() {
+    if (job_.version != 2) return;
+    std::string ignored;
+    for (const auto& c : kept_) write_file(c.dir + "/cgroup.kill", "1", &ignored);
 }
 
 }  // namespace ptrun::launcher

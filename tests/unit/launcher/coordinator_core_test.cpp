@@ -131,6 +131,30 @@ TEST_CASE("coordinator: every member succeeding completes the job, departures dr
     CHECK(c.drained("a"));
 }
 
+TEST_CASE("coordinator: not_left names the members still running after a checkpoint, final or not",
+          "[launcher][coordinator][requeue]") {
+    // --checkpoint-signal on every node: node a's workers are done first and its ptrun leaves,
+    // which ends the round; b, still writing its checkpoint, has not left (--requeue waits on it).
+    for (int max_restarts : {0, 1}) {
+        CAPTURE(max_restarts);
+        CoordinatorCore c(policy(3, 3, max_restarts));
+        join(c, "a", t0, 1, max_restarts);
+        join(c, "b", t0, 1, max_restarts);
+        join(c, "c", t0, 1, max_restarts);
+        CHECK(c.not_left("a") == std::vector<std::string>{"host-b", "host-c"});
+        auto end = find<EndRound>(c.on_event(LeavingEvent{0, "a", "stopped by SIGUSR1"}, t0));
+        REQUIRE(end);
+        CHECK(end->end.final == (max_restarts == 0));
+        CHECK(c.not_left("a") == std::vector<std::string>{"host-b", "host-c"});
+        c.on_event(LeavingEvent{0, "c", "stopped by SIGUSR1"}, t0 + 1s);
+        CHECK(c.not_left("a") == std::vector<std::string>{"host-b"});
+        CHECK(c.not_left("b") == std::vector<std::string>{});  // a and c left
+        c.on_event(LeavingEvent{0, "b", "stopped by SIGUSR1"}, t0 + 4s);
+        CHECK(c.not_left("a").empty());
+        CHECK(c.drained("a") == (max_restarts == 0));  // drained needs the job's final end
+    }
+}
+
 TEST_CASE("coordinator: a silent member is lost after lost_after, survivors re-form at MIN",
           "[launcher][coordinator]") {
     CoordinatorCore c(policy(1, 2, 3));

@@ -72,6 +72,8 @@ class Agent {
 
     /// After run(): true when the job ended on --checkpoint-signal (its workers are all gone).
     bool checkpointed() const;
+    /// After run(), when checkpointed(): when the workers were sent the checkpoint signal.
+    std::chrono::steady_clock::time_point checkpoint_started() const;
 
   private:
     class Impl;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ptrun/launcher/cli/endpoint.hpp"
@@ -65,6 +66,10 @@ class Coordinator final : public RoundHost {
     /// Blocks until the job has ended and every member but `self` has left, at most `timeout`;
     /// true when drained. The store host calls it before it stops the store.
     bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) override;
+    /// Blocks until every member of the last round but `self` has left, at most `timeout`;
+    /// returns those that had not (their host names).
+    std::optional<std::vector<std::string>> wait_members_left(
+        const std::string& self, std::chrono::milliseconds timeout) override;
     /// The host names of the nodes waiting as spares (the core's, under its lock).
     std::vector<std::string> spare_hosts() const override;
 

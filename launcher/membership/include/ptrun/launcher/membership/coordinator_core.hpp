@@ -107,6 +107,9 @@ class CoordinatorCore {
     std::vector<std::string> spare_hosts() const;
     /// True once a final RoundEnd was issued and every member other than `self` has left.
     bool drained(const std::string& self) const;
+    /// The host names of the last round's members other than `self` that have not left (their
+    /// agents, and so maybe their workers, still run), in group-rank order; final end or not.
+    std::vector<std::string> not_left(const std::string& self) const;
     bool finished() const { return finished_; }
     /// True when node `id` is a member of round `round`, the latest one closed: the only nodes
     /// whose reports (timelines, statuses) count, whatever else reaches the queue.

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ class CoordinatorSlot {
     /// coordinates: waits until every other member has left (at most `timeout`), then stops the
     /// coordinator and marks the job drained (its keys may go). Otherwise true at once.
     bool drain(const std::string& self, std::chrono::milliseconds timeout);
+    /// While it coordinates: Coordinator::wait_members_left (at most `timeout`); otherwise
+    /// nullopt at once (another node coordinates).
+    std::optional<std::vector<std::string>> wait_members_left(const std::string& self,
+                                                              std::chrono::milliseconds timeout);
     /// True once drain() was called.
     bool retired() const { return retired_; }
     /// True once drain() drained the job while coordinating.

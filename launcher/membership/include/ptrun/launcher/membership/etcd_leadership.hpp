@@ -44,6 +44,9 @@ class EtcdLeadership final : public RoundHost {
     /// TTL for a new coordinator at the end, and the job's keys go when it stops. Otherwise
     /// true at once.
     bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) override;
+    /// While coordinating: waits until every other member has left; otherwise nullopt at once.
+    std::optional<std::vector<std::string>> wait_members_left(
+        const std::string& self, std::chrono::milliseconds timeout) override;
     /// The spares, while this node coordinates.
     std::vector<std::string> spare_hosts() const override;
     /// True while this node holds the coordinator role.

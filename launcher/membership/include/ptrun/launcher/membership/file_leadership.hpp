@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ class FileLeadership final : public RoundHost {
     /// As EtcdLeadership::wait_drained: while coordinating, waits (at most `timeout`) until
     /// every other member has left; the job's keys go when this object does.
     bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) override;
+    /// While coordinating: waits until every other member has left; otherwise nullopt at once.
+    std::optional<std::vector<std::string>> wait_members_left(
+        const std::string& self, std::chrono::milliseconds timeout) override;
     /// The spares, while this node coordinates.
     std::vector<std::string> spare_hosts() const override;
     /// True while this node holds the coordinator role.

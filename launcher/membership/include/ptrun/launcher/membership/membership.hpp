@@ -64,6 +64,14 @@ class RoundHost {
     /// Blocks until the job has ended and every member but `self` has left, at most `timeout`;
     /// true when drained.
     virtual bool wait_drained(const std::string& self, std::chrono::milliseconds timeout) = 0;
+    /// Blocks until every member of the last round but `self` has left (its agent ended, its
+    /// workers before it), whether or not the job has ended, at most `timeout`. Returns the host
+    /// names of the members that had not left (empty: all had); nullopt when this node does not
+    /// coordinate the rounds and cannot tell.
+    virtual std::optional<std::vector<std::string>> wait_members_left(
+        const std::string& /*self*/, std::chrono::milliseconds /*timeout*/) {
+        return std::nullopt;
+    }
     /// The host names of the nodes waiting as spares, in the order they take places.
     virtual std::vector<std::string> spare_hosts() const { return {}; }
 };

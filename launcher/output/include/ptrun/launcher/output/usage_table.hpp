@@ -17,6 +17,9 @@ namespace ptrun::launcher {
 /// "512 B", "200 MiB", "21.4 GiB": binary units, at most one decimal.
 std::string bytes_text(std::uint64_t bytes);
 
+/// "24 GiB, the node's memory": a memory limit and whose it is (the OOM report's and --explain's).
+std::string limit_text(const MemoryLimit& limit);
+
 /// "killed by the kernel's OOM killer (peak 21.4 GiB; limit 24 GiB, the node's memory)" for a
 /// worker the OOM killer ended; "" otherwise.
 std::string oom_text(const WorkerUsage& usage);

@@ -40,4 +40,10 @@ std::vector<ExplainRow> explain_worker_command(const LaunchConfig& config,
 /// for ptrun's environment `env`; probes the machine, creates nothing.
 ExplainRow explain_containment_row(const env::EnvMap& env);
 
+/// The table's row naming the memory limit that applies to the workers: with
+/// --memory-limit-per-worker each one's own memory cgroup and its limit (or why none can be made
+/// here); otherwise the job's memory cgroup's limit, else the node's memory (as the OOM report
+/// names them). Probes the machine, creates nothing.
+ExplainRow explain_memory_limit_row(const LaunchConfig& config, const LaunchOptions& options);
+
 }  // namespace ptrun::launcher

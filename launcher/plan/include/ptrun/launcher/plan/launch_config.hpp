@@ -121,8 +121,8 @@ struct LaunchConfig {
     /// on their own before they are stopped; 0: none (SIGTERM stops them at once, as torchrun).
     int checkpoint_signal = 0;
     std::chrono::milliseconds checkpoint_grace{60'000};
-    /// --requeue (SLURM only): node rank 0 requeues the job once its workers have exited on the
-    /// checkpoint signal.
+    /// --requeue (SLURM only): node rank 0 requeues the job once its workers, and on several
+    /// nodes every node's, have exited on the checkpoint signal (agent/requeue_wait.hpp).
     bool requeue = false;
     /// --hang-timeout: a worker silent this long after its first beat is hung; nullopt: off.
     std::optional<std::chrono::milliseconds> hang_timeout;

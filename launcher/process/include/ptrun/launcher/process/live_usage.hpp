@@ -41,8 +41,8 @@ std::optional<std::uint64_t> stat_cpu_ticks(std::string_view stat);
 /// process gone, a zombie's memory).
 LiveUsage read_process_usage(pid_t pid, const std::string& proc_root = "/proc");
 
-/// The resident set of process `pid` now (/proc/PID/statm alone: one small read, for the
-/// launch path); nullopt when unreadable.
+/// The resident set of process `pid` now (/proc/PID/statm alone: one small read); nullopt when
+/// unreadable.
 std::optional<std::uint64_t> read_resident_bytes(pid_t pid, const std::string& proc_root = "/proc");
 
 /// `usage` with the memory figures of the worker's own memory cgroup where readable (usage now,

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "ptrun/launcher/process/worker_usage.hpp"
+
 namespace ptrun::launcher {
 
 /// One memory cgroup's directory and the version of its hierarchy (1 or 2).
@@ -36,5 +38,14 @@ std::optional<std::uint64_t> memory_current(const MemoryCgroup& cgroup);
 /// The OOM kills inside it (v2 memory.events, v1 memory.oom_control: "oom_kill N", Linux >=
 /// 4.13); 0 when not readable.
 std::uint64_t memory_oom_kills(const MemoryCgroup& cgroup);
+
+/// The tightest limit of `cgroup` and of its ancestors up to its hierarchy's root (a SLURM
+/// job's limit sits on job_N, above the task's cgroup ptrun runs in), named as the OOM report
+/// names it: "the job's memory cgroup /slurm/job_1"; nullopt when none is limited.
+std::optional<MemoryLimit> cgroup_memory_limit(MemoryCgroup cgroup);
+
+/// The memory limit that applies to a job ptrun starts here without --memory-limit-per-worker:
+/// its own memory cgroup's (cgroup_memory_limit), else the node's memory (MemTotal).
+MemoryLimit job_memory_limit();
 
 }  // namespace ptrun::launcher

@@ -52,7 +52,6 @@ class ProcessLauncher final : public WorkerLauncher {
                         std::function<void(const WorkerExit&)> exited) override;
     /// Its /proc files, its memory cgroup's figures where it has one.
     LiveUsage usage_now(pid_t pid) const override;
-    std::optional<std::uint64_t> memory_now(pid_t pid) const override;
 
   private:
     /// Waits for the next SIGCHLD.

@@ -73,8 +73,6 @@ class WorkerLauncher {
     /// What the live (unreaped) worker `pid` uses now, read on demand (live_usage.hpp); the
     /// default reads its /proc files.
     virtual LiveUsage usage_now(pid_t pid) const;
-    /// Only its memory now, one read (the launch path); the default reads /proc/PID/statm.
-    virtual std::optional<std::uint64_t> memory_now(pid_t pid) const;
 };
 
 }  // namespace ptrun::launcher
