@@ -425,6 +425,10 @@ class Agent::Impl {
     /// in the new generation, whose keys go to the workers' store; when they cannot, or the
     /// replacement cannot start, the recovery falls back to a group restart.
     void replace_worker(int lr);
+    /// Begins the job's next generation replacing global `ranks` on the workers' store (the
+    /// board made on first use); its end reaches generation_ended on the loop. Returns its
+    /// number. Throws rdzv::StoreError.
+    int begin_generation(const std::vector<int>& ranks);
     /// This node takes a lost member's place in the running round (placement.replacement): its
     /// ranks begin a new generation, which its workers start in; false (the round told of the
     /// failure) when the generation's keys cannot be written.

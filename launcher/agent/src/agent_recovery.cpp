@@ -25,6 +25,19 @@ std::string rank_words(const std::vector<int>& ranks) {
 
 }  // namespace
 
+int Agent::Impl::begin_generation(const std::vector<int>& ranks) {
+    if (!generations) {
+        generations =
+            std::make_unique<GenerationBoard>(placement.master_addr, placement.master_port);
+    }
+    // The number is the job's: on several nodes another agent may have begun generations.
+    return generations->begin(ranks, config.recovery_timeout, [this](int generation, bool joined) {
+        boost::asio::post(io, [this, generation, joined] {
+            if (!finished) generation_ended(generation, joined);
+        });
+    });
+}
+
 void Agent::Impl::replace_worker(int lr) {
     auto& old = workers[static_cast<std::size_t>(lr)];
     const int rank = old.end.rank;
@@ -37,18 +50,7 @@ void Agent::Impl::replace_worker(int lr) {
         recovery_replaced.push_back(rank);  // a replacement that failed too is the same rank
     }
     try {
-        if (!generations) {
-            generations =
-                std::make_unique<GenerationBoard>(placement.master_addr, placement.master_port);
-        }
-        // The number is the job's: on several nodes another agent may have begun generations.
-        state.generation = generations->begin({rank}, config.recovery_timeout,
-                                              [this](int generation, bool joined) {
-                                                  boost::asio::post(io, [this, generation, joined] {
-                                                      if (!finished)
-                                                          generation_ended(generation, joined);
-                                                  });
-                                              });
+        state.generation = begin_generation({rank});
     } catch (const rdzv::StoreError& e) {
         recovery_why = fmt::format("cannot write generation {}'s keys to the workers' store ({})",
                                    state.generation, e.what());
@@ -85,14 +87,7 @@ bool Agent::Impl::take_lost_place() {
     recovery_started = std::chrono::steady_clock::now();
     recovery_replaced = ranks;
     try {
-        generations =
-            std::make_unique<GenerationBoard>(placement.master_addr, placement.master_port);
-        state.generation =
-            generations->begin(ranks, config.recovery_timeout, [this](int generation, bool joined) {
-                boost::asio::post(io, [this, generation, joined] {
-                    if (!finished) generation_ended(generation, joined);
-                });
-            });
+        state.generation = begin_generation(ranks);
     } catch (const rdzv::StoreError& e) {
         cause.cause = fmt::format(
             "could not take a lost node's place: cannot write a generation's keys to the "

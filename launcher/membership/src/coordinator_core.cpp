@@ -299,11 +299,10 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
                       now, out, m.id);
         } else {
             const std::string why = "node " + m.hostname + " sent no heartbeat for " + silent;
-            const NodeInfo lost = m;  // replace_lost overwrites its place
-            if (!replace_lost(lost, why, now, out)) {
+            if (!replace_lost(m, why, now, out)) {  // it takes a copy: false leaves m as it was
                 end_round(
-                    RoundEnd{.reason = EndReason::NodeLost, .host = lost.hostname, .message = why},
-                    now, out, lost.id);
+                    RoundEnd{.reason = EndReason::NodeLost, .host = m.hostname, .message = why},
+                    now, out, m.id);
             }
         }
         return out;
