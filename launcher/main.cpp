@@ -307,8 +307,10 @@ struct Job {
 /// (exit codes: man ptrun, PREEMPTION). 1 when the requeue failed (said).
 int requeue_after_checkpoint(const ptrun::launcher::RequeueTarget& target, spdlog::logger& log) {
     if (!target.leader) {
-        log.info("workers exited on the checkpoint signal; node rank 0 requeues SLURM job {}",
-                 target.job_id);
+        log.info(
+            "workers exited on the checkpoint signal; the first task of node rank 0 requeues SLURM "
+            "job {}",
+            target.job_id);
         return 0;
     }
     const auto why = ptrun::launcher::requeue_slurm_job(target.job_id, kRequeueDeadline);
@@ -344,13 +346,18 @@ void wait_before_requeue(const ptrun::launcher::LaunchConfig& config,
     }
 }
 
-/// Runs the agent to its end and destroys it (its signal handlers with it); returns its code.
-int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
-              ptrun::launcher::StoreEndpoint store,
-              std::optional<ptrun::launcher::Membership> membership = std::nullopt,
-              ptrun::sys::Fd health_listener = {}) {
-    const auto requeue = ptrun::launcher::requeue_target(job.env);  // env goes to the agent
-    const auto nodes = membership;  // the agent takes it; --requeue waits on its coordinator
+/// How the agent ended, for what follows it (--requeue).
+struct AgentEnd {
+    int code = 0;
+    bool checkpointed = false;  ///< the workers exited on --checkpoint-signal
+    std::chrono::steady_clock::time_point checkpoint_started{};
+};
+
+/// Runs the agent to its end and destroys it (its signal handlers with it).
+AgentEnd run_agent_to_end(const ptrun::launcher::LaunchConfig& config, Job& job,
+                          ptrun::launcher::StoreEndpoint store,
+                          std::optional<ptrun::launcher::Membership> membership,
+                          ptrun::sys::Fd health_listener) {
     // The agent watches the launcher's pipe from here on (an end meanwhile stays readable).
     job.launcher_watch.reset();
     ptrun::launcher::Agent agent(config, std::move(job.command), std::move(job.local),
@@ -361,9 +368,21 @@ int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
         agent.watch_launcher_pipe(ptrun::sys::Fd(::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)));
     }
     const int code = agent.run();
-    if (!config.requeue || !agent.checkpointed() || !requeue) return code;
+    return {code, agent.checkpointed(), agent.checkpoint_started()};
+}
+
+/// Runs the agent to its end, then requeues (--requeue after a checkpoint); returns the code.
+int run_agent(const ptrun::launcher::LaunchConfig& config, Job& job,
+              ptrun::launcher::StoreEndpoint store,
+              std::optional<ptrun::launcher::Membership> membership = std::nullopt,
+              ptrun::sys::Fd health_listener = {}) {
+    const auto requeue = ptrun::launcher::requeue_target(job.env);  // env goes to the agent
+    const auto nodes = membership;  // the agent takes it; --requeue waits on its coordinator
+    const auto end = run_agent_to_end(config, job, std::move(store), std::move(membership),
+                                      std::move(health_listener));
+    if (!config.requeue || !end.checkpointed || !requeue) return end.code;
     if (requeue->leader && nodes) {
-        wait_before_requeue(config, *nodes, agent.checkpoint_started(), *job.logger);
+        wait_before_requeue(config, *nodes, end.checkpoint_started, *job.logger);
     }
     return requeue_after_checkpoint(*requeue, *job.logger);
 }
@@ -402,10 +421,23 @@ int run_mode(const ptrun::launcher::PerRankLaunch& plan, Job& job) {
     job.local.scheduled = plan.placement;  // the agent's one worker takes the launcher's identity
     // run_agent destroys the agent, and its signal handlers go with it: a signal during the
     // barrier below ends ptrun at once.
-    const int code = run_agent(plan.config, job, store.endpoint);
-    ptrun::launcher::placement_exit_barrier(plan.config, plan.placement, code,
-                                            job.logger);  // store outlives ranks
-    return code;
+    auto requeue = ptrun::launcher::requeue_target(job.env);  // env goes to the agent
+    const auto end = run_agent_to_end(plan.config, job, store.endpoint, std::nullopt, {});
+    if (!plan.config.requeue || !end.checkpointed || !requeue) {
+        ptrun::launcher::placement_exit_barrier(plan.config, plan.placement, end.code,
+                                                job.logger);  // store outlives ranks
+        return end.code;
+    }
+    // --requeue: the task hosting the store requeues, once every rank's worker has ended (a
+    // requeue kills the whole job), at most until the others' grace and shutdown are over.
+    requeue->leader = plan.placement.hosts_store;
+    const auto deadline = ptrun::launcher::requeue_deadline(
+        end.checkpoint_started, plan.config.checkpoint_grace, plan.config.shutdown_timeout);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    ptrun::launcher::placement_checkpoint_barrier(plan.config, plan.placement, job.logger,
+                                                  std::max(left, std::chrono::milliseconds(0)));
+    return requeue_after_checkpoint(*requeue, *job.logger);
 }
 
 int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlacement local,

@@ -10,7 +10,9 @@ loss of an uninterrupted run.
 Two nodes (`srun ptrun` with one task per node, standard-library workers: shard_worker.py):
 `scancel -s USR1` reaches both ptruns; node rank 1's worker takes seconds longer to write its
 shard of the checkpoint. Node rank 0 must requeue only after it: a requeue ends every step of
-the job at once, and would kill node rank 1's worker mid-write.
+the job at once, and would kill node rank 1's worker mid-write. The same with one task per rank
+(`srun --ntasks-per-node=2 ptrun --slurm-mode per-rank`, 4 ranks): the first task of node rank 0
+requeues once every other rank's worker wrote its shard.
 
 SLURM holds a requeued job: its EligibleTime is the requeue + cred_expire + 1 s (AuthInfo's
 cred_expire, 120 s by default: measured 121 s on slurm-wlm 22.05 here), because the requeue
@@ -211,43 +213,57 @@ class SlurmRequeue(unittest.TestCase):
         self.assertEqual(done.get("Restarts"), "1")  # requeued exactly once
         self.assertEqual(done.get("ExitCode"), "0:0")
 
-    @tc.dump_logs_on_failure
-    def test_two_nodes_requeue_only_once_every_node_wrote_its_shard(self):
-        out = self.work / "two_nodes"
+    def requeue_after_every_shard(self, name, ptrun_args, sbatch_args, ranks, waited):
+        """Submits `srun ptrun PTRUN_ARGS shard_worker.py` as a --requeue job of `ranks` ranks,
+        signals it once every worker runs, and checks that the requeue came only after every
+        rank wrote its shard (the slow ones SLOW_SHARD seconds after the requeueing task's),
+        that one task requeued (its log says `waited`), and that the requeued run resumes."""
+        out = self.work / name
         out.mkdir()
         out.chmod(0o777)
-        jobid, log = self.submit(out, f"srun {PTRUN} --nproc-per-node 1 --checkpoint-signal "
-                                      f"SIGUSR1 --checkpoint-grace 30 --requeue "
-                                      f"{SHARD_WORKER} {out} {SLOW_SHARD}",
-                                 f"-N{NODES}", "--ntasks-per-node=1")
-        started = [out / "start.0", out / "start.1"]
-        self.wait_for("both nodes' workers run", lambda: all(f.exists() for f in started), log)
-        # One worker runs beside the task that requeues, one beside the other (the slow one).
-        self.assertEqual(sorted(f.read_text() for f in started), ["0", "1"], log())
+        jobid, log = self.submit(out, f"srun {PTRUN} {ptrun_args} --checkpoint-signal SIGUSR1 "
+                                      f"--checkpoint-grace 30 --requeue "
+                                      f"{SHARD_WORKER} {out} {SLOW_SHARD}", *sbatch_args)
+        started = [out / f"start.{rank}" for rank in range(ranks)]
+        self.wait_for("every worker runs", lambda: all(f.exists() for f in started), log)
+        self.assertEqual(sorted(f.read_text() for f in started),
+                         [str(rank) for rank in range(ranks)], log())
         t0 = time.monotonic()
         # What --signal=USR1@90 sends before the time limit, sent now: every step's tasks get it.
         self.slurm("scancel", "--signal=USR1", jobid)
         self.wait_requeued(jobid, log)
         print(f"\n[USR1 -> requeued: {time.monotonic() - t0:.1f} s]", file=sys.stderr)
         first = log()
-        # Node rank 1's worker wrote its shard, SLOW_SHARD seconds after node rank 0's, and
-        # exited on its own: the requeue came after it, not in the middle of its write.
-        for rank in (0, 1):
+        # The slow ranks wrote their shards and exited on their own: the requeue came after
+        # them, not in the middle of a write.
+        for rank in range(ranks):
             self.assertTrue((out / f"shard.{rank}").exists(), f"no shard of rank {rank}\n{first}")
-        for rank in (0, 1):
             self.assertIn(f"exited within the grace (30 s, --checkpoint-grace): rank {rank} "
                           "(exit code 0)", first)
         self.assertNotIn("stopped by ptrun", first)
-        self.assertIn("waiting for the other nodes' workers to end before requeueing", first)
-        self.assertIn("until every other node's workers had ended", first)
-        self.assertEqual(first.count("(scontrol requeue)"), 1, first)  # node rank 0 alone
-        self.release_until(jobid, lambda: (out / "resumed.0").exists() and
-                           (out / "resumed.1").exists(), log)
-        self.assertEqual((out / "resumed.1").read_text(), "1")  # PTRUN_REQUEUE_COUNT
+        self.assertIn(waited, first)
+        self.assertEqual(first.count("(scontrol requeue)"), 1, first)  # one task alone
+        self.release_until(jobid, lambda: all((out / f"resumed.{rank}").exists()
+                                              for rank in range(ranks)), log)
+        self.assertEqual((out / f"resumed.{ranks - 1}").read_text(), "1")  # PTRUN_REQUEUE_COUNT
         done = self.wait_completed(jobid, log)
         self.assertEqual(done.get("Restarts"), "1")
         self.assertEqual(done.get("ExitCode"), "0:0")
 
+    @tc.dump_logs_on_failure
+    def test_two_nodes_requeue_only_once_every_node_wrote_its_shard(self):
+        # One ptrun per node: node rank 0 waits until the other node's ptrun left the rendezvous.
+        self.requeue_after_every_shard("two_nodes", "--nproc-per-node 1",
+                                       (f"-N{NODES}", "--ntasks-per-node=1"), NODES,
+                                       "until every other node's workers had ended")
+
+    @tc.dump_logs_on_failure
+    def test_one_task_per_rank_requeues_only_once_every_rank_wrote_its_shard(self):
+        # srun starts a ptrun per rank (2 nodes x 2): the task hosting the workers' store waits
+        # until every other task said, through that store, that its worker ended.
+        self.requeue_after_every_shard("per_rank", "--slurm-mode per-rank",
+                                       (f"-N{NODES}", "--ntasks-per-node=2"), 2 * NODES,
+                                       "until every other rank's worker had ended")
 
 if __name__ == "__main__":
     tc.main()

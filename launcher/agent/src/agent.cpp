@@ -333,7 +333,7 @@ void Agent::Impl::finish(int code) {
     publish_status();    // the final states, which the store host shows until it ends
     status_publish.cancel();
     launcher->close();
-    if (rounds) rounds->leave(code, state.stop_signal);
+    if (rounds) rounds->leave(code, state.stop_signal, state.checkpoint_signal != 0);
     if (timeline_inbox) timeline_inbox->on_change(nullptr);  // the loop is done: no more checks
     write_trace();
     if (state.checkpoint_signal) report_checkpoint();

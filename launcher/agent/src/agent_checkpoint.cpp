@@ -18,6 +18,11 @@ std::string Agent::Impl::checkpoint_notice(int signo) const {
     const int checkpoint = config.checkpoint_signal;
     if (checkpoint == 0 || state.alive == 0) return "";
     const std::string got = "received " + signal_name(signo);
+    if (state.checkpoint_anticipated && (signo == checkpoint || signo == SIGTERM)) {
+        return got + ": the workers already have " + signal_name(state.checkpoint_signal) +
+               " (another node's checkpoint ended the round); still giving them until "
+               "--checkpoint-grace runs out";
+    }
     if (state.checkpoint_pending && signo == state.checkpoint_signal) {
         return got + " again: forwarding it to the workers, which are checkpointing";
     }

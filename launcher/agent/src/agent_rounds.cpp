@@ -63,12 +63,24 @@ void RoundDriver::on_round_end(const RoundEnd& end) {
         // A node joining is news, not trouble: a warning is for what went wrong.
         const auto level =
             end.reason == EndReason::ScaleUp ? spdlog::level::info : spdlog::level::warn;
-        log_->log(level, "round {} ended: {}{}", round_.round, end.message,
-                  end.final ? "" : "; stopping the workers to re-form the group");
+        log_->log(level, "round {} ended: {}{}", round_.round, end.message, consequence(end));
         if (hooks_.changed)
             hooks_.changed("round " + std::to_string(round_.round) + " ended: " + end.message);
     }
-    hooks_.ended(RoundEnded{.final = end.final, .exit_code = end.final ? end.exit_code : 0});
+    const bool checkpoint = end.reason == EndReason::Checkpoint && alive_at_end_ > 0;
+    hooks_.ended(RoundEnded{.final = end.final,
+                            .exit_code = end.final ? end.exit_code : 0,
+                            .checkpoint = checkpoint ? config_.checkpoint_signal : 0});
+}
+
+std::string RoundDriver::consequence(const RoundEnd& end) const {
+    if (!end.final) return "; stopping the workers to re-form the group";
+    if (end.reason != EndReason::Checkpoint || alive_at_end_ == 0) return "";
+    if (config_.checkpoint_signal == 0) return "; stopping the workers (no --checkpoint-signal)";
+    return "; sending " + signal_name(config_.checkpoint_signal) +
+           " to the workers (--checkpoint-signal); they have " +
+           seconds_text(config_.checkpoint_grace) +
+           " (--checkpoint-grace) to exit, then the rest are stopped";
 }
 
 void RoundDriver::on_store_lost(const std::string& message) {
@@ -96,12 +108,18 @@ void RoundDriver::report_success() {
     membership_.session->report_success(round_.round);
 }
 
-void RoundDriver::leave(int code, int stop_signal) {
+void RoundDriver::leave(int code, int stop_signal, bool checkpointed) {
     left_ = true;
     std::string why = stop_signal ? "stopped by " + signal_name(stop_signal)
                                   : "exiting with code " + std::to_string(code);
-    membership_.session->report_leaving(round_.round, why);
-    const bool job_over = last_end_ && last_end_->final;
+    if (checkpointed) {
+        membership_.session->report_checkpointed(round_.round, code, std::move(why));
+    } else {
+        membership_.session->report_leaving(round_.round, std::move(why));
+    }
+    // A checkpoint ends the job everywhere: the store host keeps the store until the others
+    // have checkpointed too and left.
+    const bool job_over = (last_end_ && last_end_->final) || checkpointed;
     if (membership_.coordinator && job_over &&
         !membership_.coordinator->wait_drained(membership_.self_id, membership_.close_timeout)) {
         log_->warn("not every node left within close_timeout ({}); stopping the store anyway",

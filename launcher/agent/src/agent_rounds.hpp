@@ -49,10 +49,11 @@ class RoundDriver {
     void report_failure(const WorkerEnd& root);
     /// Tells the coordinator every local worker of the running round succeeded.
     void report_success();
-    /// Tells the coordinator this agent is leaving with `code` (`stop_signal`: stopped by it);
-    /// the store host waits (at most close_timeout) until every other node has left before its
-    /// store goes away. No hook is called after it.
-    void leave(int code, int stop_signal);
+    /// Tells the coordinator this agent is leaving with `code` (`stop_signal`: stopped by it;
+    /// `checkpointed`: its workers exited on --checkpoint-signal, which ends the round as a
+    /// checkpoint everywhere); the store host waits (at most close_timeout) until every other
+    /// node has left before its store goes away. No hook is called after it.
+    void leave(int code, int stop_signal, bool checkpointed);
     /// Sends this node's report of `kind` (JSON) to the store host, tagged with the running
     /// round.
     void report(ReportKind kind, std::string text);
@@ -70,6 +71,8 @@ class RoundDriver {
     void start_round(const NodePlacement& placement);
     void on_round_end(const RoundEnd& end);
     void on_store_lost(const std::string& message);
+    /// What this node does about `end`, as the tail of its log line ("" for nothing more).
+    std::string consequence(const RoundEnd& end) const;
 
     Membership membership_;
     const LaunchConfig& config_;

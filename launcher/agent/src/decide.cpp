@@ -89,6 +89,14 @@ Decision on_round_end(GroupState s, const RoundEnded& ev) {
     if (s.alive > 0) {
         if (s.stopping) return {s, {}};
         s.stopping = true;
+        if (ev.checkpoint != 0) {
+            // Another node is being preempted and checkpointed: so do these workers, as on this
+            // node's own checkpoint signal, and the job ends with the round's code.
+            s.checkpoint_signal = ev.checkpoint;
+            s.checkpoint_pending = true;
+            s.checkpoint_anticipated = true;
+            return {s, {ActionKind::Checkpoint, ev.checkpoint, 0}};
+        }
         return {s, {ActionKind::TerminateGroup, SIGTERM, 0}};
     }
     if (!s.stopping && !s.reported_success) return {s, {}};  // no attempt running (joining)
@@ -119,6 +127,10 @@ Decision on_recovery(GroupState s, const RecoveryEnded& ev) {
 /// workers as without --checkpoint-signal.
 std::optional<Decision> on_checkpoint_signal(GroupState& s, const SignalReceived& ev) {
     if (s.alive == 0) return std::nullopt;
+    if (ev.checkpoint != 0 && s.checkpoint_anticipated) {
+        s.checkpoint_anticipated = false;  // this node's own notice: the workers already have it
+        return Decision{s, {}};
+    }
     if (ev.checkpoint != 0 && !s.stopping) {
         s.stop_signal = ev.signo;
         s.stopping = true;

@@ -199,7 +199,9 @@ void CoordinatorCore::end_round(RoundEnd end, SteadyTime now, std::vector<Coordi
         end.message += " (restarts exhausted: " + std::to_string(restart_count_) + " of " +
                        std::to_string(policy_.max_restarts) + ")";
     }
-    if (end.reason == EndReason::Complete || end.reason == EndReason::Error) end.final = true;
+    if (end.reason == EndReason::Complete || end.reason == EndReason::Error ||
+        end.reason == EndReason::Checkpoint)
+        end.final = true;
     const bool final = end.final;
     out.emplace_back(std::in_place_type<EndRound>, round_, std::move(end));
     if (final) {
@@ -254,8 +256,17 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
         if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
             const auto& m =
                 running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
-            const std::string why = "the agent on " + m.hostname + " left: " + l->why;
-            if (!replace_lost(m, why, now, out)) {
+            if (l->checkpointed) {
+                // A preemption: every node checkpoints and the job ends, nothing is replaced.
+                end_round(RoundEnd{.reason = EndReason::Checkpoint,
+                                   .exit_code = l->exit_code,
+                                   .host = m.hostname,
+                                   .message = "the workers on " + m.hostname +
+                                              " exited on the checkpoint signal (" + l->why +
+                                              "); every node checkpoints and the job ends"},
+                          now, out, m.id);
+            } else if (const std::string why = "the agent on " + m.hostname + " left: " + l->why;
+                       !replace_lost(m, why, now, out)) {
                 end_round(
                     RoundEnd{.reason = EndReason::NodeLost, .host = m.hostname, .message = why},
                     now, out, m.id);

@@ -24,7 +24,9 @@ struct Encoder {
         return {{"type", "succeeded"}, {"round", e.round}, {"id", e.id}};
     }
     json operator()(const LeavingEvent& e) const {
-        return {{"type", "leaving"}, {"round", e.round}, {"id", e.id}, {"why", e.why}};
+        json j{{"type", "leaving"}, {"round", e.round}, {"id", e.id}, {"why", e.why}};
+        if (e.checkpointed) j["checkpointed"] = e.exit_code;  // absent: not a checkpoint
+        return j;
     }
     json operator()(const NodeReport& e) const {
         return {{"type", e.kind == ReportKind::Timeline ? "timeline" : "status"},
@@ -54,8 +56,13 @@ RdzvEvent decode_event(const std::string& text) {
             return SucceededEvent{sys::json_integer<int>(j.at("round")),
                                   j.at("id").get<std::string>()};
         if (type == "leaving") {
-            return LeavingEvent{sys::json_integer<int>(j.at("round")),
-                                j.at("id").get<std::string>(), j.at("why").get<std::string>()};
+            LeavingEvent e{sys::json_integer<int>(j.at("round")), j.at("id").get<std::string>(),
+                           j.at("why").get<std::string>()};
+            if (j.contains("checkpointed")) {  // older agents never send it
+                e.checkpointed = true;
+                e.exit_code = sys::json_integer<int>(j.at("checkpointed"));
+            }
+            return e;
         }
         if (type == "timeline" || type == "status") {
             NodeReport report{type == "timeline" ? ReportKind::Timeline : ReportKind::Status,

@@ -392,6 +392,9 @@ void RdzvSession::report_success(int round) {
 void RdzvSession::report_leaving(int round, std::string why) {
     impl_->send(LeavingEvent{round, impl_->o.self.id, std::move(why)});
 }
+void RdzvSession::report_checkpointed(int round, int exit_code, std::string why) {
+    impl_->send(LeavingEvent{round, impl_->o.self.id, std::move(why), true, exit_code});
+}
 void RdzvSession::report(ReportKind kind, int round, std::string text) {
     if (text.size() > kMaxNodeReport) return;
     impl_->send(NodeReport{kind, round, impl_->o.self.id, std::move(text)});

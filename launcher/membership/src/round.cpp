@@ -69,9 +69,10 @@ NodeInfo node_from(const json& j) {
 }
 
 constexpr std::pair<EndReason, const char*> kReasons[] = {
-    {EndReason::Failure, "failure"},   {EndReason::NodeLost, "node-lost"},
-    {EndReason::ScaleUp, "scale-up"},  {EndReason::Regroup, "regroup"},
-    {EndReason::Complete, "complete"}, {EndReason::Error, "error"}};
+    {EndReason::Failure, "failure"},      {EndReason::NodeLost, "node-lost"},
+    {EndReason::ScaleUp, "scale-up"},     {EndReason::Regroup, "regroup"},
+    {EndReason::Complete, "complete"},    {EndReason::Error, "error"},
+    {EndReason::Checkpoint, "checkpoint"}};
 
 }  // namespace
 

@@ -183,6 +183,10 @@ struct FakeMembership final : RoundMember, RoundHost {
     void report_leaving(int round, std::string why) override {
         calls.push_back("leaving " + std::to_string(round) + ": " + why);
     }
+    void report_checkpointed(int round, int exit_code, std::string why) override {
+        calls.push_back("checkpointed " + std::to_string(round) + " (" + std::to_string(exit_code) +
+                        "): " + why);
+    }
     void stop() override { calls.push_back("stop"); }
     bool wait_drained(const std::string&, std::chrono::milliseconds) override {
         calls.push_back("drained");

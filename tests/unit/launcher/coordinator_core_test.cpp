@@ -155,6 +155,27 @@ TEST_CASE("coordinator: not_left names the members still running after a checkpo
     }
 }
 
+TEST_CASE("coordinator: a member leaving after its checkpoint ends the job as a checkpoint",
+          "[launcher][coordinator][checkpoint]") {
+    // Whatever restarts remain: a preemption ends the job on every node, with the leaver's
+    // code, and the other members are told it is a checkpoint (they checkpoint too).
+    CoordinatorCore c(policy(2, 2, 3));
+    join(c, "a", t0, 1, 3);
+    join(c, "b", t0, 1, 3);
+    auto out = c.on_event(LeavingEvent{0, "a", "stopped by SIGUSR1", true, 138}, t0 + 1s);
+    CHECK_FALSE(find<PublishRound>(out));
+    auto end = find<EndRound>(out);
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::Checkpoint);
+    CHECK(end->end.final);
+    CHECK(end->end.exit_code == 138);
+    CHECK(end->end.host == "host-a");
+    CHECK_THAT(end->end.message, Catch::Contains("checkpoint signal"));
+    CHECK(c.not_left("a") == std::vector<std::string>{"host-b"});
+    c.on_event(LeavingEvent{0, "b", "exiting with code 138", true, 138}, t0 + 3s);
+    CHECK(c.drained("a"));
+}
+
 TEST_CASE("coordinator: a silent member is lost after lost_after, survivors re-form at MIN",
           "[launcher][coordinator]") {
     CoordinatorCore c(policy(1, 2, 3));

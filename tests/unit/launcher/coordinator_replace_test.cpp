@@ -139,3 +139,18 @@ TEST_CASE(
         REQUIRE(find<EndRound>(out));
     }
 }
+
+TEST_CASE("coordinator, restart policy failed: a member that checkpointed is not replaced",
+          "[launcher][coordinator][spares][checkpoint]") {
+    CoordinatorCore c(failed_policy(3));
+    join(c, "a", 2, 3);
+    join(c, "b", 2, 3);
+    join(c, "c", 2, 3);  // a spare
+    auto out = c.on_event(LeavingEvent{0, "b", "stopped by SIGUSR1", true, 138}, t0 + 1s);
+    CHECK_FALSE(find<ReplaceMember>(out));
+    auto end = find<EndRound>(out);
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::Checkpoint);
+    CHECK(end->end.final);
+    CHECK(find<RejectJoin>(out));  // the spare goes with the job
+}

@@ -107,3 +107,55 @@ TEST_CASE("decide: a checkpoint signal after a failure stopped the group is only
     CHECK(d.action == Action{ActionKind::Forward, SIGUSR1, 0});
     CHECK_FALSE(d.next.checkpoint_pending);
 }
+
+TEST_CASE("decide: another node's checkpoint ending the round makes these workers checkpoint",
+          "[launcher][decide][checkpoint]") {
+    // Multi-node: the round ended because another node's workers exited on the checkpoint
+    // signal first (its SLURM signal came earlier); this node's own signal has not come yet.
+    auto s = running(2);
+    s.distributed = true;
+    const RoundEnded preempted{.final = true, .exit_code = 128 + SIGUSR1, .checkpoint = SIGUSR1};
+    auto d = decide(s, RestartPolicy{}, preempted);
+    CHECK(d.action == Action{ActionKind::Checkpoint, SIGUSR1, 0});
+    CHECK(d.next.checkpoint_pending);
+    CHECK(d.next.checkpoint_anticipated);
+    CHECK(d.next.stop_signal == 0);
+
+    SECTION("this node's own checkpoint signal is absorbed once, then forwarded again") {
+        auto own = decide(d.next, RestartPolicy{}, SignalReceived{SIGUSR1, true, SIGUSR1});
+        CHECK(own.action.kind == ActionKind::None);
+        CHECK_FALSE(own.next.checkpoint_anticipated);
+        CHECK(own.next.checkpoint_pending);
+        auto again = decide(own.next, RestartPolicy{}, SignalReceived{SIGUSR1, true, SIGUSR1});
+        CHECK(again.action == Action{ActionKind::Forward, SIGUSR1, 0});
+    }
+    SECTION("SIGTERM as this node's notice (a checkpoint request here) is absorbed as well") {
+        auto own = decide(d.next, RestartPolicy{}, SignalReceived{SIGTERM, true, SIGUSR1});
+        CHECK(own.action.kind == ActionKind::None);
+        CHECK(own.next.checkpoint_pending);
+    }
+    SECTION("the workers exiting end the node with the round's code") {
+        auto one = decide(d.next, RestartPolicy{}, WorkerExited{0, WorkerExit{0, 0}});
+        CHECK(one.action.kind == ActionKind::None);
+        auto two = decide(one.next, RestartPolicy{}, WorkerExited{1, WorkerExit{0, 0}});
+        CHECK(two.action == Action{ActionKind::Finish, 0, 128 + SIGUSR1});
+    }
+    SECTION("the grace running out stops the rest with SIGTERM") {
+        auto late = decide(d.next, RestartPolicy{}, CheckpointGraceExpired{});
+        CHECK(late.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+    }
+}
+
+TEST_CASE("decide: a checkpoint round end reaching workers already stopping changes nothing",
+          "[launcher][decide][checkpoint]") {
+    auto s = checkpointing(2);  // this node's own signal came first
+    s.distributed = true;
+    auto d = decide(s, RestartPolicy{},
+                    RoundEnded{.final = true, .exit_code = 128 + SIGUSR1, .checkpoint = SIGUSR1});
+    CHECK(d.action.kind == ActionKind::None);
+    CHECK_FALSE(d.next.checkpoint_anticipated);
+    auto plain = running(2);
+    plain.distributed = true;
+    auto without = decide(plain, RestartPolicy{}, RoundEnded{.final = true, .exit_code = 138});
+    CHECK(without.action == Action{ActionKind::TerminateGroup, SIGTERM, 0});
+}

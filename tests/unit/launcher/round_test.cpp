@@ -34,6 +34,18 @@ TEST_CASE("round: records survive the trip through the store", "[launcher][round
         CHECK(decode_node(encode(n)) == n);
     RoundEnd e{EndReason::NodeLost, true, 7, "n2", 5, "gone"};
     CHECK(decode_end(encode(e)) == e);
+    RoundEnd preempted{EndReason::Checkpoint, true, 138, "n1", -1, "checkpointed"};
+    CHECK(decode_end(encode(preempted)) == preempted);
+    for (bool checkpointed : {false, true}) {
+        auto left = decode_event(encode(RdzvEvent{LeavingEvent{2, "a", "why", checkpointed, 138}}));
+        REQUIRE(std::holds_alternative<LeavingEvent>(left));
+        CHECK(std::get<LeavingEvent>(left).checkpointed == checkpointed);
+        CHECK(std::get<LeavingEvent>(left).exit_code == (checkpointed ? 138 : 0));
+    }
+    // An older agent's departure has no "checkpointed": an ordinary leave.
+    CHECK_FALSE(
+        std::get<LeavingEvent>(decode_event(R"({"type":"leaving","round":1,"id":"a","why":"x"})"))
+            .checkpointed);
     auto ev = decode_event(encode(RdzvEvent{JoinEvent{node("x", "h"), 4}}));
     REQUIRE(std::holds_alternative<JoinEvent>(ev));
     CHECK(std::get<JoinEvent>(ev).seq == 4);

@@ -19,10 +19,13 @@ struct Failure {
 };
 
 /// How the running rendezvous round ended (multi-node): the job is over (`final`, with
-/// `exit_code`), or the nodes re-form the group in a new round.
+/// `exit_code`), or the nodes re-form the group in a new round. `checkpoint`: non-zero when
+/// another node's workers exited on the checkpoint signal (a preemption) and --checkpoint-signal
+/// is set here: this node's workers get it and --checkpoint-grace, as on the signal itself.
 struct RoundEnded {
     bool final = false;
     int exit_code = 0;
+    int checkpoint = 0;
     bool operator==(const RoundEnded&) const = default;
 };
 
@@ -53,6 +56,9 @@ struct GroupState {
     /// exit on their own within --checkpoint-grace (ptrun was asked to stop: `stop_signal`).
     int checkpoint_signal = 0;
     bool checkpoint_pending = false;  ///< within --checkpoint-grace (false once stopped as today)
+    /// The checkpoint began on another node's (RoundEnded::checkpoint): this node's own notice of
+    /// the preemption (the checkpoint signal or SIGTERM), when it comes, is absorbed once.
+    bool checkpoint_anticipated = false;
     bool operator==(const GroupState&) const = default;
 };
 

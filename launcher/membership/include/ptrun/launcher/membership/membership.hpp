@@ -49,6 +49,9 @@ class RoundMember {
     virtual void report_failure(int round, RoundEnd end) = 0;
     virtual void report_success(int round) = 0;
     virtual void report_leaving(int round, std::string why) = 0;
+    /// Leaving after this node's workers exited on --checkpoint-signal, with `exit_code`: the
+    /// round ends as a checkpoint everywhere (the other nodes' workers checkpoint too).
+    virtual void report_checkpointed(int round, int exit_code, std::string why) = 0;
     /// Sends this node's report of `kind` (JSON) to the store host's agent; by default dropped.
     virtual void report(ReportKind /*kind*/, int /*round*/, std::string /*text*/) {}
     /// The clock offset measured at the last join, if any.

@@ -24,11 +24,14 @@ struct SucceededEvent {
     int round = 0;
     std::string id;
 };
-/// Agent `id` is exiting (job over, or stopped by a signal).
+/// Agent `id` is exiting (job over, or stopped by a signal). `checkpointed`: its workers exited
+/// on --checkpoint-signal (a preemption), and it exits with `exit_code`.
 struct LeavingEvent {
     int round = 0;
     std::string id;
     std::string why;
+    bool checkpointed = false;
+    int exit_code = 0;
 };
 
 /// What an agent tells the store host's agent about itself, opaque here: its start-up timeline

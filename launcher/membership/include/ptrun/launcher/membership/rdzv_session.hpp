@@ -78,6 +78,7 @@ class RdzvSession final : public RoundMember {
     void report_failure(int round, RoundEnd end) override;
     void report_success(int round) override;
     void report_leaving(int round, std::string why) override;
+    void report_checkpointed(int round, int exit_code, std::string why) override;
     /// Queues this node's report of `kind` for the store host (at most kMaxNodeReport bytes,
     /// else dropped).
     void report(ReportKind kind, int round, std::string text) override;

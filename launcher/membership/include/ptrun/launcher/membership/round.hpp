@@ -46,7 +46,9 @@ struct RoundAssignment {
 /// Why a running round ended.
 /// Regroup: a node taken into the round never showed (a spare that died since its last beat):
 /// the round re-forms without it, as after a scale-up, not counting a restart.
-enum class EndReason { Failure, NodeLost, ScaleUp, Regroup, Complete, Error };
+/// Checkpoint: a member's workers exited on --checkpoint-signal (the job is being preempted): the
+/// job ends everywhere, the other nodes' workers get their checkpoint signal.
+enum class EndReason { Failure, NodeLost, ScaleUp, Regroup, Complete, Error, Checkpoint };
 
 /// How a round ended, as every agent of it learns. `final` ends the whole job: with exit code 0
 /// after Complete, else with `exit_code` (restarts exhausted, or a configuration error).
