@@ -31,6 +31,7 @@
 #include "ptrun/launcher/hosts/host_fleet.hpp"
 #include "ptrun/launcher/hosts/host_launch.hpp"
 #include "ptrun/launcher/hosts/host_lines.hpp"
+#include "ptrun/launcher/hosts/launcher_pipe_relay.hpp"
 #include "ptrun/launcher/hosts/launcher_pipe_watch.hpp"
 #include "ptrun/launcher/hosts/remote_env.hpp"
 #include "ptrun/launcher/membership/placement_exit.hpp"
@@ -109,6 +110,25 @@ std::unique_ptr<ptrun::launcher::LauncherPipeWatch> watch_launcher_pipe_early() 
     });
 }
 
+/// Each host's ptrun command line, checked here as that ptrun checks it, but against a host with
+/// every kind of device (any_host_facts: the device kinds and counts are each host's own): a bad
+/// value is a usage error before any remote shell starts.
+void check_host_options(const ptrun::launcher::HostsPlan& plan,
+                        const ptrun::launcher::EnvPairs& remote_env) {
+    using namespace ptrun::launcher;
+    const ptrun::env::EnvMap env(remote_env.begin(), remote_env.end());
+    const auto any = any_host_facts();
+    for (std::size_t i = 0; i < plan.hosts.size(); ++i) {
+        try {
+            const auto parsed = parse_command_line(plan.hosts[i].ptrun_args, env);
+            if (const auto* options = std::get_if<LaunchOptions>(&parsed)) resolve(*options, any);
+        } catch (const UsageError& e) {
+            if (i == 0) throw;  // the first host's error is every host's
+            throw UsageError("host " + printable(plan.hosts[i].name) + ": " + e.what());
+        }
+    }
+}
+
 /// `ptrun --hosts/--hostfile`: one ptrun per host through the remote shell; the job's code.
 int launch_hosts(const ptrun::launcher::LaunchOptions& options, const ptrun::env::EnvMap& env) {
     using namespace ptrun::launcher;
@@ -129,6 +149,7 @@ int launch_hosts(const ptrun::launcher::LaunchOptions& options, const ptrun::env
     const auto facts = read_host_facts(env);
     context.run_id = "hosts-" + facts.random_id;
     const auto plan = make_hosts_plan(options, hosts, context);
+    check_host_options(plan, context.env);
     console_level(env);  // a bad LOGLEVEL is a usage error before anything starts
     FleetOptions fleet;
     for (char** e = environ; *e != nullptr; ++e) fleet.env.emplace_back(*e);
@@ -252,6 +273,9 @@ int launch(const std::vector<std::string>& args) {
     }
     const auto& launcher_name = std::get<LaunchOptions>(parsed).at(Option::FromLauncher).value;
     const bool from_launcher = !launcher_name.empty();
+    // --from-launcher: the launching ptrun's signals, relayed for the whole run; it outlives
+    // the watch and the agent, which watch the inner pipe it puts on stdin.
+    std::unique_ptr<LauncherPipeRelay> launcher_relay;
     std::unique_ptr<LauncherPipeWatch> launcher_watch;  // --from-launcher: until the agent runs
     if (from_launcher) {
         check_host_name(launcher_name, "--from-launcher");
@@ -260,6 +284,7 @@ int launch(const std::vector<std::string>& args) {
         const std::string line = std::string(kAgentStartedLine) + "\n";
         std::fwrite(line.data(), 1, line.size(), stdout);
         std::fflush(stdout);
+        launcher_relay = std::make_unique<LauncherPipeRelay>(STDIN_FILENO);
         launcher_watch = watch_launcher_pipe_early();
     }
     console_level(env);  // a bad LOGLEVEL is a usage error before anything starts

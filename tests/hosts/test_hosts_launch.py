@@ -11,6 +11,7 @@ deadline. Run as root; skips (exit 77) without root or namespaces.
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import stat
@@ -28,7 +29,7 @@ sys.path.insert(0, str(HERE.parent / "integration"))
 from test_netns_hosts import ENV, PREFIX, SCRIPT, down_and_check, main, skip_unless_possible, up  # noqa: E402
 
 import harness as ptrun_harness  # noqa: E402
-from harness import Notifier, read_dumps, wait_gone  # noqa: E402
+from harness import Notifier, pid_alive, read_dumps, wait_gone  # noqa: E402
 
 PTRUN = os.environ.get("PTRUN_BIN", str(HERE.parents[1] / "build/launcher/ptrun"))
 FAKE = os.environ.get("FAKE_WORKER", str(HERE.parents[1] / "build/tests/fixtures/fake_worker"))
@@ -38,6 +39,7 @@ STOP_BOUND = 30  # seconds from the launcher's end to nothing left on any host
 # The unreachable case: the other hosts' ptruns, still reaching the rendezvous (join_timeout 20 s
 # here), stop as soon as the launching ptrun closes their pipes.
 UNREACHABLE_BOUND = 12
+KILL_BOUND = 20  # a second Ctrl-C: from it to the launcher's end (the workers' grace: 600 s)
 HOSTS = (1, 2, 3)
 _ports = iter(range(29720, 29800))
 
@@ -168,6 +170,42 @@ class HostsLaunch(unittest.TestCase):
         code, out, err = self.finish()
         self.assertEqual(code, 128 + signal.SIGINT, out + err)
         self.assertIn("stopping every host's ptrun", err)
+        self.assert_hosts_empty()
+
+    def wait_stderr_count(self, pattern, count, timeout=DEADLINE):
+        """Reads the launcher's stderr until `pattern` matched `count` lines; returns the text."""
+        fd, seen, end = self.proc.stderr.fileno(), "", time.monotonic() + timeout
+        while len(re.findall(pattern, seen)) < count:
+            left = end - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise AssertionError(f"{count} lines {pattern!r} did not come; got {seen!r}")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise AssertionError(f"stderr closed before {count} lines {pattern!r}: {seen!r}")
+            seen += chunk.decode(errors="replace")
+        return seen
+
+    def test_a_second_ctrl_c_kills_the_workers_at_once_on_every_host(self):
+        # Workers ignoring SIGINT and SIGTERM: the first Ctrl-C leaves them in their grace (600 s)
+        # on every host, the second kills them at once, as on one node.
+        self.launch(extra=["--shutdown-timeout", "600"], worker=["--hang", "--ignore-term"])
+        workers = [int(w[3]) for w in self.notifier.wait_lines(6)]
+        self.proc.send_signal(signal.SIGINT)
+        # each host's ptrun stopping them (an older ptrun: on its pipe's end, as on SIGTERM)
+        stopping = r"received SIGINT: stopping the workers|stopping as on SIGTERM"
+        first = self.wait_stderr_count(stopping, len(HOSTS))
+        self.assertEqual([w for w in workers if not pid_alive(w)], [], "one ended in its grace")
+        time.sleep(0.15)  # a person's second Ctrl-C: past the 100 ms in which copies count once
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGINT)
+        code, out, err = self.finish(KILL_BOUND)
+        err = first + err
+        self.assertEqual(code, 128 + signal.SIGINT, out + err)
+        self.assertIn("press Ctrl-C again to kill the workers at once", err)
+        self.assertEqual(err.count("received SIGINT again: killing the workers now (SIGKILL)"),
+                         len(HOSTS), err)
+        self.assertEqual(wait_gone(workers, STOP_BOUND), [], "workers left running")
+        self.assertLess(time.monotonic() - t0, KILL_BOUND)
         self.assert_hosts_empty()
 
     def test_kill_9_of_the_launcher_leaves_nothing_within_the_bound(self):

@@ -131,5 +131,61 @@ class CliErrors(PtrunTestCase):
         self.assertRegex(res.stdout, r"^ptrun \d+\.\d+\.\d+\n$")
 
 
+
+class HostsOptionErrors(PtrunTestCase):
+    """--hosts: each host's options are checked by the launching ptrun before any remote shell
+    starts (exit 2, one line naming the option); what depends on a host's devices (--nproc-per-node
+    gpu on a login node without GPUs) or files (etcd's TLS files) is left to the host."""
+
+    def setUp(self):
+        super().setUp()
+        self.called = os.path.join(self.dir, "called")
+        self.shell = os.path.join(self.dir, "shell")
+        with open(self.shell, "w") as f:  # records its call; "unreachable" (ssh's 255)
+            f.write(f"#!/bin/sh\necho \"$1\" >> '{self.called}'\nexit 255\n")
+        os.chmod(self.shell, stat.S_IRWXU)
+
+    def hosts(self, hosts, *args, env=None):
+        return run_ptrun(["--hosts", hosts, "--remote-shell", self.shell, *args, "prog"], env=env)
+
+    def assert_refused_here(self, hosts, args, *expected):
+        res = self.hosts(hosts, *args)
+        self.assertEqual(res.returncode, 2, f"{args}: {res.stderr}")
+        lines = res.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, res.stderr)
+        self.assertTrue(lines[0].startswith("ptrun: error: "), lines[0])
+        for text in expected:
+            self.assertIn(text, lines[0])
+        self.assertFalse(os.path.exists(self.called), f"{args}: a remote shell was started")
+
+    def test_bad_values_are_usage_errors_before_any_remote_shell(self):
+        self.assert_refused_here("a,b", ["--nproc-per-node", "x"], "--nproc-per-node 'x'",
+                                 "expected a positive integer")
+        self.assert_refused_here("a,b", ["--nproc-per-node", "gpu:1,x"],
+                                 "--nproc-per-node 'gpu:1,x'")
+        self.assert_refused_here("a,b", ["--max-restarts", "-1"], "--max-restarts '-1'")
+        self.assert_refused_here("a,b", ["--checkpoint-grace", "soon"], "--checkpoint-grace 'soon'")
+        self.assert_refused_here("a,b", ["--shutdown-timeout", "soon"], "--shutdown-timeout 'soon'")
+        self.assert_refused_here("a,b", ["--restart-policy", "never"], "--restart-policy 'never'")
+        self.assert_refused_here("a,b", ["--rdzv-conf", "join_timeout"], "'join_timeout'",
+                                 "KEY=VALUE")
+        # host b's 1 slot cannot take local rank 3: named with its host
+        self.assert_refused_here("a:4,b:1", ["--local-ranks-filter", "3"], "host b: ",
+                                 "--local-ranks-filter '3'")
+
+    def test_host_dependent_values_are_left_to_the_hosts(self):
+        for args in (["--nproc-per-node", "gpu"], ["--nproc-per-node", "xpu:1,3"],
+                     ["--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "https://e1:2379",
+                      "--rdzv-conf", "cacert=/nonexistent/ca.pem"]):
+            with self.subTest(args=args):
+                if os.path.exists(self.called):
+                    os.unlink(self.called)
+                res = self.hosts("a", *args, env={"CUDA_VISIBLE_DEVICES": ""})  # none here
+                self.assertEqual(res.returncode, 255, res.stderr)
+                self.assertIn("host a: the remote shell exited with code 255", res.stderr)
+                with open(self.called) as f:
+                    self.assertEqual(f.read(), "a\n")
+
+
 if __name__ == "__main__":
     unittest.main()

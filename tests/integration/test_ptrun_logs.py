@@ -99,6 +99,97 @@ class PtrunLogs(PtrunTestCase):
             urllib.request.urlopen(f"http://{at}/logs?rank=9", timeout=10)
         self.assertEqual(caught.exception.code, 404)
 
+    def start_job(self, script, *args):
+        """Starts a 2-worker job running `script`; returns it and its health endpoint."""
+        proc = subprocess.Popen([PTRUN, "--standalone", "--nproc-per-node", "2", *args,
+                                 "--health-port", "0", "--log-dir",
+                                 os.path.join(self.dir, "logs"), script, self.dir],
+                                env=_env({"PYTHON_EXEC": PYTHON}), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        self.leftover.append(proc.pid)
+        self.addCleanup(self.end_job, proc)
+        said = wait_output(proc.stderr, "/status", DEADLINE)
+        port = re.search(r"health endpoint: http://127\.0\.0\.1:(\d+)/health", said).group(1)
+        return proc, f"127.0.0.1:{port}"
+
+    def follow(self, at):
+        follower = subprocess.Popen([PTRUN, "logs", at, "--follow"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+        self.leftover.append(follower.pid)
+
+        def end():
+            if follower.poll() is None:
+                follower.kill()
+                follower.communicate(timeout=DEADLINE)
+            follower.stdout.close()
+            follower.stderr.close()
+        self.addCleanup(end)
+        return follower
+
+    def test_follow_spans_a_restart_and_exits_with_the_job(self):
+        # Attempt 0: both ranks say "start", then rank 0 says "fail" on its turn and fails (rank
+        # 1 is stopped for the restart). Attempt 1: each says "second" and succeeds.
+        script = os.path.join(self.dir, "restarts.py")
+        with open(script, "w") as f:
+            f.write("""import os, signal, sys
+rank = int(os.environ["RANK"])
+if os.environ["TORCHELASTIC_RESTART_COUNT"] != "0":
+    print(f"second {rank}", flush=True)
+    sys.exit(0)
+print(f"start {rank}", flush=True)
+if rank == 1:
+    signal.pause()
+with open(os.path.join(sys.argv[1], "turn0")) as f:
+    f.read()
+print("fail 0", flush=True)
+sys.exit(1)
+""")
+        proc, at = self.start_job(script, "--max-restarts", "1", "--tee", "3")
+        follower = self.follow(at)
+        seen = wait_output(follower.stdout, "start 0", DEADLINE)
+        while "start 1" not in seen:
+            seen += wait_output(follower.stdout, "\n", DEADLINE)
+        self.turn(0)
+        rest, err = follower.communicate(timeout=DEADLINE)
+        seen += rest
+        self.assertEqual(follower.returncode, 0, seen + err)
+        words = [l.split("] ", 1)[1] for l in seen.splitlines()]
+        self.assertEqual([w for w in words if w.endswith("0")], ["start 0", "fail 0", "second 0"],
+                         seen + err)
+        self.assertEqual([w for w in words if w.endswith("1")], ["start 1", "second 1"],
+                         seen + err)
+        proc.communicate(timeout=DEADLINE)
+        self.assertEqual(proc.returncode, 0)
+
+    def test_follow_wakes_on_lines_the_worker_writes_to_its_log_file(self):
+        # --redirects without --tee: the workers write their log files themselves. Each line
+        # reaches the follower well before its 3 s turn.
+        script = os.path.join(self.dir, "redirected.py")
+        with open(script, "w") as f:
+            f.write("""import os, signal, sys
+rank = int(os.environ["RANK"])
+print(f"ready {rank}", flush=True)
+if rank == 0:
+    for word in ("one", "two"):
+        with open(os.path.join(sys.argv[1], "turn0")) as f:
+            f.read()
+        print(word, flush=True)
+""")
+        proc, at = self.start_job(script, "--redirects", "3")
+        follower = self.follow(at)
+        seen = wait_output(follower.stdout, "ready 0", DEADLINE)
+        while "ready 1" not in seen:
+            seen += wait_output(follower.stdout, "\n", DEADLINE)
+        for word in ("one", "two"):
+            start = time.monotonic()
+            self.turn(0)
+            seen += wait_output(follower.stdout, f"] {word}\n", DEADLINE)
+            self.assertLess(time.monotonic() - start, 1.5, f"{word!r} took its 3 s turn")
+        rest, err = follower.communicate(timeout=DEADLINE)
+        self.assertEqual(follower.returncode, 0, seen + rest + err)
+        proc.communicate(timeout=DEADLINE)
+        self.assertEqual(proc.returncode, 0)
+
     def test_nothing_answers(self):
         import socket
         s = socket.socket()

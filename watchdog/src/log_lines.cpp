@@ -160,13 +160,17 @@ std::optional<LogsQuery> parse_logs_query(std::string_view query, std::string* e
             }
             q.tail = static_cast<std::size_t>(*v);
             has_tail = true;
+        } else if (name == "files") {
+            const auto v = decimal(text, 9);
+            if (q.files || !v) return fail("files: expected one number");
+            q.files = *v;
         } else if (name == "out" || name == "err") {
             auto& after = name == "out" ? q.out_after : q.err_after;
             const auto v = decimal(text, 19);
             if (after || !v) return fail(std::string(name) + ": expected one byte offset");
             after = *v;
         } else {
-            return fail("unknown parameter (expected rank, tail, out, err)");
+            return fail("unknown parameter (expected rank, tail, out, err, files)");
         }
     }
     if (!has_rank) return fail("rank: missing (rank=R)");
@@ -177,6 +181,7 @@ std::string logs_query_text(const LogsQuery& q) {
     std::string out = "rank=" + std::to_string(q.rank) + "&tail=" + std::to_string(q.tail);
     if (q.out_after) out += "&out=" + std::to_string(*q.out_after);
     if (q.err_after) out += "&err=" + std::to_string(*q.err_after);
+    if (q.files) out += "&files=" + std::to_string(*q.files);
     return out;
 }
 
@@ -202,7 +207,7 @@ int append_log_time(int times_fd, std::uint64_t offset, std::int64_t unix_us) {
 }
 
 LogChunk read_log_chunk(const std::string& log_path, int rank, LogStream stream,
-                        std::optional<std::uint64_t> after, std::size_t tail) {
+                        std::optional<std::uint64_t> after, std::size_t tail, bool ended) {
     LogChunk chunk;
     chunk.rank = rank;
     chunk.stream = stream;
@@ -210,7 +215,10 @@ LogChunk read_log_chunk(const std::string& log_path, int rank, LogStream stream,
     chunk.next_offset = after.value_or(0);
     sys::Fd fd(::open(log_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0) return chunk;  // not written yet
+    if (!fd || ::fstat(fd.get(), &st) != 0) {
+        chunk.at_end = true;  // not written yet: nothing to read
+        return chunk;
+    }
     const auto size = static_cast<std::uint64_t>(st.st_size);
     std::uint64_t start = 0;
     if (after) {
@@ -242,7 +250,9 @@ LogChunk read_log_chunk(const std::string& log_path, int rank, LogStream stream,
         if (nl == std::string::npos) {
             // A partial line waits for its end, unless it fills the whole window (then it is
             // passed on cut, or nothing could ever be read past it).
-            if (pos != 0 || buffer.size() < kMaxLogReadBytes) break;
+            if (!(ended && end == size) && (pos != 0 || buffer.size() < kMaxLogReadBytes)) {
+                break;
+            }
             line_end = buffer.size();
             next = buffer.size();
         }
@@ -251,6 +261,7 @@ LogChunk read_log_chunk(const std::string& log_path, int rank, LogStream stream,
         pos = next;
     }
     chunk.next_offset = start + pos;
+    chunk.at_end = chunk.next_offset >= size;
     if (!after && lines.size() > tail) {
         lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(tail));
     }
@@ -263,6 +274,10 @@ LogChunk read_log_chunk(const std::string& log_path, int rank, LogStream stream,
 
 std::string logs_answer_text(const std::vector<LogChunk>& chunks) {
     std::string out = "ptrun-logs 1\n";
+    if (!chunks.empty()) {
+        out += "A " + std::to_string(chunks.front().rank) + " " +
+               std::to_string(chunks.front().files) + "\n";
+    }
     for (const auto& c : chunks) {
         out += "F " + std::to_string(c.rank) + " " + stream_name(c.stream) + " " +
                std::to_string(c.next_offset) + (c.kept ? " 1\n" : " 0\n");
@@ -288,12 +303,19 @@ std::optional<std::vector<LogChunk>> parse_logs_answer(std::string_view text, in
             if (c.stream == s) return &c;
         return nullptr;
     };
+    std::optional<std::uint64_t> files;
     while (!text.empty()) {
         const auto nl = text.find('\n');
         if (nl == std::string_view::npos) return std::nullopt;  // cut short
         const std::string_view line = text.substr(0, nl);
         text.remove_prefix(nl + 1);
-        if (line.substr(0, 2) == "F ") {
+        if (line.substr(0, 2) == "A ") {
+            const auto f = fields(line.substr(2), 1);
+            if (!f || files || !chunks.empty()) return std::nullopt;
+            const auto r = decimal((*f)[0], 10);
+            files = decimal((*f)[1], 9);
+            if (!r || *r != static_cast<std::uint64_t>(rank) || !files) return std::nullopt;
+        } else if (line.substr(0, 2) == "F ") {
             const auto f = fields(line.substr(2), 3);
             if (!f) return std::nullopt;
             const auto r = decimal((*f)[0], 10);
@@ -303,7 +325,7 @@ std::optional<std::vector<LogChunk>> parse_logs_answer(std::string_view text, in
                 ((*f)[3] != "0" && (*f)[3] != "1") || chunk_of(*s) != nullptr) {
                 return std::nullopt;
             }
-            chunks.push_back(LogChunk{rank, *s, (*f)[3] == "1", *next, {}});
+            chunks.push_back(LogChunk{rank, *s, (*f)[3] == "1", *next, {}, 0, false});
         } else if (line.substr(0, 2) == "L ") {
             const auto f = fields(line.substr(2), 3);
             if (!f) return std::nullopt;
@@ -323,6 +345,7 @@ std::optional<std::vector<LogChunk>> parse_logs_answer(std::string_view text, in
             return std::nullopt;
         }
     }
+    for (auto& c : chunks) c.files = files.value_or(0);
     return chunks;
 }
 

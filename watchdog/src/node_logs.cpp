@@ -59,6 +59,7 @@ bool NodeLogs::read(std::vector<std::vector<SourcedLine>>& sources) {
         if (at != next_.end()) {
             query.out_after = at->second.out;
             query.err_after = at->second.err;
+            query.files = at->second.files;
         }
         const auto got = http_get(node_.endpoint_host, node_.endpoint_port,
                                   "/logs?" + logs_query_text(query), within_);
@@ -79,6 +80,7 @@ bool NodeLogs::read(std::vector<std::vector<SourcedLine>>& sources) {
         for (const auto& c : *chunks) {
             kept = kept || c.kept;
             (c.stream == LogStream::Out ? next.out : next.err) = c.next_offset;
+            next.files = c.files;
             std::vector<SourcedLine> lines;
             for (const auto& l : c.lines) lines.push_back(SourcedLine{source, l});
             sources.push_back(std::move(lines));

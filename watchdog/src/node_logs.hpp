@@ -27,8 +27,8 @@ class NodeLogs {
         : node_(std::move(node)), ranks_(std::move(ranks)), tail_(tail), within_(within) {}
 
     /// Reads every rank's lines: its last `tail` ones the first time, then those written since
-    /// the previous read. False when the node did not answer (missing() says so; later reads
-    /// give nothing).
+    /// the previous read, on into the files of its later attempts. False when the node did not
+    /// answer (missing() says so; later reads give nothing).
     bool read(std::vector<std::vector<SourcedLine>>& sources);
     /// Long-polls the node (log_follow.hpp) for up to `wait`; the answer, or nullopt when it did
     /// not answer (missing() says so).
@@ -44,6 +44,7 @@ class NodeLogs {
 
     struct Offsets {
         std::optional<std::uint64_t> out, err;
+        std::optional<std::uint64_t> files;  ///< the rank's set of files they belong to
     };
     LogsNode node_;
     std::vector<int> ranks_;

@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <csignal>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -174,6 +175,12 @@ class Agent::Impl {
     boost::asio::io_context io{1};
     /// `ptrun logs --follow`'s long-polls on this node's /logs (agent_logs.cpp).
     watchdog::LogFollowers followers{io};
+    /// Each rank's log files on this node, one set per worker that ran it (an attempt, a
+    /// replacement), oldest first: "" for a stream kept in no file. /logs reads them by index.
+    struct RankLogFiles {
+        std::string out, err;
+    };
+    std::map<int, std::vector<RankLogFiles>> rank_log_files;
     /// Multi-node: the rounds this node goes through (agent_rounds.cpp); empty on one node.
     std::optional<RoundDriver> rounds;
     boost::asio::signal_set signals;
@@ -332,6 +339,9 @@ class Agent::Impl {
     void answer_logs(const std::string& query, watchdog::HealthServer::StacksReply reply);
     /// The lines answer of a rank's /logs query.
     std::pair<int, std::string> answer_rank_logs(const std::string& query);
+    /// Notes the log files worker `w` was given (rank_log_files), and has the followers watch
+    /// those it writes itself.
+    void note_log_files(const Worker& w, const StreamPlumbing& out, const StreamPlumbing& err);
     /// Where other hosts reach this node's health endpoint ("ADDR:PORT"), "" without one.
     std::string published_health_endpoint() const;
     /// Stops the loop: at once, or kFollowerLinger later when a --follow asked (its last reads).

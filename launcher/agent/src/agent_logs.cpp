@@ -1,6 +1,8 @@
 // GET /logs on the health endpoint: the lines one of this node's ranks wrote to its log files in
 // the run directory (log_lines.hpp), for `ptrun logs`, and the long-poll of `ptrun logs --follow`
 // (log_follow.hpp); where other hosts reach this endpoint, published in /status.
+#include <algorithm>
+#include <array>
 #include <exception>
 
 #include "agent_impl.hpp"
@@ -25,33 +27,58 @@ std::pair<int, std::string> Agent::Impl::answer_rank_logs(const std::string& que
     std::string error;
     const auto q = watchdog::parse_logs_query(query, &error);
     if (!q) return {400, "bad /logs query: " + error + "\n"};
-    // The rank names a worker of this attempt, never a path: only its own files are read.
-    const Worker* worker = nullptr;
-    for (const auto& w : workers) {
-        if (w.end.rank == q->rank) worker = &w;
-    }
-    if (worker == nullptr) {
+    // The rank names a worker that ran here, never a path: only its own files are read.
+    const auto found = rank_log_files.find(q->rank);
+    if (found == rank_log_files.end() || found->second.empty()) {
         return {404, "rank " + std::to_string(q->rank) + " does not run on this node\n"};
     }
-    std::vector<watchdog::LogChunk> chunks;
+    const auto& sets = found->second;
+    const std::size_t last = sets.size() - 1;
+    std::array<std::optional<std::uint64_t>, 2> after{q->out_after, q->err_after};
+    if (q->files && *q->files > last) after = {0, 0};  // not this node's numbering: from the start
+    std::size_t k =
+        q->files ? static_cast<std::size_t>(std::min<std::uint64_t>(*q->files, last)) : last;
+    std::array<watchdog::LogChunk, 2> chunks;
+    std::size_t bytes = 0;
     try {
-        for (auto stream : {StdMask::Out, StdMask::Err}) {
-            const auto which =
-                stream == StdMask::Out ? watchdog::LogStream::Out : watchdog::LogStream::Err;
-            if (!route_of(stream, worker->slot).to_file) {
-                chunks.push_back(watchdog::LogChunk{q->rank, which, false, 0, {}});
-                continue;
+        // An older set is complete (its worker is gone): once read to its end, the next one
+        // follows from its start, within one answer's bound.
+        while (true) {
+            bool done = true;
+            for (std::size_t s = 0; s < 2; ++s) {
+                auto& c = chunks[s];
+                c.rank = q->rank;
+                c.stream = s == 0 ? watchdog::LogStream::Out : watchdog::LogStream::Err;
+                c.files = k;
+                const std::string& path = s == 0 ? sets[k].out : sets[k].err;
+                c.kept = !path.empty();
+                c.next_offset = 0;
+                if (!c.kept) continue;
+                auto got =
+                    watchdog::read_log_chunk(path, q->rank, c.stream, after[s], q->tail, k < last);
+                c.next_offset = got.next_offset;
+                done = done && got.at_end;
+                for (auto& l : got.lines) {
+                    bytes += l.text.size();
+                    c.lines.push_back(std::move(l));
+                }
             }
-            const std::string path = logs.log_dir(worker->slot) +
-                                     (stream == StdMask::Out ? "/stdout.log" : "/stderr.log");
-            chunks.push_back(watchdog::read_log_chunk(
-                path, q->rank, which, stream == StdMask::Out ? q->out_after : q->err_after,
-                q->tail));
+            if (k == last || !done || bytes >= watchdog::kMaxLogReadBytes) break;
+            ++k;
+            after = {0, 0};
         }
     } catch (const std::exception& e) {
         return {503, std::string("the log files cannot be read: ") + e.what() + "\n"};
     }
-    return {200, watchdog::logs_answer_text(chunks)};
+    return {200, watchdog::logs_answer_text({chunks[0], chunks[1]})};
+}
+
+void Agent::Impl::note_log_files(const Worker& w, const StreamPlumbing& out,
+                                 const StreamPlumbing& err) {
+    rank_log_files[w.end.rank].push_back(RankLogFiles{out.log_path, err.log_path});
+    for (const auto* stream : {&out, &err}) {
+        if (stream->direct) followers.watch(stream->log_path);
+    }
 }
 
 // Bound to one address: that address. Bound to every address (0.0.0.0, ::): the one the

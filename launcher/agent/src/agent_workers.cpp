@@ -42,6 +42,7 @@ void Agent::Impl::start_attempt() {
     workers.assign(static_cast<std::size_t>(config.nproc_per_node), Worker{});
     timeline_attempt_started();
     for (auto& shared : filtered_logs) shared.reset();  // each attempt's own filtered_*.log
+    followers.unwatch_all();                            // the last attempt's log files
     launcher->begin_attempt();
     try {
         auto requests = prepare_attempt();  // every directory first: a full disk starts nobody
@@ -138,6 +139,7 @@ void Agent::Impl::spawn(int lr, SpawnRequest& req) {
     for (const auto* stream : {&out, &err}) {
         if (stream->direct) w.direct_logs.push_back(stream->log_path);
     }
+    note_log_files(w, out, err);
     state.alive += 1;
     if (zygote && zygote->ready() && fork_from_zygote(lr, req)) return;
     launch_worker(lr, req, "exec");

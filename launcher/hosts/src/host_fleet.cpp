@@ -20,9 +20,11 @@
 #include <optional>
 
 #include "ptrun/launcher/hosts/host_lines.hpp"
+#include "ptrun/launcher/hosts/launcher_pipe_relay.hpp"
 #include "ptrun/launcher/output/console_stream.hpp"
 #include "ptrun/launcher/output/output_relay.hpp"
 #include "ptrun/launcher/output/printable.hpp"
+#include "ptrun/launcher/process/exit_status.hpp"
 #include "ptrun/sys/fd.hpp"
 
 namespace ptrun::launcher {
@@ -33,6 +35,8 @@ namespace asio = boost::asio;
 constexpr std::size_t kKeptErrorLines = 3;
 /// How long output may still come once every remote shell has exited.
 constexpr std::chrono::milliseconds kDrain{2000};
+/// Two SIGINTs closer than this are one Ctrl-C delivered twice (as the agent counts them).
+constexpr std::chrono::milliseconds kSameInterrupt{100};
 
 struct Stream {
     Stream(asio::io_context& io, int fd) : pipe(io, fd), lines(kMaxConsoleLine) {}
@@ -45,7 +49,7 @@ struct Stream {
 struct Host {
     std::string name;
     pid_t pid = 0;
-    sys::Fd stdin_write;  ///< closed: its ptrun stops
+    sys::Fd stdin_write;  ///< closed: its ptrun stops; a signal's byte: raised there
     std::unique_ptr<Stream> out, err;
     std::optional<asio::posix::stream_descriptor> pidfd;
     bool started = false;
@@ -113,6 +117,8 @@ class Fleet {
         }
         sys::Fd in_read(in[0]), out_write(out[1]), err_write(err[1]);
         h.stdin_write = sys::Fd(in[1]);
+        // A signal's byte never blocks this loop (a pipe holds 64 KiB; it writes a few bytes).
+        ::fcntl(h.stdin_write.get(), F_SETFL, O_NONBLOCK);
         h.out = std::make_unique<Stream>(io_, out[0]);
         h.err = std::make_unique<Stream>(io_, err[0]);
         posix_spawn_file_actions_t actions;
@@ -261,11 +267,18 @@ class Fleet {
         stop_all();
     }
 
-    void stop_all() {
+    /// Stops every host's ptrun: a failure closes their pipes (each stops as on SIGTERM); a
+    /// signal (`signo`) is forwarded on them, and they stay open for the next one.
+    void stop_all(int signo = 0) {
         if (stopping_) return;
         stopping_ = true;
         start_timer_.cancel();
-        for (auto& h : hosts_) h.stdin_write.reset();  // each host's ptrun stops its workers
+        if (signo != 0) {
+            forward(signo);
+        } else {
+            for (auto& h : hosts_) h.stdin_write.reset();  // each host's ptrun stops its workers
+            pipes_closed_ = true;
+        }
         stop_timer_.expires_after(options_.stop_deadline);
         stop_timer_.async_wait([this](boost::system::error_code ec) {
             if (ec) return;
@@ -292,18 +305,52 @@ class Fleet {
         }
     }
 
+    /// One byte on every pipe (launcher_pipe_relay.hpp): each host's ptrun raises `signo`.
+    void forward(int signo) {
+        const char byte = launcher_signal_byte(signo);
+        for (auto& h : hosts_) {
+            if (!h.stdin_write || h.exited) continue;
+            [[maybe_unused]] auto ignored = ::write(h.stdin_write.get(), &byte, 1);
+        }
+    }
+
     void wait_signal() {
         signals_.async_wait([this](boost::system::error_code ec, int signo) {
             if (ec) return;
-            if (!stopping_) {
-                log_->info("received {}: stopping every host's ptrun", strsignal(signo));
-                signal_code_ = 128 + signo;
-                stop_all();
-            } else {
-                log_->info("received {}: every host's ptrun is already stopping", strsignal(signo));
-            }
+            on_signal(signo);
             wait_signal();
         });
+    }
+
+    /// As on one node: the first signal stops every host's workers gracefully, the next ones
+    /// reach every host's ptrun too (a second Ctrl-C there kills its workers at once).
+    void on_signal(int signo) {
+        if (signo == SIGINT) {
+            const auto now = std::chrono::steady_clock::now();
+            if (last_interrupt_ && now - *last_interrupt_ < kSameInterrupt) {
+                log_->info("received SIGINT again within {} ms: the same Ctrl-C, delivered twice",
+                           kSameInterrupt.count());
+                return;
+            }
+            last_interrupt_ = now;
+            ++interrupts_;
+        }
+        if (!stopping_) {
+            log_->info("received {}: stopping every host's ptrun (each gets {}{})",
+                       signal_name(signo), signal_name(signo),
+                       signo == SIGINT ? "; press Ctrl-C again to kill the workers at once" : "");
+            signal_code_ = 128 + signo;
+            stop_all(signo);
+        } else if (pipes_closed_) {
+            log_->info("received {}: every host's ptrun is already stopping", signal_name(signo));
+        } else if (signo == SIGINT && interrupts_ >= 2) {
+            log_->info("received {} again: every host's ptrun kills its workers now (SIGKILL)",
+                       signal_name(signo));
+            forward(signo);
+        } else {
+            log_->info("received {}: forwarding it to every host's ptrun", signal_name(signo));
+            forward(signo);
+        }
     }
 
     bool all_done() const {
@@ -354,7 +401,10 @@ class Fleet {
     asio::steady_timer drain_timer_;
     std::vector<Host> hosts_;
     bool stopping_ = false;
+    bool pipes_closed_ = false;  ///< stopped by a failure: no signal reaches the hosts any more
     bool finished_ = false;
+    int interrupts_ = 0;  ///< SIGINTs received (copies within kSameInterrupt not counted)
+    std::optional<std::chrono::steady_clock::time_point> last_interrupt_;
     std::optional<int> signal_code_;
     std::optional<int> first_failure_;
 };

@@ -109,8 +109,10 @@ HostsPlan make_hosts_plan(const LaunchOptions& options, const std::vector<HostEn
         command.argv.push_back(options.program);
         command.argv.insert(command.argv.end(), options.program_args.begin(),
                             options.program_args.end());
-        plan.hosts.push_back({hosts[i].name(), remote_shell_argv(plan.shell, hosts[i].host,
-                                                                 remote_command_line(command))});
+        plan.hosts.push_back(
+            {hosts[i].name(),
+             remote_shell_argv(plan.shell, hosts[i].host, remote_command_line(command)),
+             {command.argv.begin() + 1, command.argv.end()}});
     }
     return plan;
 }

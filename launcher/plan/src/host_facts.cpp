@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <string>
 
 #include "ptrun/env/cuda_devices.hpp"
+#include "ptrun/env/device_kind.hpp"
 
 namespace ptrun::launcher {
 namespace {
@@ -39,6 +42,22 @@ placement::FoundDevices after_rocr(placement::FoundDevices found, const env::Env
     }
     found.devices = std::move(kept);
     return found;
+}
+
+HostFacts any_host_facts() {
+    HostFacts h;
+    h.cpu_count = env::kMaxCudaDevices;
+    h.local_files = false;
+    for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(env::kMaxCudaDevices); ++i)
+        h.gpus.push_back({std::to_string(i), i});
+    for (auto kind : env::kDeviceKinds) {
+        HostDevices devices;
+        devices.found.kind = kind;
+        devices.found.source = "any host";
+        devices.visible = h.gpus;
+        h.accelerators.push_back(std::move(devices));
+    }
+    return h;
 }
 
 HostFacts read_host_facts(const env::EnvMap& env) {

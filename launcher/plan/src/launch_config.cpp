@@ -368,8 +368,9 @@ UsageError with_origin(const UsageError& e, const LaunchOptions& o) {
 
 /// --rdzv-backend etcd-v2: the members and how to reach them. The etcd keys of --rdzv-conf are
 /// refused with the backend `given` otherwise (they would be ignored); --standalone overrides
-/// etcd like the other backends, and then nothing of etcd is read.
-void resolve_etcd(LaunchConfig& c, const LaunchOptions& o, RdzvBackend given) {
+/// etcd like the other backends, and then nothing of etcd is read. The TLS files are checked
+/// only when they are `local_files` (HostFacts::local_files).
+void resolve_etcd(LaunchConfig& c, const LaunchOptions& o, RdzvBackend given, bool local_files) {
     if (given != RdzvBackend::Etcd) {
         for (const auto& [key, value] : c.rdzv_conf) {
             if (!is_etcd_conf_key(key)) continue;
@@ -393,7 +394,7 @@ void resolve_etcd(LaunchConfig& c, const LaunchOptions& o, RdzvBackend given) {
             "--rdzv-endpoint etcd1:2379,etcd2:2379,etcd3:2379)");
     }
     try {
-        c.etcd = etcd_settings(c.rdzv_endpoint, c.rdzv_conf);
+        c.etcd = etcd_settings(c.rdzv_endpoint, c.rdzv_conf, local_files);
     } catch (const UsageError& e) {
         throw with_origin(e, o);
     }
@@ -550,7 +551,7 @@ LaunchConfig resolve(const LaunchOptions& o, const HostFacts& host) {
         if (!o.given(Option::MasterAddr)) c.master_addr = "localhost";  // as torchrun
     }
     if (c.run_id.empty()) throw UsageError("--rdzv-id '': expected a job id");
-    resolve_etcd(c, o, given_backend);
+    resolve_etcd(c, o, given_backend, host.local_files);
     resolve_file_store(c, o);
     resolve_rendezvous(c, o);
     c.program = o.program;

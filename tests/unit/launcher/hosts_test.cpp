@@ -9,6 +9,8 @@
 #include "ptrun/launcher/hosts/host_list.hpp"
 #include "ptrun/launcher/hosts/remote_command.hpp"
 #include "ptrun/launcher/hosts/remote_env.hpp"
+#include "ptrun/launcher/plan/host_facts.hpp"
+#include "ptrun/launcher/plan/launch_config.hpp"
 
 using namespace ptrun::launcher;
 using Catch::Contains;
@@ -246,4 +248,24 @@ TEST_CASE("line splitter: lines, a partial rest, long lines in pieces", "[launch
     CHECK(s.rest() == "g");
     CHECK(s.rest().empty());
     CHECK(s.feed("01234567\nx\n") == std::vector<std::string>{"01234567", "x"});
+}
+
+TEST_CASE("a host's options against any host: device kinds pass, bad values do not",
+          "[launcher][hosts]") {
+    const auto any = any_host_facts();
+    auto resolved = [&any](std::vector<std::string> args) {
+        args.push_back("t");
+        return resolve(options_of(args), any);
+    };
+    CHECK(resolved({"--nproc-per-node", "gpu"}).nproc_per_node == ptrun::env::kMaxCudaDevices);
+    CHECK(resolved({"--nproc-per-node", "xpu:1,3"}).nproc_per_node == 2);
+    CHECK(resolved({"--nproc-per-node", "hpu"}).device_kind == ptrun::env::DeviceKind::Gaudi);
+    CHECK(resolved({"--nproc-per-node", "cpu", "--local-ranks-filter", "7"}).nproc_per_node > 7);
+    CHECK(resolved({"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "https://e1:2379",
+                    "--rdzv-conf", "cacert=/nonexistent/ca.pem"})
+              .etcd.endpoints.size() == 1);  // another host's file: not read here
+    CHECK_THROWS_WITH(resolved({"--nproc-per-node", "x"}), Contains("--nproc-per-node 'x'"));
+    CHECK_THROWS_WITH(resolved({"--max-restarts", "-1"}), Contains("--max-restarts '-1'"));
+    CHECK_THROWS_WITH(resolved({"--nproc-per-node", "2", "--local-ranks-filter", "3"}),
+                      Contains("--local-ranks-filter '3'"));
 }

@@ -1,6 +1,9 @@
 #include "ptrun/watchdog/log_follow.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "ptrun/watchdog/log_followers.hpp"
@@ -78,4 +81,36 @@ TEST_CASE("LogFollowers holds a long-poll until a write, its wait, or the job's 
     while (replies.empty() && std::chrono::steady_clock::now() < end) io.run_one_until(end);
     REQUIRE(replies.size() == 1);
     CHECK(replies[0].second == "ptrun-logs-wait 1\nS 0\n");
+}
+
+TEST_CASE("LogFollowers wakes a held poll when a watched log file is written", "[logs]") {
+    using namespace std::chrono_literals;
+    char name[] = "/tmp/log_follow_test.XXXXXX";
+    const std::string dir = ::mkdtemp(name);
+    const std::string log = dir + "/stdout.log";
+    std::ofstream(log).flush();
+    boost::asio::io_context io;
+    LogFollowers followers(io);
+    followers.watch(log);  // watched once someone follows
+    std::vector<std::string> replies;
+    auto reply = [&replies](int, std::string text) { replies.push_back(std::move(text)); };
+    followers.wait(LogsWaitQuery{0, 3000ms}, reply);
+    io.poll();
+    CHECK(replies.empty());
+    std::ofstream(log, std::ios::app) << "a line\n";         // as a worker writing its own file
+    const auto end = std::chrono::steady_clock::now() + 2s;  // well before the poll's 3 s
+    while (replies.empty() && std::chrono::steady_clock::now() < end) io.run_one_until(end);
+    REQUIRE(replies.size() == 1);
+    CHECK(replies[0] == "ptrun-logs-wait 1\nS 1\n");
+
+    followers.unwatch_all();  // the next attempt's files are others
+    io.poll();
+    replies.clear();
+    followers.wait(LogsWaitQuery{1, 50ms}, reply);
+    std::ofstream(log, std::ios::app) << "unwatched\n";
+    const auto later = std::chrono::steady_clock::now() + 5s;
+    while (replies.empty() && std::chrono::steady_clock::now() < later) io.run_one_until(later);
+    REQUIRE(replies.size() == 1);
+    CHECK(replies[0] == "ptrun-logs-wait 1\nS 1\n");  // its wait passed: nothing counted
+    std::filesystem::remove_all(dir);
 }

@@ -32,7 +32,7 @@ TEST_CASE("parse_logs_query takes rank, tail and offsets, and nothing else", "[l
     std::string error;
     auto q = parse_logs_query("rank=3&tail=20&out=100&err=7", &error);
     REQUIRE(q);
-    CHECK(*q == LogsQuery{3, 20, 100, 7});
+    CHECK(*q == LogsQuery{3, 20, 100, 7, std::nullopt});
     CHECK(parse_logs_query(logs_query_text(*q), &error) == q);
     CHECK(parse_logs_query("rank=0", &error)->tail == kDefaultLogTail);
     for (const char* bad :
@@ -44,6 +44,32 @@ TEST_CASE("parse_logs_query takes rank, tail and offsets, and nothing else", "[l
         CHECK_FALSE(error.empty());
     }
     CHECK_FALSE(parse_logs_query("rank=1&" + std::string(300, 'a'), &error));
+}
+
+TEST_CASE("parse_logs_query takes the set of files the offsets belong to", "[logs]") {
+    std::string error;
+    auto q = parse_logs_query("rank=3&out=100&err=7&files=2", &error);
+    REQUIRE(q);
+    CHECK(q->files == 2u);
+    CHECK(parse_logs_query(logs_query_text(*q), &error) == q);
+    CHECK_FALSE(parse_logs_query("rank=3&files=1&files=2", &error));
+    CHECK_FALSE(parse_logs_query("rank=3&files=x", &error));
+}
+
+TEST_CASE("read_log_chunk of an ended file passes its last line without its end", "[logs]") {
+    TempDir dir;
+    const std::string log = dir.path + "/stdout.log";
+    write_file(log, "one\npart");
+    auto open = read_log_chunk(log, 0, LogStream::Out, 0, 10);
+    REQUIRE(open.lines.size() == 1);
+    CHECK(open.next_offset == 4);
+    CHECK_FALSE(open.at_end);
+    auto ended = read_log_chunk(log, 0, LogStream::Out, 0, 10, true);
+    REQUIRE(ended.lines.size() == 2);
+    CHECK(ended.lines[1].text == "part");
+    CHECK(ended.next_offset == 8);
+    CHECK(ended.at_end);
+    CHECK(read_log_chunk(log, 0, LogStream::Out, 8, 10, true).lines.empty());
 }
 
 TEST_CASE("read_log_chunk gives whole lines with their capture times", "[logs]") {
@@ -96,8 +122,9 @@ TEST_CASE("read_log_chunk cuts long lines and reads a bounded window", "[logs]")
 }
 
 TEST_CASE("the /logs answer round-trips and hostile answers are refused", "[logs]") {
-    LogChunk out{2, LogStream::Out, true, 30, {LogLine{2, LogStream::Out, 1500, "a b\r"}}};
-    LogChunk err{2, LogStream::Err, false, 0, {}};
+    LogChunk out{2, LogStream::Out, true, 30, {LogLine{2, LogStream::Out, 1500, "a b\r"}},
+                 0, false};
+    LogChunk err{2, LogStream::Err, false, 0, {}, 0, false};
     const auto text = logs_answer_text({out, err});
     auto parsed = parse_logs_answer(text, 2);
     REQUIRE(parsed);
@@ -105,6 +132,13 @@ TEST_CASE("the /logs answer round-trips and hostile answers are refused", "[logs
     CHECK((*parsed)[0].lines == out.lines);
     CHECK((*parsed)[0].next_offset == 30);
     CHECK_FALSE((*parsed)[1].kept);
+    CHECK((*parsed)[0].files == 0);
+    out.files = err.files = 4;
+    parsed = parse_logs_answer(logs_answer_text({out, err}), 2);
+    REQUIRE(parsed);
+    CHECK((*parsed)[1].files == 4);
+    CHECK_FALSE(parse_logs_answer("ptrun-logs 1\nA 3 1\nF 2 out 0 1\n", 2));  // another rank
+    CHECK_FALSE(parse_logs_answer("ptrun-logs 1\nA 2 1\nA 2 1\nF 2 out 0 1\n", 2));
     CHECK_FALSE(parse_logs_answer(text, 3));  // another rank's lines
     CHECK_FALSE(parse_logs_answer("HTTP/1.1 200 OK\n", 2));
     CHECK_FALSE(parse_logs_answer("ptrun-logs 1\nL 2 out 5 x\n", 2));  // a line before its F

@@ -1,9 +1,10 @@
 #pragma once
 /// `GET /logs?seen=SEQ&wait=MS`: the long-poll behind `ptrun logs --follow`. A node counts the
-/// chunks its output relays write to the workers' log files; the request is held until that count
-/// differs from SEQ, the node's job ends, or MS pass (at most kMaxLogWait), then answered with the
-/// count and, once the job ended, its exit code. The client then reads each rank's new lines with
-/// GET /logs?rank=R&out=OFFSET&err=OFFSET (log_lines.hpp). The server holds at most
+/// writes to the workers' log files (its output relays', and inotify's word of those a worker
+/// makes itself: log_followers.hpp); the request is held until that count differs from SEQ, the
+/// node's job ends, or MS pass (at most kMaxLogWait), then answered with the count and, once the
+/// job ended, its exit code. The client then reads each rank's new lines with
+/// GET /logs?rank=R&out=OFFSET&err=OFFSET&files=K (log_lines.hpp). The server holds at most
 /// kMaxLogFollowers such requests; beyond that it answers 503.
 ///
 /// The answer is text:

@@ -1,11 +1,14 @@
 #pragma once
 /// The long-polls of `ptrun logs --follow` a node holds (log_follow.hpp): each waits,
-/// on the agent's io_context, until an output relay writes to a worker's log file, the job ends,
-/// or its own wait passes. Event-driven (a timer per poll, no polling), and bounded: at most
-/// kMaxLogFollowers are held at once.
+/// on the agent's io_context, until a worker's log file is written, the job ends, or its own wait
+/// passes. Event-driven (a timer per poll, no polling), and bounded: at most kMaxLogFollowers are
+/// held at once. An output relay says when it wrote (--tee, filters); a log file the worker writes
+/// itself (--redirects alone) is watched with inotify once someone follows.
 
 #include <utility>  // before Asio: Boost 1.74 + g++ 12 in C++20
+#include <array>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <functional>
@@ -13,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ptrun/watchdog/log_follow.hpp"
 
@@ -31,6 +35,11 @@ class LogFollowers {
     void wait(const LogsWaitQuery& query, Reply reply);
     /// A relay wrote to a worker's log file: counts it and answers every held poll.
     void written();
+    /// `path` is a log file a worker writes itself: each write to it counts as written(), from
+    /// the first poll on (inotify; without it, such lines wait for the poll's own wait).
+    void watch(const std::string& path);
+    /// Forgets the files watch() named (a new attempt writes new ones).
+    void unwatch_all();
     /// The job ended with `code`: answers every held poll, and every later one at once.
     void ended(int code);
     /// Whether any follower ever asked (the agent then lingers at its end: kFollowerLinger).
@@ -43,6 +52,10 @@ class LogFollowers {
     };
     void answer(std::uint64_t id);
     std::string text() const;
+    /// Starts inotify on the watched files (the first poll), or adds `path`'s watch.
+    void start_watching();
+    void add_watch(const std::string& path);
+    void read_events();
 
     boost::asio::io_context& io_;
     std::uint64_t count_ = 0;
@@ -50,6 +63,10 @@ class LogFollowers {
     std::uint64_t next_id_ = 0;
     std::map<std::uint64_t, Held> held_;
     bool followed_ = false;
+    std::vector<std::string> watched_;  ///< watch() paths of this attempt
+    std::vector<int> watches_;          ///< their inotify watch descriptors
+    std::unique_ptr<boost::asio::posix::stream_descriptor> inotify_;  ///< null until followed
+    std::array<char, 4096> events_{};
 };
 
 }  // namespace ptrun::watchdog

@@ -1,13 +1,21 @@
 #pragma once
-/// `GET /logs?rank=R[&tail=N][&out=OFFSET][&err=OFFSET]`: a node serves the lines one of its ranks
-/// wrote to its log files in the run directory (stdout.log, stderr.log), each with the wall-clock
+/// `GET /logs?rank=R[&tail=N][&out=OFFSET][&err=OFFSET][&files=K]`: a node serves the lines one of
+/// its ranks wrote to its log files in the run directory (stdout.log, stderr.log), each with the
+/// wall-clock
 /// time ptrun captured it. Times come from a sidecar beside each log file (stdout.times,
 /// stderr.times: one fixed-size record per chunk ptrun read from the worker's pipe, its offset in
 /// the log and the time), written by the output relay; lines a worker wrote itself (--redirects)
 /// have no time. Everything is bounded: the query, the bytes read per file, the lines, each line.
 ///
+/// A rank's log files change when its workers restart (a new attempt's directory) or a worker is
+/// replaced (--restart-policy failed): the node numbers the rank's sets of files from 0, and
+/// offsets belong to set K (files=K; without it, the newest). Reading an older set from its
+/// offsets goes on into the next sets once it reached its end, so a follower sees every
+/// attempt's lines in order.
+///
 /// The answer is text, one record a line (a worker line never holds '\n'):
 ///   ptrun-logs 1
+///   A <rank> <files>                                  (the set the offsets belong to; none: 0)
 ///   F <rank> <out|err> <next offset> <kept: 0|1>      (one per stream)
 ///   L <rank> <out|err> <unix microseconds, or - when unknown> <the line's bytes>
 
@@ -36,6 +44,7 @@ struct LogsQuery {
     std::size_t tail = kDefaultLogTail;
     std::optional<std::uint64_t> out_after;  ///< stdout: lines from this offset on, not a tail
     std::optional<std::uint64_t> err_after;
+    std::optional<std::uint64_t> files;  ///< the set of files the offsets belong to
     bool operator==(const LogsQuery&) const = default;
 };
 
@@ -66,6 +75,8 @@ struct LogChunk {
     bool kept = false;              ///< the stream goes to a log file
     std::uint64_t next_offset = 0;  ///< ask from here for the lines after these
     std::vector<LogLine> lines;
+    std::uint64_t files = 0;  ///< the set of the rank's files next_offset belongs to
+    bool at_end = false;      ///< the read reached the file's end (not sent)
 };
 
 /// The times sidecar's path for the log file `log_path` (x.log -> x.times).
@@ -77,9 +88,11 @@ int append_log_time(int times_fd, std::uint64_t offset, std::int64_t unix_us);
 
 /// Reads rank `rank`'s `stream` from `log_path` (and its times sidecar): from `after` on when
 /// given (at most kMaxLogReadBytes, whole lines only), else its last `tail` whole lines within the
-/// file's last kMaxLogReadBytes. A missing file gives no lines. Never throws for the files' sake.
+/// file's last kMaxLogReadBytes. A missing file gives no lines. `ended`: nothing more will be
+/// written to it, so a last line without its '\n' is passed on too. Never throws for the files'
+/// sake.
 LogChunk read_log_chunk(const std::string& log_path, int rank, LogStream stream,
-                        std::optional<std::uint64_t> after, std::size_t tail);
+                        std::optional<std::uint64_t> after, std::size_t tail, bool ended = false);
 
 /// The answer's text for `chunks`.
 std::string logs_answer_text(const std::vector<LogChunk>& chunks);

@@ -29,8 +29,10 @@ struct EtcdSettings {
 /// torchrun's users do): its scheme sets the protocol; members naming different schemes, or a
 /// scheme that protocol= contradicts, are a UsageError naming both. protocol= is read as
 /// torchrun reads it (case-insensitive, spaces around it ignored). Members are trimmed of the
-/// spaces around them. Reads the TLS files' metadata (not their content) to check them.
-EtcdSettings etcd_settings(const std::string& endpoints, const RdzvConf& conf);
+/// spaces around them. Reads the TLS files' metadata (not their content) to check them, unless
+/// `check_files` is false (they are another host's: ptrun --hosts checking a host's options).
+EtcdSettings etcd_settings(const std::string& endpoints, const RdzvConf& conf,
+                           bool check_files = true);
 
 /// True for the --rdzv-conf keys that only the etcd backend reads (protocol and the TLS files,
 /// with their aliases); rdzv_settings accepts them, resolve refuses them with other backends.

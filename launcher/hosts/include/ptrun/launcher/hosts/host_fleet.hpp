@@ -1,8 +1,10 @@
 #pragma once
 /// The launching ptrun of --hosts/--hostfile: one remote shell per host, supervised on one event
 /// loop (their pipes and pidfds, its signals, two deadlines; nothing polls). Each remote shell
-/// gets a pipe as stdin whose write end only this process holds: closing it (a stop, or this
-/// process ending in any way, kill -9 included) is how every host's ptrun learns to stop.
+/// gets a pipe as stdin whose write end only this process holds: closing it (a host's failure,
+/// or this process ending in any way, kill -9 included) is how every host's ptrun learns to
+/// stop; a signal this process receives goes down it as one byte that each host's ptrun raises
+/// (launcher_pipe_relay.hpp), so that a second Ctrl-C kills the workers as on one node.
 
 #include <chrono>
 #include <memory>

@@ -26,6 +26,9 @@ struct HostsContext {
 struct HostLaunch {
     std::string name;               ///< the node's name (HostEntry::name), its lines' prefix
     std::vector<std::string> argv;  ///< the remote shell, the host, the quoted command
+    /// The host's ptrun command line, after ptrun's own path (what `argv` quotes): the launching
+    /// ptrun checks it before any remote shell starts.
+    std::vector<std::string> ptrun_args;
 };
 
 struct HostsPlan {

@@ -16,6 +16,12 @@ namespace ptrun::launcher {
 /// PTRUN_DEVICE_ROOT (default "/": a recorded tree for tests) goes to `accelerators`.
 HostFacts read_host_facts(const env::EnvMap& env);
 
+/// A host with the most of everything: env::kMaxCudaDevices devices of every kind, all visible,
+/// and as many CPUs. `resolve` against it refuses only what no host could take (a bad value's
+/// syntax, a contradiction between options), never what depends on the host's devices: the
+/// launching ptrun of --hosts checks each host's options with it before starting anything.
+HostFacts any_host_facts();
+
 /// The devices of `found` (AMD GPUs) that ROCR_VISIBLE_DEVICES in `env` leaves, in its order,
 /// renumbered 0..n-1 as HIP counts them; an entry naming no GPU (index or kfd UUID) ends the list.
 placement::FoundDevices after_rocr(placement::FoundDevices found, const env::EnvMap& env);

@@ -48,6 +48,8 @@ struct HostFacts {
     std::vector<HostDevices> accelerators;
     std::filesystem::path device_root = "/";  ///< where they were looked for (PTRUN_DEVICE_ROOT)
     std::string random_id = "00000000";       ///< fresh per launch; the run id of --standalone
+    /// False when the files the options name are another host's (any_host_facts): not read.
+    bool local_files = true;
 };
 
 /// The devices of `kind` ptrun's environment shows: `gpus` for gpu_kind, else the accelerator's
