@@ -53,6 +53,7 @@ void Agent::Impl::start_attempt() {
             spawn(static_cast<int>(i), requests[i]);
             if (config.report_bindings) report_binding(static_cast<int>(i), requests[i]);
         }
+        launcher->attempt_spawned();  // overlaps the workers' exec (nothing is reaped before it)
         if (watch) watch_started();
     } catch (const EnvironmentError& e) {
         log->error("{}", e.what());

@@ -129,7 +129,7 @@ WorkerUsage ProcessLauncher::usage_at_exit(pid_t pid, const WorkerExit& exit, co
     }
     if (exit.signal != SIGKILL || u.oom_killed) return u;
     // SIGKILLed: the kernel's record says whether its OOM killer did it, read only when the
-    // node's count of OOM kills moved since the attempt started.
+    // node's count of OOM kills moved since the attempt's workers were spawned.
     const auto now = node_oom_kill_count();
     if (!now || !node_ooms_at_start_ || *now <= *node_ooms_at_start_) return u;
     bool readable = false;
@@ -173,9 +173,11 @@ void ProcessLauncher::begin_attempt() {
         if (t.memory && memory_) memory_->remove(*t.memory);
     }
     tracked_.clear();
-    node_ooms_at_start_ = node_oom_kill_count();
+    node_ooms_at_start_.reset();  // none until attempt_spawned(): SIGKILLs say no more
     containment_->attempt_started();
 }
+
+void ProcessLauncher::attempt_spawned() { node_ooms_at_start_ = node_oom_kill_count(); }
 
 pid_t ProcessLauncher::launch(SpawnRequest& request) {
     request.env[kJobTagVariable] = containment_->worker_tag(inherited_tag_);

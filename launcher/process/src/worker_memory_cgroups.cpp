@@ -36,13 +36,10 @@ std::string read_text(const std::string& path) {
     return out.str();
 }
 
-/// Writes `text` to the cgroup file `path`. `create`: O_CREAT | O_TRUNC, as the shell's
-/// `echo +memory > cgroup.subtree_control` opens it: the kernel's files exist and ignore both,
-/// and a test's tree laid out like cgroupfs, where no kernel makes them, gets them.
-bool write_file(const std::string& path, const std::string& text, std::string* error,
-                bool create = false) {
-    const int flags = O_WRONLY | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0);
-    int fd = ::open(path.c_str(), flags, 0644);
+/// Writes `text` to the cgroup file `path`, which the kernel made with its cgroup (never
+/// created here).
+bool write_file(const std::string& path, const std::string& text, std::string* error) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
         const int err = errno;
         *error = "cannot write " + text + " to " + path + ": " + std::strerror(err);
@@ -171,13 +168,13 @@ std::unique_ptr<WorkerMemoryCgroups> WorkerMemoryCgroups::create_in(const Memory
             *error = "cannot create the cgroup " + leaf + ": " + std::strerror(errno);
             return nullptr;
         }
-        if (!write_file(leaf + "/cgroup.procs", "0", error, true)) {
+        if (!write_file(leaf + "/cgroup.procs", "0", error)) {
             *error = "cannot move ptrun into its own leaf cgroup: " + *error;
             ::rmdir(leaf.c_str());
             return nullptr;  // the destructor removes the job's directory
         }
     }
-    if (!write_file(own.dir + "/cgroup.subtree_control", "+memory", error, true)) {
+    if (!write_file(own.dir + "/cgroup.subtree_control", "+memory", error)) {
         if (errno == EBUSY) {
             *error += " (a process other than ptrun joined " + own.dir + " meanwhile)";
         }
@@ -186,7 +183,7 @@ std::unique_ptr<WorkerMemoryCgroups> WorkerMemoryCgroups::create_in(const Memory
         ::rmdir((job.dir + "/ptrun").c_str());
         return nullptr;
     }
-    if (!write_file(job.dir + "/cgroup.subtree_control", "+memory", error, true)) return nullptr;
+    if (!write_file(job.dir + "/cgroup.subtree_control", "+memory", error)) return nullptr;
     return made;
 }
 
@@ -211,7 +208,7 @@ bool WorkerMemoryCgroups::limit_v1(const MemoryCgroup& c, std::string* error) co
 bool WorkerMemoryCgroups::limit_v2(const MemoryCgroup& c, std::string* error) const {
     // memory.swap.max 0 where swap is accounted: as v1's memsw, the limit is not outrun by
     // swapping (v2 counts swap apart from memory.max).
-    if (!write_file(c.dir + "/memory.max", std::to_string(limit_), error, true)) return false;
+    if (!write_file(c.dir + "/memory.max", std::to_string(limit_), error)) return false;
     std::string ignored;
     if (::access((c.dir + "/memory.swap.max").c_str(), W_OK) == 0) {
         write_file(c.dir + "/memory.swap.max", "0", &ignored);
@@ -232,8 +229,7 @@ bool WorkerMemoryCgroups::add(MemoryCgroup* out, int* procs_fd, std::string* err
         remove(c);
         return false;
     }
-    const int create = c.version == 2 ? O_CREAT : 0;  // a test's tree: write_file above
-    *procs_fd = ::open((c.dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC | create, 0644);
+    *procs_fd = ::open((c.dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
     if (*procs_fd < 0) {
         *error = "cannot open " + c.dir + "/cgroup.procs: " + std::strerror(errno);
         remove(c);

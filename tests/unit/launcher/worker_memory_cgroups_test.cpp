@@ -1,10 +1,15 @@
 // --memory-limit-per-worker on cgroup v2, against a directory laid out like cgroupfs: this
 // machine (and CI) has no v2 memory controller to run it on, so these check what ptrun writes
 // and how it reads a worker's peak and OOM kills; the v1 path runs for real in
-// integration.worker_usage.
+// integration.worker_usage. ptrun only opens cgroup files (never creates them), so this file
+// defines mkdir for the test binary: a directory made in a FakeCgroupfs cgroup gets the files
+// the kernel would give the new cgroup.
 
 #include "ptrun/launcher/process/worker_memory_cgroups.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -17,6 +22,64 @@
 
 using namespace ptrun::launcher;
 namespace fs = std::filesystem;
+
+namespace {
+
+const char* fake_cgroupfs_root = nullptr;  ///< set by a FakeCgroupfs while it lives
+
+/// While it lives, a directory made under `root` in a cgroup (a directory with
+/// cgroup.controllers) gets the files cgroup v2 gives a new cgroup, memory's where its parent's
+/// cgroup.subtree_control enables memory. They start empty (the kernel's ignore O_TRUNC; these
+/// then hold exactly what was last written).
+struct FakeCgroupfs {
+    std::string root;
+    explicit FakeCgroupfs(const fs::path& r) : root(r.string()) {
+        fake_cgroupfs_root = root.c_str();
+    }
+    ~FakeCgroupfs() { fake_cgroupfs_root = nullptr; }
+    FakeCgroupfs(const FakeCgroupfs&) = delete;
+    FakeCgroupfs& operator=(const FakeCgroupfs&) = delete;
+};
+
+void touch(const std::string& path, const std::string& text = "") { std::ofstream(path) << text; }
+
+bool enables_memory(const std::string& subtree_control_path) {
+    std::ifstream in(subtree_control_path);
+    for (std::string w; in >> w;) {
+        if (w == "memory" || w == "+memory") return true;
+    }
+    return false;
+}
+
+void made_directory(const char* path) {
+    const char* root = fake_cgroupfs_root;
+    if (!root || std::string(path).rfind(root, 0) != 0) return;
+    const std::string dir(path);
+    const std::string parent = dir.substr(0, dir.find_last_of('/'));
+    if (::access((parent + "/cgroup.controllers").c_str(), F_OK) != 0) return;
+    const bool memory = enables_memory(parent + "/cgroup.subtree_control");
+    touch(dir + "/cgroup.controllers", memory ? "memory\n" : "");
+    for (const char* f : {"cgroup.procs", "cgroup.subtree_control", "cgroup.kill", "cgroup.events"})
+        touch(dir + "/" + f);
+    if (!memory) return;
+    for (const char* f :
+         {"memory.max", "memory.swap.max", "memory.current", "memory.peak", "memory.events"})
+        touch(dir + "/" + f);
+}
+
+}  // namespace
+
+/// The test binary's mkdir (its code and its libraries', ptrun's included): the system call,
+/// then the kernel's files where a FakeCgroupfs says it made a cgroup.
+extern "C" int mkdir(const char* path, mode_t mode) noexcept {
+    const int rc = static_cast<int>(::syscall(SYS_mkdirat, AT_FDCWD, path, mode));
+    if (rc == 0) {
+        const int saved = errno;
+        made_directory(path);
+        errno = saved;
+    }
+    return rc;
+}
 
 namespace {
 
@@ -58,6 +121,7 @@ TEST_CASE("on cgroup v2 ptrun moves into a leaf, hands memory down and sets memo
     test::TempDir tmp;
     const std::string self = std::to_string(::getpid());
     const auto own = fake_v2_cgroup(tmp.path, "cpuset cpu io memory pids\n", self + "\n");
+    FakeCgroupfs cgroupfs(tmp.path);
     std::string error;
     auto memory = WorkerMemoryCgroups::create_in(own, 24ULL << 30, &error);
     REQUIRE(memory);
@@ -80,6 +144,7 @@ TEST_CASE("on cgroup v2 ptrun moves into a leaf, hands memory down and sets memo
     CHECK(w1.dir == (job / "w1").string());
     CHECK(w1.path == "/user.slice/job/" + job.filename().string() + "/w1");
     CHECK(got(job / "w1" / "memory.max") == std::to_string(24ULL << 30));
+    CHECK(got(job / "w1" / "memory.swap.max") == "0");  // swap accounted: none for it
     REQUIRE(fd >= 0);
     CHECK(::write(fd, "0", 1) == 1);  // what the worker writes before exec
     ::close(fd);
@@ -90,11 +155,22 @@ TEST_CASE("on cgroup v2 ptrun moves into a leaf, hands memory down and sets memo
     ::close(fd);
     CHECK(w2.dir == (job / "w2").string());
 
-    put(job / "w1" / "cgroup.kill", "");
-    put(job / "w2" / "cgroup.kill", "");
     memory->kill_workers();
     CHECK(got(job / "w1" / "cgroup.kill") == "1");
     CHECK(got(job / "w2" / "cgroup.kill") == "1");
+}
+
+TEST_CASE("ptrun creates no cgroup file: where the kernel made none, nothing is set up",
+          "[usage][cgroup]") {
+    test::TempDir tmp;
+    const std::string self = std::to_string(::getpid());
+    const auto own = fake_v2_cgroup(tmp.path, "memory pids\n", self + "\n");
+    std::string error;  // no FakeCgroupfs: the job's leaf has no cgroup.procs
+    CHECK_FALSE(WorkerMemoryCgroups::create_in(own, 1ULL << 30, &error));
+    CHECK_THAT(error, Catch::Contains("cannot move ptrun into its own leaf cgroup") &&
+                          Catch::Contains("/ptrun/cgroup.procs"));
+    CHECK(job_dirs(own.dir).empty());
+    CHECK(got(fs::path(own.dir) / "cgroup.subtree_control").empty());
 }
 
 TEST_CASE("a v2 worker's peak is memory.peak, none without it, and its OOM kills memory.events",

@@ -40,6 +40,9 @@ class ProcessLauncher final : public WorkerLauncher {
     void open(boost::asio::io_context& io, ChangeHandler changed) override;
     void close() override;
     void begin_attempt() override;
+    /// Reads the node's OOM-kill count, the baseline usage_at_exit compares with (/proc/vmstat:
+    /// read here, while the workers exec, rather than on the launch path).
+    void attempt_spawned() override;
     pid_t launch(SpawnRequest& request) override;
     std::uint64_t fork_worker(ForkServer& server, SpawnRequest& request,
                               std::function<void(pid_t)> started) override;
@@ -84,8 +87,8 @@ class ProcessLauncher final : public WorkerLauncher {
     std::set<pid_t> alive_;    ///< those not yet reaped
     std::map<pid_t, std::function<void(const WorkerExit&)>> helpers_;  ///< running helpers
     std::map<pid_t, Tracked> tracked_;  ///< the current attempt's workers not reaped yet
-    std::optional<std::uint64_t>
-        node_ooms_at_start_;                       ///< node_oom_kill_count() at the attempt's start
+    /// node_oom_kill_count() once the attempt's workers were spawned (attempt_spawned()).
+    std::optional<std::uint64_t> node_ooms_at_start_;
     std::unique_ptr<WorkerMemoryCgroups> memory_;  ///< --memory-limit-per-worker
     bool zygote_refusal_said_ = false;
 };

@@ -47,6 +47,9 @@ class WorkerLauncher {
     virtual void close() = 0;
     /// A new attempt starts: what was launched before belongs to attempts that are over.
     virtual void begin_attempt() = 0;
+    /// The attempt's workers have all been asked for (launched or sent to the zygote): off the
+    /// launch path, for what may wait until they run (the default does nothing).
+    virtual void attempt_spawned() {}
     /// Starts one worker of the current attempt in its own process group; returns its pid (the
     /// group's id). Throws SpawnError when it cannot start (its output fds are the caller's).
     virtual pid_t launch(SpawnRequest& request) = 0;
