@@ -8,8 +8,6 @@ the test skips without python3-torch.
 """
 import json
 import os
-import shutil
-import stat
 import subprocess
 import tempfile
 import unittest
@@ -17,7 +15,7 @@ from pathlib import Path
 
 import test_hosts_launch as base  # noqa: E402  (sets sys.path for the imports below)
 from test_netns_hosts import (  # noqa: E402
-    ENV, SCRIPT, down_and_check, main, skip_unless_possible, up)
+    ENV, main, skip_unless_possible)
 
 import harness as ptrun_harness  # noqa: E402
 
@@ -37,17 +35,11 @@ class HostsDdp(unittest.TestCase):
         skip_unless_possible()
         if not have_torch():
             raise unittest.SkipTest("Debian's python3-torch is not installed")
-        cls.shell_dir = tempfile.mkdtemp(prefix="ptrun-ns-shell-")
-        cls.shell = os.path.join(cls.shell_dir, "ns-shell")
-        with open(cls.shell, "w") as f:
-            f.write(base.REMOTE_SHELL % SCRIPT)
-        os.chmod(cls.shell, stat.S_IRWXU)
-        up(3)
+        cls.shell_dir, cls.shell = base.hosts_up()
 
     @classmethod
     def tearDownClass(cls):
-        down_and_check()
-        shutil.rmtree(cls.shell_dir, True)
+        base.hosts_down(cls.shell_dir)
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="ptrun-hosts-ddp-")

@@ -56,23 +56,35 @@ def host_pids(i):
     return [int(p) for p in out.split()]
 
 
+def hosts_up():
+    """Brings up the 3 namespaced hosts and writes the namespace-entering remote shell; returns
+    (its directory, its path). Skips the class where namespaces cannot be made."""
+    skip_unless_possible()
+    shell_dir = tempfile.mkdtemp(prefix="ptrun-ns-shell-")
+    shell = os.path.join(shell_dir, "ns-shell")
+    with open(shell, "w") as f:
+        f.write(REMOTE_SHELL % SCRIPT)
+    os.chmod(shell, stat.S_IRWXU)
+    up(3)
+    return shell_dir, shell
+
+
+def hosts_down(shell_dir):
+    """Takes the hosts down (checking nothing is left on them) and removes the remote shell."""
+    down_and_check()
+    shutil.rmtree(shell_dir, True)
+
+
 class HostsLaunch(unittest.TestCase):
     VIA = ()  # what the launching ptrun runs under (test_hosts_ssh.py: the head host)
 
     @classmethod
     def setUpClass(cls):
-        skip_unless_possible()
-        cls.shell_dir = tempfile.mkdtemp(prefix="ptrun-ns-shell-")
-        cls.shell = os.path.join(cls.shell_dir, "ns-shell")
-        with open(cls.shell, "w") as f:
-            f.write(REMOTE_SHELL % SCRIPT)
-        os.chmod(cls.shell, stat.S_IRWXU)
-        up(3)
+        cls.shell_dir, cls.shell = hosts_up()
 
     @classmethod
     def tearDownClass(cls):
-        down_and_check()
-        shutil.rmtree(cls.shell_dir, True)
+        hosts_down(cls.shell_dir)
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="ptrun-hosts-")

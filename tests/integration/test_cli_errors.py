@@ -6,15 +6,20 @@ import unittest
 from harness import PtrunTestCase, run_ptrun
 
 
+def assert_one_error_line(test, args, res, expected):
+    """`res` (ptrun run with `args`) exited 2 with one line `ptrun: error: ...` holding every
+    text of `expected`."""
+    test.assertEqual(res.returncode, 2, f"{args}: {res.stderr}")
+    lines = res.stderr.strip().splitlines()
+    test.assertEqual(len(lines), 1, res.stderr)
+    test.assertTrue(lines[0].startswith("ptrun: error: "), lines[0])
+    for text in expected:
+        test.assertIn(text, lines[0])
+
+
 class CliErrors(PtrunTestCase):
     def assert_rejected(self, args, *expected, env=None):
-        res = run_ptrun(args, env=env)
-        self.assertEqual(res.returncode, 2, f"{args}: {res.stderr}")
-        lines = res.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 1, res.stderr)
-        self.assertTrue(lines[0].startswith("ptrun: error: "), lines[0])
-        for text in expected:
-            self.assertIn(text, lines[0])
+        assert_one_error_line(self, args, run_ptrun(args, env=env), expected)
         self.assertEqual(os.listdir(self.dir), [], "nothing may be started")
 
     def dump(self):
@@ -149,13 +154,7 @@ class HostsOptionErrors(PtrunTestCase):
         return run_ptrun(["--hosts", hosts, "--remote-shell", self.shell, *args, "prog"], env=env)
 
     def assert_refused_here(self, hosts, args, *expected):
-        res = self.hosts(hosts, *args)
-        self.assertEqual(res.returncode, 2, f"{args}: {res.stderr}")
-        lines = res.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 1, res.stderr)
-        self.assertTrue(lines[0].startswith("ptrun: error: "), lines[0])
-        for text in expected:
-            self.assertIn(text, lines[0])
+        assert_one_error_line(self, args, self.hosts(hosts, *args), expected)
         self.assertFalse(os.path.exists(self.called), f"{args}: a remote shell was started")
 
     def test_bad_values_are_usage_errors_before_any_remote_shell(self):

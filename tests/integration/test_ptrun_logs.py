@@ -57,16 +57,7 @@ class PtrunLogs(PtrunTestCase):
         return res.returncode, res.stdout, res.stderr
 
     def test_lines_of_every_rank_merged_in_time_order(self):
-        proc = subprocess.Popen([PTRUN, "--nproc-per-node", "2", "--tee", "3", "--health-port",
-                                 "0", "--log-dir", os.path.join(self.dir, "logs"), self.script,
-                                 self.dir],
-                                env=_env({"PYTHON_EXEC": PYTHON}), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        self.leftover.append(proc.pid)
-        self.addCleanup(self.end_job, proc)
-        said = wait_output(proc.stderr, "/status", DEADLINE)
-        port = re.search(r"health endpoint: http://127\.0\.0\.1:(\d+)/health", said).group(1)
-        at = f"127.0.0.1:{port}"
+        proc, at = self.start_job(self.script, "--tee", "3")
         # Each line is captured (tee'd to ptrun's stdout) before the next is written.
         self.turn(0)
         out = wait_output(proc.stdout, ":0] one\n", DEADLINE)

@@ -1,5 +1,7 @@
-// --from-launcher: the launching ptrun's pipe on stdin (host_fleet.hpp). It carries no data; its
-// end (the launcher stopped, died, or its remote shell's connection dropped) stops the job.
+// --from-launcher: the launching ptrun's pipe on stdin (host_fleet.hpp), or rather the inner pipe
+// LauncherPipeRelay puts there (the signals the launcher forwards reach this process as signals):
+// no data comes on it; its end (the launcher stopped, died, or its remote shell's connection
+// dropped) stops the job.
 #include <unistd.h>
 
 #include <cerrno>
