@@ -13,23 +13,15 @@
 #include <ctime>
 
 #include "ptrun/sys/fd.hpp"
+#include "test_pipe.hpp"
 
 using ptrun::launcher::launcher_byte_signal;
 using ptrun::launcher::launcher_signal_byte;
 using ptrun::launcher::LauncherPipeRelay;
+using ptrun::launcher::test::Pipe;
 using ptrun::sys::Fd;
 
 namespace {
-
-struct Pipe {
-    Fd read, write;
-    Pipe() {
-        int fds[2];
-        REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-        read = Fd(fds[0]);
-        write = Fd(fds[1]);
-    }
-};
 
 /// True when `fd` becomes readable within `deadline_ms`.
 bool readable_within(int fd, int deadline_ms) {

@@ -11,8 +11,10 @@
 #include <mutex>
 
 #include "ptrun/sys/fd.hpp"
+#include "test_pipe.hpp"
 
 using ptrun::launcher::LauncherPipeWatch;
+using ptrun::launcher::test::Pipe;
 using ptrun::sys::Fd;
 
 namespace {
@@ -32,16 +34,6 @@ struct Calls {
     bool wait_for(int n, std::chrono::milliseconds deadline) {
         std::unique_lock lock(mutex);
         return changed.wait_for(lock, deadline, [&] { return count >= n; });
-    }
-};
-
-struct Pipe {
-    Fd read, write;
-    Pipe() {
-        int fds[2];
-        REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-        read = Fd(fds[0]);
-        write = Fd(fds[1]);
     }
 };
 
