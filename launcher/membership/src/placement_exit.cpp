@@ -63,15 +63,15 @@ void placement_exit_barrier(const LaunchConfig& config, const FixedPlacement& p,
     }
 }
 
-bool placement_checkpoint_barrier(const LaunchConfig& config, const FixedPlacement& p,
+void placement_checkpoint_barrier(const LaunchConfig& config, const FixedPlacement& p,
                                   const std::shared_ptr<spdlog::logger>& log,
                                   std::chrono::milliseconds timeout) {
-    if (!config.master_port || p.world_size < 2) return true;
+    if (!config.master_port || p.world_size < 2) return;
     const auto started = std::chrono::steady_clock::now();
     try {
         if (!p.hosts_store) {
             count_out(config, p);
-            return true;
+            return;
         }
         log->info(
             "workers exited on the checkpoint signal; waiting for the other {} ranks' workers to "
@@ -82,14 +82,12 @@ bool placement_checkpoint_barrier(const LaunchConfig& config, const FixedPlaceme
             std::chrono::steady_clock::now() - started);
         log->info("--requeue: waited {} until every other rank's worker had ended",
                   seconds_text(waited));
-        return true;
     } catch (const rdzv::StoreTimeout&) {
         log->warn("--requeue: not every other rank's worker ended within {}; requeueing anyway",
                   seconds_text(timeout));
     } catch (const rdzv::StoreError& e) {
         if (p.hosts_store) log->warn("--requeue: cannot wait for the other ranks: {}", e.what());
     }
-    return !p.hosts_store;
 }
 
 }  // namespace ptrun::launcher

@@ -31,9 +31,9 @@ void placement_exit_barrier(const LaunchConfig& config, const FixedPlacement& p,
 /// --requeue after the workers exited on --checkpoint-signal, in place of placement_exit_barrier:
 /// a task without the store counts itself out; the store host (the task that requeues) blocks
 /// until every other task has, whatever its own exit code, at most `timeout`, since a requeue
-/// would kill a rank still writing its part of the checkpoint. Says what it waited for. True
-/// when every rank ended in time (or this task need not wait). Never throws.
-bool placement_checkpoint_barrier(const LaunchConfig& config, const FixedPlacement& p,
+/// would kill a rank still writing its part of the checkpoint. Says what it waited for. Never
+/// throws.
+void placement_checkpoint_barrier(const LaunchConfig& config, const FixedPlacement& p,
                                   const std::shared_ptr<spdlog::logger>& log,
                                   std::chrono::milliseconds timeout);
 
