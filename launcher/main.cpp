@@ -338,13 +338,15 @@ int requeue_after_checkpoint(const ptrun::launcher::RequeueTarget& target, spdlo
             target.job_id);
         return 0;
     }
+    // Said before: a requeue ends the job's steps, a batch script's ptrun included, often before
+    // scontrol has returned here.
+    log.info("requeueing SLURM job {} (scontrol requeue): it runs again with its checkpoint",
+             target.job_id);
     const auto why = ptrun::launcher::requeue_slurm_job(target.job_id, kRequeueDeadline);
     if (!why.empty()) {
         log.error("--requeue: {}", why);
         return 1;
     }
-    log.info("requeued SLURM job {} (scontrol requeue): it runs again with its checkpoint",
-             target.job_id);
     return 0;
 }
 

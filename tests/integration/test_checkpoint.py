@@ -117,7 +117,7 @@ class Checkpoint(PtrunTestCase):
         self.assertIn("waiting for the other nodes' workers to end before requeueing", err0)
         self.assertIn("--requeue: waited", err0)
         self.assertIn("until every other node's workers had ended", err0)
-        self.assertIn("requeued SLURM job 4242 (scontrol requeue)", err0)
+        self.assertIn("requeueing SLURM job 4242 (scontrol requeue)", err0)
         self.assertIn("node rank 0 requeues SLURM job 4242", err1)
         self.assertEqual(wait_gone([int(w[3]) for w in started], 5.0), [])
 
@@ -146,7 +146,7 @@ class Checkpoint(PtrunTestCase):
         self.assertNotIn("forwarding it to the workers", err1)
         self.assertIn("exited within the grace (20 s, --checkpoint-grace): rank 1 (exit code 0)",
                       err1)
-        self.assertIn("requeued SLURM job 4242 (scontrol requeue)", err0)
+        self.assertIn("requeueing SLURM job 4242 (scontrol requeue)", err0)
         self.assertEqual(wait_gone([int(w[3]) for w in started], 5.0), [])
 
     def start_task(self, task, port, notifier, fake_bin):
@@ -188,7 +188,7 @@ class Checkpoint(PtrunTestCase):
         self.assertIn("waiting for the other 1 ranks' workers to end before requeueing", err0)
         self.assertIn("--requeue: waited", err0)
         self.assertIn("until every other rank's worker had ended", err0)
-        self.assertIn("requeued SLURM job 4243 (scontrol requeue)", err0)
+        self.assertIn("requeueing SLURM job 4243 (scontrol requeue)", err0)
         self.assertIn("node rank 0 requeues SLURM job 4243", err1)
         self.assertEqual(wait_gone([int(w[3]) for w in started], 5.0), [])
 

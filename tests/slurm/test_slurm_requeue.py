@@ -199,7 +199,7 @@ class SlurmRequeue(unittest.TestCase):
         self.assertIn("sending SIGUSR1 to the workers (--checkpoint-signal)", first)
         self.assertIn("exited within the grace (60 s, --checkpoint-grace): rank 0 (exit code 0), "
                       "rank 1 (exit code 0)", first)
-        self.assertIn(f"requeued SLURM job {jobid} (scontrol requeue)", first)
+        self.assertIn(f"requeueing SLURM job {jobid} (scontrol requeue)", first)
         self.assertNotIn("waiting for the other nodes", first)  # one node: nothing to wait for
         result = out / "result.json"
         self.release_until(jobid, result.exists, log)
