@@ -36,6 +36,15 @@ if os.environ["RANK"] == "0":
 print("after the breakpoint, rank", os.environ["RANK"], flush=True)
 """
 
+# Sets the terminal's modes (as readline does before a prompt): stopped by SIGTTOU until ptrun lends
+# it the terminal, then writes a burst of single bytes at once.
+BURST = """import os, termios
+termios.tcsetattr(0, termios.TCSANOW, termios.tcgetattr(0))
+for _ in range(3000):
+    os.write(1, b"#")
+os.write(1, b"\\n")
+"""
+
 
 def session_members(sid):
     """Pids of every process in session `sid`."""
@@ -92,7 +101,8 @@ class Shell:
                 self.text += chunk.decode(errors="replace").replace("\r\n", "\n")
 
     def expect_all(self, *patterns, timeout=30):
-        """Waits until every pattern appears, in any order (a worker's prompt and ptrun's note race)."""
+        """Waits until every pattern appears, in any order (input() writes its prompt before it reads
+        the terminal, so before ptrun's note; two workers' notes race)."""
         start, ends, matches = self.pos, [], []
         for pattern in patterns:
             self.pos = start
@@ -144,7 +154,7 @@ class Terminal(PtrunTestCase):
         bin_dir = os.path.join(self.dir, "bin")
         os.mkdir(bin_dir)
         os.symlink(os.path.abspath(PTRUN), os.path.join(bin_dir, "ptrun"))
-        for name, text in (("ask.py", ASK), ("debug.py", DEBUG)):
+        for name, text in (("ask.py", ASK), ("debug.py", DEBUG), ("burst.py", BURST)):
             with open(os.path.join(self.dir, name), "w") as f:
                 f.write(text)
         env = {"PATH": bin_dir + ":/usr/bin:/bin", "HOME": self.dir, "TERM": "dumb", "PS1": "READY$ ",
@@ -173,6 +183,15 @@ class Terminal(PtrunTestCase):
         sh.send("c\n")
         sh.expect(r"after the breakpoint, rank 0")
         sh.expect(r"rc=0\n")
+
+    def test_ptruns_note_is_whole_before_the_worker_writes(self):
+        # ptrun says which worker has the terminal before that worker goes on: its note used to be
+        # written after the SIGCONT, and landed inside pdb's prompt ("(" note "Pdb) ").
+        sh = self.shell
+        sh.run("ptrun --nproc-per-node 1 burst.py")
+        sh.expect(r"rc=0\n")
+        self.assertRegex(sh.text, r"reads the terminal: it has it now \(Ctrl-C goes to it; Ctrl-Z "
+                                  r"gives the terminal back to ptrun\)\n#{3000}\n")
 
     def test_pdb_in_a_worker(self):
         self.debug_in_pdb("ptrun --nproc-per-node 2 debug.py")

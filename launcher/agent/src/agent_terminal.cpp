@@ -17,9 +17,9 @@ void Agent::Impl::on_stopped(Worker& w, int signo) {
         terminal.reclaim(w.end.pid);
         terminal_returned();
         w.stopped = false;
-        launcher->signal_group(w.end.pid, SIGCONT);
         log->info("Ctrl-Z: ptrun took the terminal back from {}, which goes on in the background",
                   who(w));
+        launcher->signal_group(w.end.pid, SIGCONT);
         lend_terminal();
         return;
     }
@@ -61,6 +61,7 @@ void Agent::Impl::lend_terminal() {
             "{} reads the terminal: it has it now (Ctrl-C goes to it; Ctrl-Z gives the terminal "
             "back to ptrun)",
             who(w));
+        launcher->signal_group(w.end.pid, SIGCONT);  // after the note: whole before its prompt
     }
 }
 

@@ -49,7 +49,6 @@ TerminalLender::Outcome TerminalLender::lend(pid_t pgid) {
     saved_ok_ = ::tcgetattr(fd_, &saved_) == 0;
     if (::tcsetpgrp(fd_, pgid) != 0) return Outcome::NotOurs;
     holder_ = pgid;
-    ::kill(-pgid, SIGCONT);
     return Outcome::Lent;
 }
 

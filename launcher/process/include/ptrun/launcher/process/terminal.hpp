@@ -20,12 +20,13 @@ class TerminalLender {
     TerminalLender& operator=(const TerminalLender&) = delete;
 
     enum class Outcome {
-        Lent,     ///< `pgid` is the terminal's foreground now and was continued
+        Lent,     ///< `pgid` is the terminal's foreground now (still stopped)
         Busy,     ///< another worker holds the terminal
         NotOurs,  ///< ptrun has no controlling terminal or is not in its foreground (run with &)
     };
-    /// Makes process group `pgid` (a worker of ptrun's session) the terminal's foreground, saving
-    /// the terminal's modes, then sends it SIGCONT. Never blocks; SIGTTOU is blocked meanwhile.
+    /// Makes process group `pgid` (a worker of ptrun's session, stopped) the terminal's foreground,
+    /// saving the terminal's modes; the caller continues it (after saying so: nothing ptrun writes
+    /// then lands inside the worker's prompt). Never blocks; SIGTTOU is blocked meanwhile.
     Outcome lend(pid_t pgid);
     /// If `pgid` holds the terminal: makes ptrun's own group the foreground again and restores
     /// the modes saved when lending (a worker killed in raw mode). Returns whether it held it.
