@@ -93,6 +93,10 @@ std::variant<StoreCommandLine, InfoText> parse_store_command_line(std::vector<st
                    "apart); a client whose host vanished is then dropped. 0 = off")
         ->check(kSeconds)
         ->capture_default_str();
+    std::string relay_to;
+    app.add_option("--relay-to", relay_to,
+                   "HOST:PORT of a store to relay to: store nothing here and forward every "
+                   "request there over a few connections (a node's store for its own ranks)");
     app.add_option("--log-level", cmd.log_level,
                    "trace, debug, info, warn, error, critical or off (logs go to stderr)")
         ->check(CLI::IsMember(std::vector<std::string>(kLevels.begin(), kLevels.end())))
@@ -108,6 +112,26 @@ std::variant<StoreCommandLine, InfoText> parse_store_command_line(std::vector<st
         throw UsageError(e.what());
     }
     opts.keepalive = std::chrono::seconds(keepalive_seconds);
+    if (!relay_to.empty()) {
+        const auto colon = relay_to.rfind(':');
+        std::string host = colon == std::string::npos ? "" : relay_to.substr(0, colon);
+        if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+            host = host.substr(1, host.size() - 2);
+        }
+        unsigned long port = 0;
+        const std::string digits = colon == std::string::npos ? "" : relay_to.substr(colon + 1);
+        const bool numeric = !digits.empty() && digits.size() <= 5 &&
+                             digits.find_first_not_of("0123456789") == std::string::npos;
+        if (numeric) port = std::stoul(digits);
+        if (host.empty() || !numeric || port == 0 || port > 65535) {
+            throw UsageError(
+                "--relay-to: expected HOST:PORT (e.g. node1:29500 or [::1]:29500), "
+                "got '" +
+                relay_to + "'");
+        }
+        opts.relay.host = host;
+        opts.relay.port = static_cast<std::uint16_t>(port);
+    }
     return cmd;
 }
 

@@ -23,6 +23,7 @@
 #include "epoll_set.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "server_connection.hpp"
+#include "store_relay.hpp"
 #include "store_state.hpp"
 
 namespace ptrun::rdzv {
@@ -65,15 +66,19 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
 
     std::uint16_t port() const noexcept { return port_; }
     void clear() {
-        on_server([this] { state_.clear(); });
+        if (!relay_) on_server([this] { state_.clear(); });
     }
     void clear_except(const std::string& prefix) {
-        on_server([&] { state_.clear_except(prefix); });
+        if (!relay_) on_server([&] { state_.clear_except(prefix); });
     }
     TcpStoreStats stats() {
         return on_server([this] {
-            return TcpStoreStats{connections_.size(), budget_.used(), state_.stored_bytes(),
-                                 state_.num_keys()};
+            return TcpStoreStats{connections_.size(),
+                                 budget_.used(),
+                                 state_.stored_bytes(),
+                                 state_.num_keys(),
+                                 relay_ ? relay_->links_open() : 0,
+                                 relay_ ? relay_->clients_waiting() : 0};
         });
     }
     void stop();
@@ -97,6 +102,8 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
     bool accept_ready();
     void admit(int fd, const sockaddr_storage& address) noexcept;
     void set_keepalive(int fd) const noexcept;
+    /// Sends what a relay step produced and closes the clients it dropped.
+    void apply(detail::RelayEffects& fx) noexcept;
     /// After an exception escaped a handler: waits again for whatever it left unwatched.
     void recover() noexcept;
     void run() noexcept;
@@ -112,7 +119,8 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
     detail::BufferBudget budget_;  // before connections_: they release into it when destroyed
     std::unique_ptr<char[]> read_buffer_;
     std::unordered_map<ConnId, std::shared_ptr<Connection>> connections_;
-    bool accepting_ = false;  ///< an accept wait or its retry timer is pending
+    std::unique_ptr<detail::StoreRelay> relay_;  ///< relay mode: forwards instead of state_
+    bool accepting_ = false;                     ///< an accept wait or its retry timer is pending
     ConnId next_id_ = 1;
     std::uint16_t port_ = 0;
     std::mutex lifecycle_mu_;  ///< clear() and stop() do not interleave
@@ -133,6 +141,11 @@ TcpStoreServer::Impl::Impl(TcpStoreServerOptions options)
         adopt(options_.adopt_fd);
     } else {
         listen();
+    }
+    if (!options_.relay.host.empty()) {
+        relay_ = std::make_unique<detail::StoreRelay>(
+            options_.relay, options_.limits, connection_set_, io_, *log_,
+            [this](detail::RelayEffects& fx) { apply(fx); });
     }
     boost::system::error_code ec;
     port_ = acceptor_.local_endpoint(ec).port();
@@ -297,6 +310,12 @@ void TcpStoreServer::Impl::set_keepalive(int fd) const noexcept {
 }
 
 void TcpStoreServer::Impl::on_ready(ConnId id, std::uint32_t events) {
+    if (relay_ && (id & detail::StoreRelay::kLinkBit)) {
+        detail::RelayEffects fx;
+        relay_->on_link_ready(id, events, fx);
+        apply(fx);
+        return;
+    }
     auto it = connections_.find(id);
     if (it == connections_.end()) return;  // closed earlier in this batch
     const auto conn = it->second;          // on_closed may drop the table's reference
@@ -304,7 +323,33 @@ void TcpStoreServer::Impl::on_ready(ConnId id, std::uint32_t events) {
     if ((events & EPOLLOUT) && !conn->closed()) conn->on_writable();
 }
 
+void TcpStoreServer::Impl::apply(detail::RelayEffects& fx) noexcept {
+    for (auto& message : fx.out) {
+        auto it = connections_.find(message.to);
+        if (it == connections_.end()) continue;
+        auto target = it->second;  // send() may close it and drop the table's reference
+        target->send(std::move(message));
+    }
+    for (auto& [id, reason] : fx.drops) {
+        auto it = connections_.find(id);
+        if (it == connections_.end()) continue;
+        auto target = it->second;
+        target->close(reason, true);
+    }
+}
+
 void TcpStoreServer::Impl::on_request(Connection& conn, detail::Request&& request) {
+    if (relay_) {
+        detail::RelayEffects fx;
+        try {
+            relay_->handle(conn.id(), std::move(request), fx);
+        } catch (...) {
+            apply(fx);
+            throw;
+        }
+        apply(fx);
+        return;
+    }
     std::vector<detail::Outgoing> out;
     auto deliver = [&]() noexcept {
         for (auto& message : out) {
@@ -325,6 +370,7 @@ void TcpStoreServer::Impl::on_request(Connection& conn, detail::Request&& reques
 }
 
 void TcpStoreServer::Impl::on_closed(Connection& conn) noexcept {
+    if (relay_) relay_->disconnect(conn.id());
     state_.disconnect(conn.id());
     connections_.erase(conn.id());
 }
@@ -404,6 +450,7 @@ void TcpStoreServer::Impl::stop() {
         connection_set_.cancel();
         for (auto& entry : connections_) entry.second->abort();
         connections_.clear();
+        relay_.reset();
         log_->info("rdzv store: stopped (port {})", port_);
     }
     std::exception_ptr error;

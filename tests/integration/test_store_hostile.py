@@ -168,6 +168,47 @@ class StoreHostile(PtrunTestCase):
         self.assertIn("max_stored_bytes", self.log)
         print(f"peak RSS {peak / MIB:.1f} MiB (baseline {baseline / MIB:.1f}, bound {limit / MIB:.0f})")
 
+    def test_a_reply_too_large_for_a_relay_closes_only_its_client(self):
+        # A relay (--relay-to) holds each reply whole, up to its --max-request-bytes: a GET of a
+        # larger value closes the client that asked, and the clients sharing its connection to
+        # the store (8 clients: every one of the relay's 4) go on, the reply's bytes skipped.
+        head, head_port = self.start_store()
+        relay_log = os.path.join(self.dir, "relay.log")
+        with open(relay_log, "w") as log:
+            relay = subprocess.Popen([PTRUN_STORE, "--host", "127.0.0.1", "--port", "0",
+                                      "--relay-to", f"127.0.0.1:{head_port}",
+                                      "--max-request-bytes", str(MIB)],
+                                     stdout=subprocess.PIPE, stderr=log, text=True)
+        self.leftover.append(relay.pid)
+        line = wait_output(relay.stdout, "\n")
+        self.assertTrue(line.startswith("port="), line)
+        port = int(line.strip().split("=", 1)[1])
+        with attack.connect(head_port) as s:
+            s.sendall(attack.request(attack.SET, attack.field(b"big"), attack.field(b"v" * (3 * MIB))))
+            s.sendall(attack.request(attack.SET, attack.field(b"small"), attack.field(b"ok")))
+            s.sendall(attack.request(attack.NUM_KEYS))
+            self.assertEqual(attack.u64(attack.recv_exact(s, 8)), 2)
+        clients = [attack.connect(port) for _ in range(8)]
+        try:
+            asker = clients[0]
+            asker.sendall(attack.request(attack.GET, attack.field(b"big")))
+            self.assertTrue(attack.closed_by_server(asker))
+            for c in clients[1:]:
+                for _ in range(3):
+                    c.sendall(attack.request(attack.GET, attack.field(b"small")))
+                    self.assertEqual(attack.recv_exact(c, 8 + 2), attack.field(b"ok"))
+        finally:
+            for c in clients:
+                c.close()
+        relay.send_signal(signal.SIGTERM)
+        self.assertEqual(relay.wait(timeout=30), 0)
+        relay.stdout.close()
+        with open(relay_log) as f:
+            said = f.read()
+        self.assertIn("its reply through the store relay would be a reply of more than", said)
+        self.assertNotIn("lost its connection to the store", said)
+        self.assertEqual(self.stop_store(head), 0)
+
     def test_expensive_requests_do_not_stall_other_clients(self):
         # Another process runs issue 13's small-but-expensive requests (a 2 GiB MULTI_GET, APPEND
         # past the value limit, big GETs, LIST_KEYS over 100,000 keys, a MULTI_GET over the

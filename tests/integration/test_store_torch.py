@@ -21,6 +21,24 @@ class TorchClientAgainstPtrunStore(TorchTestCase):
     def test_every_torch_verb_against_ptrun_store(self):
         proc, port = start_ptrun_store()
         self.leftover.append(proc.pid)
+        self.every_verb(port)
+        self.assertEqual(stop(proc), 0)
+        self.assertNotIn("closing connection", proc.stderr_text)  # no protocol error on any connection
+
+    def test_every_torch_verb_through_a_relay(self):
+        # ptrun-store --relay-to: what a node's agent runs for its workers with --store-relay.
+        head, head_port = start_ptrun_store()
+        self.leftover.append(head.pid)
+        relay, port = start_ptrun_store("--relay-to", f"127.0.0.1:{head_port}")
+        self.leftover.append(relay.pid)
+        self.every_verb(port)
+        self.assertEqual(stop(relay), 0)
+        self.assertEqual(stop(head), 0)
+        for proc in (relay, head):
+            self.assertNotIn("closing connection", proc.stderr_text)
+
+    def every_verb(self, port):
+        """Two torch processes drive every verb of their Python API against the store at port."""
         script = os.path.join(HERE, "torch_store_verbs.py")
         # Two torch processes at once (RANK prefixes their keys), as two workers would.
         argv = FLAVOUR.command([FLAVOUR.python, script, "--host", "127.0.0.1", "--port", str(port)])
@@ -33,8 +51,6 @@ class TorchClientAgainstPtrunStore(TorchTestCase):
             for verb in FLAVOUR.client_verbs:
                 self.assertIn(f"ok {verb}\n", out)
             self.assertIn("verbs ok", out)
-        self.assertEqual(stop(proc), 0)
-        self.assertNotIn("closing connection", proc.stderr_text)  # no protocol error on any connection
 
 
 class PtrunClientAgainstTorchServer(TorchTestCase):

@@ -45,6 +45,16 @@ TEST_CASE("ptrun-store flags reach the server options", "[rdzv][store_cli]") {
     CHECK(cmd.log_level == "debug");
 }
 
+TEST_CASE("ptrun-store --relay-to makes a relay to HOST:PORT", "[rdzv][store_cli]") {
+    CHECK(parsed({}).server.relay.host.empty());
+    auto cmd = parsed({"--relay-to", "node1:29500"});
+    CHECK(cmd.server.relay.host == "node1");
+    CHECK(cmd.server.relay.port == 29500);
+    cmd = parsed({"--relay-to", "[::1]:4242"});
+    CHECK(cmd.server.relay.host == "::1");
+    CHECK(cmd.server.relay.port == 4242);
+}
+
 TEST_CASE("ptrun-store --help and --version are text, not a run", "[rdzv][store_cli]") {
     auto help = parse_store_command_line({"--help"});
     REQUIRE(std::holds_alternative<InfoText>(help));
@@ -68,6 +78,10 @@ TEST_CASE("ptrun-store refuses bad values naming the flag and the value", "[rdzv
         {{"--keepalive", "-1"}, "-1"},
         {{"--max-buffered-bytes", "0"}, "0"},
         {{"stray"}, "stray"},
+        {{"--relay-to", "node1"}, "node1"},
+        {{"--relay-to", "node1:0"}, "node1:0"},
+        {{"--relay-to", ":29500"}, ":29500"},
+        {{"--relay-to", "node1:http"}, "node1:http"},
     };
     for (const auto& [args, needle] : cases) {
         INFO(args[0]);

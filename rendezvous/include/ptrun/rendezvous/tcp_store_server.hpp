@@ -40,6 +40,17 @@ struct TcpStoreLimits {
     std::size_t max_stored_bytes = 1024 * 1024 * 1024;
 };
 
+/// Relay mode (a node's store for its own ranks): the server stores nothing itself and forwards
+/// its clients' requests to the store at host:port over a few connections, so that the store
+/// holds a few connections per node rather than one per rank (see StoreRelay in the sources).
+struct TcpStoreRelay {
+    std::string host;  ///< the store relayed to; empty = not a relay (a store of its own)
+    std::uint16_t port = 0;
+    int links = 4;              ///< pipelined connections carrying every request but waits
+    int max_wait_links = 1024;  ///< connections carrying WAITs (one per distinct key set)
+    std::chrono::seconds connect_timeout{10};  ///< per connection to the store
+};
+
 struct TcpStoreServerOptions {
     /// Address to listen on: "0.0.0.0" (all IPv4), "::" (dual-stack), an address or a name.
     std::string host = "0.0.0.0";
@@ -60,6 +71,8 @@ struct TcpStoreServerOptions {
     /// nanoseconds, instead of the stored value. A launcher's agents measure their clock offset
     /// to the store host with it (round trip / 2 is the error).
     std::string clock_key{};
+    /// Non-empty host: relay to that store instead of storing (clear() then does nothing).
+    TcpStoreRelay relay{};
 };
 
 /// What the server holds right now (tests, diagnostics).
@@ -68,6 +81,8 @@ struct TcpStoreStats {
     std::size_t buffered_bytes = 0;  ///< as counted against max_buffered_bytes
     std::size_t stored_bytes = 0;    ///< as counted against max_stored_bytes
     std::size_t keys = 0;            ///< keys held (queues not counted)
+    std::size_t relay_links = 0;     ///< relay mode: connections open to the store
+    std::size_t relay_waiting = 0;   ///< relay mode: clients in a shared WAIT
 };
 
 /// Serves both wire dialects on one port, detected per connection (spec §3.3): PyTorch 1.13/2.0
