@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -102,6 +103,9 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
     bool accept_ready();
     void admit(int fd, const sockaddr_storage& address) noexcept;
     void set_keepalive(int fd) const noexcept;
+    /// Says why accept failed: at once the first time, then at most every 10 s with how many
+    /// failures it did not repeat (a store at its descriptor limit retries every 100 ms).
+    void warn_accept_failed(const std::string& why, int error);
     /// Sends what a relay step produced and closes the clients it dropped.
     void apply(detail::RelayEffects& fx) noexcept;
     /// After an exception escaped a handler: waits again for whatever it left unwatched.
@@ -121,6 +125,8 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
     std::unordered_map<ConnId, std::shared_ptr<Connection>> connections_;
     std::unique_ptr<detail::StoreRelay> relay_;  ///< relay mode: forwards instead of state_
     bool accepting_ = false;                     ///< an accept wait or its retry timer is pending
+    std::chrono::steady_clock::time_point accept_warned_{};
+    std::size_t accept_failures_unsaid_ = 0;
     ConnId next_id_ = 1;
     std::uint16_t port_ = 0;
     std::mutex lifecycle_mu_;  ///< clear() and stop() do not interleave
@@ -233,8 +239,7 @@ void TcpStoreServer::Impl::accept() {
             return;
         }
         // e.g. EMFILE: retry shortly instead of spinning on the error
-        log_->warn("rdzv store: accept failed: {}; retrying in 100 ms",
-                   ec ? ec.message() : std::string(std::strerror(errno)));
+        warn_accept_failed(ec ? ec.message() : std::string(std::strerror(errno)), errno);
         accept_retry_.expires_after(std::chrono::milliseconds(100));
         accept_retry_.async_wait([this](const boost::system::error_code& timer_ec) {
             accepting_ = false;
@@ -295,6 +300,31 @@ void TcpStoreServer::Impl::admit(int fd, const sockaddr_storage& address) noexce
         } catch (...) {
         }
     }
+}
+
+void TcpStoreServer::Impl::warn_accept_failed(const std::string& why, int error) {
+    const auto now = std::chrono::steady_clock::now();
+    if (accept_warned_ != std::chrono::steady_clock::time_point{} &&
+        now - accept_warned_ < std::chrono::seconds(10)) {
+        ++accept_failures_unsaid_;
+        return;
+    }
+    std::string text = "rdzv store: cannot accept a connection: " + why;
+    if (error == EMFILE || error == ENFILE) {
+        rlimit limit{};
+        ::getrlimit(RLIMIT_NOFILE, &limit);
+        text += " (" + std::to_string(connections_.size()) +
+                " connections open; this process may hold " + std::to_string(limit.rlim_cur) +
+                " descriptors, RLIMIT_NOFILE): clients wait in the listen backlog until one closes";
+    }
+    if (accept_failures_unsaid_ > 0) {
+        text +=
+            "; " + std::to_string(accept_failures_unsaid_) + " more failures since the last line";
+    }
+    text += "; retrying every 100 ms";
+    log_->warn("{}", text);
+    accept_warned_ = now;
+    accept_failures_unsaid_ = 0;
 }
 
 void TcpStoreServer::Impl::set_keepalive(int fd) const noexcept {

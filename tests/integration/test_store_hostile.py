@@ -168,6 +168,32 @@ class StoreHostile(PtrunTestCase):
         self.assertIn("max_stored_bytes", self.log)
         print(f"peak RSS {peak / MIB:.1f} MiB (baseline {baseline / MIB:.1f}, bound {limit / MIB:.0f})")
 
+    def test_a_store_at_its_descriptor_limit_says_so_once_not_every_100_ms(self):
+        # More clients than the store may hold descriptors (ulimit -n 40): it said
+        # "accept failed: Too many open files; retrying in 100 ms" ten times a second (317 lines
+        # in 35 s at 100,000 ranks), never naming the limit.
+        proc, port = self.start_store(prefix=["prlimit", "--nofile=40"])
+        clients = []
+        try:
+            for _ in range(60):  # the surplus waits in the listen backlog
+                clients.append(socket.create_connection((attack.HOST, port), timeout=30))
+            deadline = time.monotonic() + 30
+            said = ""
+            while "cannot accept" not in said and time.monotonic() < deadline:
+                with open(self.log_path) as f:
+                    said = f.read()
+                time.sleep(0.05)  # polls the log with a deadline: no event says it was written
+            self.assertIn("cannot accept", said)
+            time.sleep(1.0)  # the subject is a rate: ten retries pass in this second
+        finally:
+            for c in clients:
+                c.close()
+        self.assertEqual(self.stop_store(proc), 0)
+        lines = [line for line in self.log.splitlines() if "cannot accept" in line]
+        self.assertEqual(len(lines), 1, self.log)
+        self.assertIn("RLIMIT_NOFILE", lines[0])
+        self.assertIn("this process may hold 40 descriptors", lines[0])
+
     def test_a_reply_too_large_for_a_relay_closes_only_its_client(self):
         # A relay (--relay-to) holds each reply whole, up to its --max-request-bytes: a GET of a
         # larger value closes the client that asked, and the clients sharing its connection to
