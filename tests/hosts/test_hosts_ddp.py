@@ -8,6 +8,7 @@ the test skips without python3-torch.
 """
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -58,23 +59,46 @@ class HostsDdp(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
         return res
 
-    def test_gloo_losses_equal_the_standalone_job(self):
+    @classmethod
+    def standalone_losses(cls, case):
+        """The same job as 6 workers on one host (run once for the class)."""
+        if not hasattr(cls, "_alone"):
+            alone = os.path.join(case.dir, "alone.json")
+            case.run_ptrun(["--standalone", "--nproc-per-node", "6", DDP_SCRIPT, alone, STEPS],
+                           {"GLOO_SOCKET_IFNAME": "lo"})
+            cls._alone = json.loads(Path(alone).read_text())
+        return cls._alone
+
+    def across_three_hosts(self, *extra):
+        """The job on node1..node3 x 2 workers; asserts its losses are the standalone job's."""
         across = os.path.join(self.dir, "across.json")
         # gloo between hosts over their eth0; PYTHON_EXEC and the interface go to every host.
-        self.run_ptrun(["--hosts", "node1,node2,node3", "--nproc-per-node", "2", "--remote-shell",
-                        self.shell, "--rdzv-endpoint", f"node1:{next(base._ports)}",
-                        "--rdzv-conf", base.FAST, "--export", "PYTHON_EXEC,GLOO_SOCKET_IFNAME",
-                        DDP_SCRIPT, across, STEPS], {"GLOO_SOCKET_IFNAME": "eth0"})
-        alone = os.path.join(self.dir, "alone.json")
-        self.run_ptrun(["--standalone", "--nproc-per-node", "6", DDP_SCRIPT, alone, STEPS],
-                       {"GLOO_SOCKET_IFNAME": "lo"})
-        ours, reference = (json.loads(Path(p).read_text()) for p in (across, alone))
+        res = self.run_ptrun(["--hosts", "node1,node2,node3", "--nproc-per-node", "2",
+                              "--remote-shell", self.shell,
+                              "--rdzv-endpoint", f"node1:{next(base._ports)}",
+                              "--rdzv-conf", base.FAST, "--export", "PYTHON_EXEC,GLOO_SOCKET_IFNAME",
+                              *extra, DDP_SCRIPT, across, STEPS], {"GLOO_SOCKET_IFNAME": "eth0"})
+        reference = self.standalone_losses(self)
+        ours = json.loads(Path(across).read_text())
         self.assertEqual(ours["world"], 6)
         self.assertEqual(reference["world"], 6)
         self.assertEqual(len(ours["losses"]), int(STEPS))
         self.assertEqual(ours["losses"], reference["losses"])  # bit for bit (floats from JSON)
         pids = [p for i in base.HOSTS for p in base.host_pids(i)]
         self.assertEqual(base.wait_gone(pids, base.STOP_BOUND), [], "processes left on the hosts")
+        return ours, res.stderr
+
+    def test_gloo_losses_equal_the_standalone_job(self):
+        ours, _ = self.across_three_hosts()
+        self.assertEqual(ours["master_addr"], "node1")
+
+    def test_through_store_relays_the_losses_are_the_same(self):
+        # --store-relay: each host's workers reach the store through their own agent.
+        ours, err = self.across_three_hosts("--store-relay")
+        self.assertEqual(ours["master_addr"], "127.0.0.1")
+        relayed = re.findall(r"--store-relay: this node's workers reach the store at node1:\d+ "
+                             r"through 127\.0\.0\.1:\d+", err)
+        self.assertEqual(len(relayed), 3, err)
 
 
 if __name__ == "__main__":

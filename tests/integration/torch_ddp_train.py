@@ -33,7 +33,9 @@ def main():
     store.set(f"ptrun-test-done-{rank}", "1")
     if rank == 0:
         with open(out, "w") as f:
-            json.dump({"losses": losses, "world": world, "agent_store": os.environ.get("TORCHELASTIC_USE_AGENT_STORE")}, f)
+            json.dump({"losses": losses, "world": world,
+                       "agent_store": os.environ.get("TORCHELASTIC_USE_AGENT_STORE"),
+                       "master_addr": os.environ.get("MASTER_ADDR")}, f)
     dist.barrier()
     # Leave without tearing the process group down: torch 1.13 can deadlock there (the Reducer's
     # destructor joins a gloo thread while holding the GIL, and that thread frees a tensor whose

@@ -42,6 +42,7 @@
 #include "ptrun/sys/fd.hpp"
 #include "ptrun/watchdog/log_followers.hpp"
 #include "ptrun/watchdog/stack_summary.hpp"
+#include "worker_store_relay.hpp"
 
 namespace ptrun::launcher {
 
@@ -170,6 +171,8 @@ class Agent::Impl {
     std::optional<placement::IdSet> inherited_cpus;
     env::EnvMap parent_env;
     StoreEndpoint store;
+    /// --store-relay: this node's relay to the workers' store (made with the first worker).
+    std::unique_ptr<WorkerStoreRelay> store_relay;
     std::shared_ptr<spdlog::logger> log;
     NodePlacement placement;  ///< this node's place in the job for the current attempt
     boost::asio::io_context io{1};

@@ -90,6 +90,12 @@ SpawnRequest Agent::Impl::worker_request(int lr) {
     id.role_world_size = p.world_size;
     id.master_addr = p.master_addr;
     id.master_port = p.master_port;
+    if (config.store_relay) {
+        if (!store_relay) store_relay = std::make_unique<WorkerStoreRelay>(log);
+        const auto relayed = store_relay->endpoint_for(p.master_addr, p.master_port);
+        id.master_addr = relayed.host;
+        id.master_port = relayed.port;
+    }
     // A replacement's count goes on from its attempt's: each replacement is a restart.
     id.restart_count = state.restart_count + state.generation;
     id.max_restarts = config.max_restarts;

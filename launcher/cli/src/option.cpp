@@ -96,6 +96,10 @@ constexpr std::array<Row, kOptionCount> kRows{{
     {Option::Requeue, "requeue", "", "", F,
      "Under SLURM: once the workers of every node have exited on --checkpoint-signal, node rank "
      "0 requeues the job (scontrol requeue); workers see PTRUN_REQUEUE_COUNT"},
+    {Option::StoreRelay, "store-relay", "", "", F,
+     "Each node's workers reach the store through their agent, which relays for them over a few "
+     "connections (MASTER_ADDR=127.0.0.1 and MASTER_PORT are the relay's): for jobs of many "
+     "ranks per node; man ptrun, SCALE"},
     {Option::SlurmMode, "slurm-mode", "", "auto", V,
      "Inside a SLURM step: auto, per-node (ptrun spawns the node's workers), per-rank (SLURM "
      "started one task per rank; each ptrun runs one worker) or off (ignore SLURM)"},

@@ -217,6 +217,7 @@ void resolve_checkpoint(LaunchConfig& c, const LaunchOptions& o) {
     c.checkpoint_grace = std::chrono::milliseconds(
         static_cast<std::int64_t>(seconds(o, Option::CheckpointGrace, true) * 1000.0));
     c.requeue = o.flag(Option::Requeue);
+    c.store_relay = o.flag(Option::StoreRelay);
     if (c.requeue && c.slurm_mode != SlurmMode::PerNode && c.slurm_mode != SlurmMode::PerRank) {
         const auto& mode = o.at(Option::SlurmMode);
         const std::string why =

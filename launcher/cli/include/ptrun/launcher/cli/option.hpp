@@ -48,6 +48,7 @@ enum class Option : std::uint8_t {
     CheckpointSignal,
     CheckpointGrace,
     Requeue,
+    StoreRelay,
     SlurmMode,
     LauncherEnv,
     VirtualLocalRank,

@@ -126,6 +126,9 @@ struct LaunchConfig {
     /// --requeue (SLURM only): node rank 0 requeues the job once its workers, and on several
     /// nodes every node's, have exited on the checkpoint signal (agent/requeue_wait.hpp).
     bool requeue = false;
+    /// --store-relay: each agent serves its workers' store connections and relays them to the
+    /// workers' store over a few connections (workers see MASTER_ADDR=127.0.0.1).
+    bool store_relay = false;
     /// --hang-timeout: a worker silent this long after its first beat is hung; nullopt: off.
     std::optional<std::chrono::milliseconds> hang_timeout;
     /// --health-port: serve /health and /status there (0: any free port); nullopt: no endpoint.
