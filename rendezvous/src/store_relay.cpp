@@ -153,8 +153,14 @@ StoreRelay::Link& StoreRelay::client_link(ConnId client) {
     const std::size_t index = pipes_[client % pipes_.size()];
     Link* link = links_[index].get();
     if (link && link->fd) return *link;
-    std::string error;  // it failed earlier: a new one in its place
-    Link* fresh = connect_link(false, error);
+    // It failed earlier: a new one in its place, tried at most once a second (a store that is
+    // gone does not hold every request up for a connect timeout).
+    std::string error = "the last attempt failed under a second ago";
+    Link* fresh = nullptr;
+    if (Clock::now() >= retry_after_) {
+        fresh = connect_link(false, error);
+        if (!fresh) retry_after_ = Clock::now() + std::chrono::seconds(1);
+    }
     if (!fresh) {
         throw ProtocolError("the store relay cannot reach the store at " + options_.host + ":" +
                             std::to_string(options_.port) + ": " + error);
@@ -384,7 +390,7 @@ StoreRelay::Link* StoreRelay::take_wait_link() {
         if (link && link->fd) return link;
     }
     std::size_t open = 0;
-    for (const auto& link : links_) open += link && link->for_waits ? 1u : 0u;
+    for (const auto& link : links_) open += link && link->for_waits && link->fd ? 1u : 0u;
     if (open >= static_cast<std::size_t>(std::max(1, options_.max_wait_links))) return nullptr;
     std::string error;
     Link* link = connect_link(true, error);

@@ -18,6 +18,7 @@
 #include <spdlog/fwd.h>
 
 #include <utility>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -114,6 +115,7 @@ class StoreRelay {
     std::unordered_map<std::string, std::unique_ptr<WaitGroup>> groups_;  ///< by their keys
     std::deque<std::string> groups_queued_;  ///< groups waiting for a wait link
     bool flush_posted_ = false;
+    std::chrono::steady_clock::time_point retry_after_{};  ///< no reconnect before this
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -149,3 +149,18 @@ TEST_CASE("a relay whose store is gone closes its clients, and cannot start with
         TcpStoreServer(none),
         Catch::Contains("cannot connect to the store at 127.0.0.1:" + std::to_string(port)));
 }
+
+TEST_CASE("a relay's wait connections given up free their place under max_wait_links",
+          "[rdzv][relay]") {
+    TcpStoreServer head;
+    auto options = relay_to(head.port(), 1);
+    options.relay.max_wait_links = 1;
+    TcpStoreServer relay(options);
+    TcpStoreClient client(client_options(relay.port()));
+    for (int i = 0; i < 3; ++i) {  // each timeout closes the only wait connection
+        CHECK_THROWS_AS(client.wait({"never"}, 50ms), StoreTimeout);
+    }
+    TcpStoreClient writer(client_options(head.port()));
+    writer.set("now", "1");
+    client.wait({"now"}, 5s);
+}
