@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "client_options.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/prefix_store.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
@@ -18,15 +19,6 @@ using namespace ptrun::rdzv;
 using namespace ptrun::rdzv::test;
 
 namespace {
-
-TcpStoreClientOptions client_options(std::uint16_t port, Dialect dialect = Dialect::Modern) {
-    TcpStoreClientOptions o;
-    o.port = port;
-    o.dialect = dialect;
-    o.connect_timeout = 10s;
-    o.io_timeout = 10s;
-    return o;
-}
 
 /// A one-connection scripted server for client behaviour the real server cannot provoke.
 class ScriptedServer {

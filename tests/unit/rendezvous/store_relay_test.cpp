@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "client_options.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 #include "ptrun/rendezvous/prefix_store.hpp"
 #include "ptrun/rendezvous/tcp_store_client.hpp"
@@ -15,15 +16,6 @@ using namespace ptrun::rdzv;
 using namespace ptrun::rdzv::test;
 
 namespace {
-
-TcpStoreClientOptions client_options(std::uint16_t port, Dialect dialect = Dialect::Modern) {
-    TcpStoreClientOptions o;
-    o.port = port;
-    o.dialect = dialect;
-    o.connect_timeout = 10s;
-    o.io_timeout = 10s;
-    return o;
-}
 
 TcpStoreServerOptions relay_to(std::uint16_t head_port, int links = 2) {
     TcpStoreServerOptions o;
