@@ -17,6 +17,7 @@ test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-b
            mold  # links the sanitizer trees' unit-test binaries (scripts/test.sh): ~3x faster than ld.bfd
            clang-format  # scripts/check-format.sh
            python3-prometheus-client prometheus  # /metrics parsed and scraped (test_status)
+           python3-matplotlib  # bench/plot.py draws bench/RESULTS.md's scale curves into PNGs
            etcd-server etcd-client openssl  # real etcd members, etcdctl and test certificates (tests/unit/etcd)
            openssh-server openssh-client)  # an sshd on each namespaced host (tests/hosts/test_hosts_ssh.py)
 extra_pkgs=("$@")

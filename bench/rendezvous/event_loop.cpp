@@ -80,7 +80,17 @@ void Conn::on_readable() {
         auto [kind, cb] = std::move(pending_.front());
         pending_.pop_front();
         off += len;
-        if (cb) cb(reply_payload(kind, rest));
+        const auto payload = reply_payload(kind, rest);
+        // A WAIT still pending when its CANCEL_WAIT arrived: the one WAIT_CANCELED answers both.
+        if (kind == Reply::Wait && payload[0] == kWaitCanceled && !pending_.empty() &&
+            pending_.front().first == Reply::Cancel) {
+            auto cancel = std::move(pending_.front().second);
+            pending_.pop_front();
+            if (cb) cb(payload);
+            if (cancel) cancel(payload);
+            continue;
+        }
+        if (cb) cb(payload);
     }
     in_.erase(0, off);
 }
@@ -146,6 +156,15 @@ std::vector<Conn*> EventLoop::connect(std::uint16_t port, int count, int window)
     return out;
 }
 
+void EventLoop::watch_fd(int fd, std::function<void()> readable) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = nullptr;
+    if (::epoll_ctl(epfd_, readable ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev) != 0)
+        fail("epoll_ctl");
+    on_fd_ = std::move(readable);
+}
+
 void EventLoop::at(Clock::time_point when, std::function<void()> fn) {
     timers_.push(Timer{when, timer_seq_++, std::move(fn)});
 }
@@ -167,6 +186,10 @@ bool EventLoop::run_until(const std::function<bool()>& done, Clock::time_point d
         int n = ::epoll_wait(epfd_, events, 256, static_cast<int>(std::max<long>(0, ms) + 1));
         if (n < 0 && errno != EINTR) fail("epoll_wait");
         for (int i = 0; i < n; ++i) {
+            if (events[i].data.ptr == nullptr) {
+                if (on_fd_) on_fd_();
+                continue;
+            }
             auto* c = static_cast<Conn*>(events[i].data.ptr);
             if (events[i].events & EPOLLOUT) c->flush();
             if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) c->on_readable();

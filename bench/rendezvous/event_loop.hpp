@@ -57,6 +57,9 @@ class EventLoop {
     void close_all();
     /// Runs `fn` at `when` on the loop thread.
     void at(Clock::time_point when, std::function<void()> fn);
+    /// Calls `readable` whenever `fd` (not a store connection; one per loop, e.g. the command
+    /// pipe of an agent process) is readable; an empty `readable` stops watching `fd`.
+    void watch_fd(int fd, std::function<void()> readable);
     /// Runs the loop until `done()` holds (checked after each batch of events) or `deadline`;
     /// returns done().
     bool run_until(const std::function<bool()>& done, Clock::time_point deadline);
@@ -77,6 +80,7 @@ class EventLoop {
     std::vector<std::unique_ptr<Conn>> conns_;
     std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
     std::uint64_t timer_seq_ = 0;
+    std::function<void()> on_fd_;
 };
 
 /// Raises RLIMIT_NOFILE to its hard limit; returns the new soft limit.

@@ -1,16 +1,20 @@
-// bench/rendezvous: time ptrun's multi-node rendezvous at scale, in one process. It hosts the real
-// TcpStoreServer and the real launcher Coordinator (as the store host's agent does) and simulates
-// N agents (sim_agents.hpp) from one epoll thread.
+// bench/rendezvous: time ptrun's multi-node rendezvous at scale. It hosts the real TcpStoreServer
+// and the real launcher Coordinator (as the store host's agent does) and simulates N agents
+// (sim_agents.hpp) from one epoll thread, in this process or (--agent-processes K) in K forked
+// processes, a slice each, so that N can exceed one process's descriptors (agent_processes.hpp).
 //   bench_rdzv_load --nodes N [--heartbeat-ms 200] [--last-call-ms 100] [--timeout-s 120]
+//                   [--agent-processes K] [--conns-per-agent 2] [--clock-samples 0]
+//                   [--join-progress 0]
+// --conns-per-agent, --clock-samples and --join-progress 1 make the simulated agents more like
+// RdzvSession (sim_agents.hpp); the defaults keep the original bench.
 // Runs, each with fresh connections against the same server:
 //   floor:  N clients ADD 1 to a counter, the N-th SETs "done", all WAIT for it (the store's limit)
 //   close:  N agents join one round (min = max = N): first join sent -> last assignment held
 //   rejoin: N agents in a running round (min N-1, max N), one stops beating: the first survivor
 //           seeing the round end (NodeLost) -> every survivor holding the next round's assignment
+// With agent processes, agents beat during close too, and each phase reports the store host's
+// resident memory, descriptors and stored bytes (this process hosts only the store then).
 // Prints one JSON object. Exits 1 on an error or a timeout.
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -18,10 +22,10 @@
 #include <optional>
 #include <string>
 
+#include "agent_processes.hpp"
 #include "event_loop.hpp"
-#include "ptrun/launcher/membership/coordinator.hpp"
-#include "ptrun/rendezvous/tcp_store_server.hpp"
 #include "sim_agents.hpp"
+#include "store_host.hpp"
 
 namespace {
 
@@ -29,12 +33,8 @@ using namespace ptrun;
 using bench::Clock;
 using std::chrono::milliseconds;
 
-struct Args {
-    int nodes = 64;
-    milliseconds heartbeat{200};
-    milliseconds last_call{100};
-    std::chrono::seconds timeout{120};
-};
+using Args = bench::LoadArgs;
+using bench::StoreHost;
 
 Args parse(int argc, char** argv) {
     Args a;
@@ -49,46 +49,38 @@ Args parse(int argc, char** argv) {
             a.last_call = milliseconds(v);
         else if (f == "--timeout-s")
             a.timeout = std::chrono::seconds(v);
+        else if (f == "--agent-processes")
+            a.agent_processes = v;
+        else if (f == "--conns-per-agent")
+            a.conns = v;
+        else if (f == "--clock-samples")
+            a.clock_samples = v;
+        else if (f == "--join-progress")
+            a.join_progress = v != 0;
         else
             throw std::runtime_error("unknown flag " + f);
     }
     if (a.nodes < 2) throw std::runtime_error("--nodes must be at least 2");
+    if (a.conns < 1 || a.conns > 3) throw std::runtime_error("--conns-per-agent is 1, 2 or 3");
+    if (a.agent_processes < 0 || a.agent_processes > a.nodes)
+        throw std::runtime_error("--agent-processes is 0 (this process) to --nodes");
     return a;
+}
+
+bench::SimOptions sim_options(const Args& a, bool beats) {
+    bench::SimOptions o;
+    o.count = a.nodes;
+    o.max_restarts = 3;
+    o.conns = a.conns;
+    o.beats = beats;
+    o.clock_samples = a.clock_samples;
+    o.join_progress = a.join_progress;
+    return o;
 }
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
-
-/// The store host as start_multi_node builds it: the server, and a Coordinator over loopback.
-struct StoreHost {
-    rdzv::TcpStoreServer server{[] {
-        rdzv::TcpStoreServerOptions o;
-        o.host = "127.0.0.1";
-        return o;
-    }()};
-    std::shared_ptr<spdlog::logger> logger = [] {
-        auto l = std::make_shared<spdlog::logger>(
-            "coordinator", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-        l->set_level(spdlog::level::warn);
-        return l;
-    }();
-
-    std::unique_ptr<launcher::Coordinator> coordinator(const launcher::RdzvKeys& keys,
-                                                       launcher::CoordinatorPolicy p,
-                                                       milliseconds heartbeat) {
-        launcher::CoordinatorOptions o;
-        o.store = launcher::HostPort{"127.0.0.1", server.port()};
-        o.keys = keys;
-        p.master_addr = "127.0.0.1";
-        p.master_port = server.port();
-        o.policy = std::move(p);
-        o.heartbeat = heartbeat;
-        o.clear_worker_keys = [this] { server.clear_except(launcher::kRdzvKeyRoot); };
-        o.logger = logger;
-        return std::make_unique<launcher::Coordinator>(std::move(o));
-    }
-};
 
 void require(bool ok, const std::string& what) {
     if (!ok) throw std::runtime_error(what);
@@ -105,7 +97,7 @@ std::string floor_run(StoreHost& host, const Args& a) {
             std::int64_t n = 0;
             std::memcpy(&n, v.data(), 8);
             if (n == a.nodes) c->send(bench::set(done_key, "1"), bench::Reply::None, {});
-            c->send(bench::wait({done_key}), bench::Reply::U8,
+            c->send(bench::wait({done_key}), bench::Reply::Wait,
                     [&](std::string_view) { ++finished; });
         });
     }
@@ -122,7 +114,7 @@ std::string close_run(StoreHost& host, const Args& a) {
     p.max_restarts = 3;
     auto coordinator = host.coordinator(keys, p, milliseconds(5'000));
     bench::EventLoop loop;
-    bench::SimAgents agents(loop, host.server.port(), keys, a.nodes, p.max_restarts, false);
+    bench::SimAgents agents(loop, host.server.port(), keys, sim_options(a, false));
     int assigned = 0, pushed = 0;
     std::size_t bytes = 0;
     Clock::time_point last_push, first_assigned;
@@ -160,7 +152,7 @@ std::string rejoin_run(StoreHost& host, const Args& a) {
     p.lost_after = a.heartbeat * 3;
     auto coordinator = host.coordinator(keys, p, a.heartbeat);
     bench::EventLoop loop;
-    bench::SimAgents agents(loop, host.server.port(), keys, a.nodes, p.max_restarts, true);
+    bench::SimAgents agents(loop, host.server.port(), keys, sim_options(a, true));
     const auto deadline = Clock::now() + a.timeout;
 
     agents.start_beats(a.heartbeat);  // RdzvSession beats from its construction on
@@ -218,6 +210,10 @@ int main(int argc, char** argv) {
     try {
         const Args a = parse(argc, argv);
         bench::raise_fd_limit();
+        if (a.agent_processes > 0) {
+            std::printf("%s\n", bench::run_agent_processes(a).c_str());
+            return 0;
+        }
         StoreHost host;
         const std::string floor = floor_run(host, a);
         std::fprintf(stderr, "floor: %s\n", floor.c_str());

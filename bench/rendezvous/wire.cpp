@@ -11,7 +11,9 @@ enum Code : std::uint8_t {
     kSet = 1,
     kGet = 3,
     kAdd = 4,
+    kCheck = 5,
     kWait = 6,
+    kCancelWait = 12,
     kPing = 13,
     kQueuePush = 14
 };
@@ -73,11 +75,22 @@ std::string queue_push(std::string_view key, std::string_view value) {
     return out;
 }
 
+std::string check(const std::vector<std::string>& keys) {
+    std::string out = op(kCheck);
+    put<std::uint64_t>(out, keys.size());
+    for (const auto& k : keys) put_bytes(out, k);
+    return out;
+}
+
+std::string cancel_wait() { return op(kCancelWait); }
+
 std::size_t reply_length(Reply kind, std::string_view in) {
     switch (kind) {
         case Reply::None:
             return 0;
         case Reply::U8:
+        case Reply::Wait:
+        case Reply::Cancel:
             return in.size() >= 1 ? 1 : 0;
         case Reply::U32:
             return in.size() >= 4 ? 4 : 0;

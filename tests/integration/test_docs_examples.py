@@ -129,6 +129,11 @@ EXAMPLES = {
         "servers",),
     ("README.md", "export MASTER_ADDR=head MASTER_PORT=29500 WORLD_SIZE=2"): ("workers",),
     ("README.md", "ptrun_store_server* server;"): ("c",),
+    ("README.md", "ptrun --nnodes 64 --nproc-per-node 8 --rdzv-endpoint head:29500 --store-relay train.py"): (
+        "covered", "needs several hosts: test_hosts_ddp.py runs a gloo DDP job on 3 namespaced hosts with "
+                   "--store-relay (same losses), test_scale_guards.py 24,000 simulated ranks on 4 agents",
+        [("tests/hosts/test_hosts_ddp.py", 'self.across_three_hosts("--store-relay")'),
+         ("tests/integration/test_scale_guards.py", '"--store-relay"')]),
     ("README.md", "ptrun --hosts node1,node2:4,node3 --nproc-per-node 8 train.py --epochs 3   # node2 runs 4 workers"): (
         "covered", "needs several hosts reachable by a remote shell: tests/hosts/test_hosts_launch.py runs --hosts "
                    "with slots on namespaced hosts through a remote shell that enters each namespace, and "
@@ -284,6 +289,11 @@ class DocsExamples(PtrunTestCase):
                   "for i in $(seq 300); do grep -q '^port=' serve.out && break; sleep 0.1; done\n"
                   "grep '^port=' serve.out || { kill -- -$pid; exit 9; }\n"
                   "kill -INT -- -$pid; wait $pid\n")
+        if "--relay-to" in line:  # a relay needs the store it relays to: the README's head:29500
+            script = ("ptrun-store --host 0.0.0.0 --port 29500 > store.out 2>store.err & store=$!\n"
+                      "for i in $(seq 300); do grep -q '^port=' store.out && break; sleep 0.1; done\n"
+                      + script.replace("wait $pid\n", "wait $pid; rc=$?\n")
+                      + "kill -INT $store; wait $store; exit $rc\n")
         return self.bash(script, namespace=True, timeout=60)
 
     def run_servers(self, block):
