@@ -37,8 +37,8 @@
 #endif
 
 enum Phase { IDLE, CONNECTING, RETRY, ADDING, WAITING, GETTING, DONE };
-static const char* const kPhase[] = {"not started",     "connecting",         "waiting to retry",
-                                     "the ADD reply",   "the WAIT reply",     "the GET reply",
+static const char* const kPhase[] = {"not started",   "connecting",     "waiting to retry",
+                                     "the ADD reply", "the WAIT reply", "the GET reply",
                                      "done"};
 
 #define RBUF 64  /* the longest reply read: GET's u64 length + a value of at most 56 bytes */
@@ -134,8 +134,9 @@ static void parse(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const char* f = argv[i];
         if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-            puts("usage: bench_store_ranks --ranks R [--world W] [--first F] [--host H --port P] "
-                 "[--dialect modern|legacy] [--inflight N] [--timeout-s S] [--source-seed K]");
+            puts(
+                "usage: bench_store_ranks --ranks R [--world W] [--first F] [--host H --port P] "
+                "[--dialect modern|legacy] [--inflight N] [--timeout-s S] [--source-seed K]");
             exit(0);
         }
         if (i + 1 >= argc) die(1, "%s needs a value (see --help)", f);
@@ -354,7 +355,8 @@ static void on_reply(long i) {
             uint64_t n;
             memcpy(&n, r->rbuf, 8);
             if (n == 0 || n > RBUF - 8) {
-                snprintf(what, sizeof what, "GET master/addr returned %llu bytes", (unsigned long long)n);
+                snprintf(what, sizeof what, "GET master/addr returned %llu bytes",
+                         (unsigned long long)n);
                 protocol_error(i, what);
             }
             if (r->rlen < 8 + n) return;
@@ -381,8 +383,9 @@ static void on_event(long i, uint32_t events) {
             connect_failed(i);
             return;
         }
-        if (err) die(1, "connect (rank %ld) to %s:%s: %s", args.first + i, args.host, args.port,
-                     strerror(err));
+        if (err)
+            die(1, "connect (rank %ld) to %s:%s: %s", args.first + i, args.host, args.port,
+                strerror(err));
         on_connected(i);
         return;
     }
@@ -423,8 +426,9 @@ int main(int argc, char** argv) {
         getrlimit(RLIMIT_NOFILE, &rl);
     }
     if ((rlim_t)args.ranks + 16 > rl.rlim_cur)
-        die(1, "--ranks %ld needs %ld descriptors, but this process may open %llu (RLIMIT_NOFILE, "
-               "hard limit %llu): give fewer --ranks per process",
+        die(1,
+            "--ranks %ld needs %ld descriptors, but this process may open %llu (RLIMIT_NOFILE, "
+            "hard limit %llu): give fewer --ranks per process",
             args.ranks, args.ranks + 16, (unsigned long long)rl.rlim_cur,
             (unsigned long long)rl.rlim_max);
 
@@ -448,7 +452,8 @@ int main(int argc, char** argv) {
         while (connecting < args.inflight && retry_head < retry_tail &&
                ranks[retry_q[retry_head % args.ranks]].retry_at_ms <= now)
             start_connect(retry_q[retry_head++ % args.ranks]);
-        while (connecting < args.inflight && next_to_start < args.ranks) start_connect(next_to_start++);
+        while (connecting < args.inflight && next_to_start < args.ranks)
+            start_connect(next_to_start++);
         int64_t wait_ms = deadline - now;
         if (retry_head < retry_tail && connecting < args.inflight) {
             int64_t until = ranks[retry_q[retry_head % args.ranks]].retry_at_ms - now;
@@ -458,12 +463,13 @@ int main(int argc, char** argv) {
         if (n < 0 && errno != EINTR) die(1, "epoll_wait: %s", strerror(errno));
         for (int k = 0; k < n; ++k) on_event((long)events[k].data.u64, events[k].events);
     }
-    printf("{\"ranks\": %ld, \"world\": %ld, \"first\": %ld, \"connected_ms\": %lld, "
-           "\"barrier_ms\": %lld, \"done_ms\": %lld, \"rss_kb\": %ld, \"start_unix_ns\": %lld, "
-           "\"connect_retries\": %ld}\n",
-           args.ranks, args.world, args.first, (long long)connected_ms, (long long)barrier_ms,
-           (long long)done_ms, vm_hwm_kb(), (long long)wall.tv_sec * 1000000000LL + wall.tv_nsec,
-           retries);
+    printf(
+        "{\"ranks\": %ld, \"world\": %ld, \"first\": %ld, \"connected_ms\": %lld, "
+        "\"barrier_ms\": %lld, \"done_ms\": %lld, \"rss_kb\": %ld, \"start_unix_ns\": %lld, "
+        "\"connect_retries\": %ld}\n",
+        args.ranks, args.world, args.first, (long long)connected_ms, (long long)barrier_ms,
+        (long long)done_ms, vm_hwm_kb(), (long long)wall.tv_sec * 1000000000LL + wall.tv_nsec,
+        retries);
     fflush(stdout);
     for (long i = 0; i < args.ranks; ++i) close(ranks[i].fd);
     return 0;
