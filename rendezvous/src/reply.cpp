@@ -36,4 +36,12 @@ void ReplyBuilder::field(const BlobPtr& value) {
     out_.shared.push_back(SharedPart{value, {}});
 }
 
+Outgoing reply_u8(ConnId to, std::uint8_t v) { return {to, std::string(1, static_cast<char>(v))}; }
+
+Outgoing reply_i64(ConnId to, std::int64_t v) {
+    Outgoing o(to, {});
+    put_i64(o.bytes, v);
+    return o;
+}
+
 }  // namespace ptrun::rdzv::detail

@@ -43,6 +43,11 @@ struct Outgoing {
     std::string flatten() const;
 };
 
+/// A one-byte reply (a CheckResponse, WaitResponse or WatchResponse) to `to`.
+Outgoing reply_u8(ConnId to, std::uint8_t v);
+/// An `i64` reply (ADD's result, a count) to `to`.
+Outgoing reply_i64(ConnId to, std::int64_t v);
+
 /// Builds one Outgoing: small values are copied, large ones (and everything once a reply has
 /// copied kMaxCopyBytes) are referenced, so building a reply costs O(fields), never O(bytes).
 class ReplyBuilder {

@@ -15,18 +15,19 @@ namespace ptrun::rdzv::detail {
 namespace {
 constexpr std::size_t kMaxQueuedPerClient = 256;  ///< requests a client may send ahead
 constexpr std::size_t kReadBytes = 64 * 1024;
-constexpr std::uint8_t kStopWaiting = 0;
-constexpr std::uint8_t kWaitCanceled = 1;
+constexpr auto kStopWaiting = static_cast<std::uint8_t>(WaitResponse::StopWaiting);
+constexpr auto kWaitCanceled = static_cast<std::uint8_t>(WaitResponse::WaitCanceled);
 
-Outgoing reply_u8(ConnId to, std::uint8_t v) {
-    Outgoing o(to, {});
-    put_u8(o.bytes, v);
-    return o;
-}
-Outgoing reply_i64(ConnId to, std::int64_t v) {
-    Outgoing o(to, {});
-    put_i64(o.bytes, v);
-    return o;
+/// The clients held behind the ADD or GET of `key` that just returned (none: empty); the key is
+/// then no longer in flight on that link.
+template <typename Held>
+typename Held::mapped_type take_held(Held& held, const std::string& key) {
+    typename Held::mapped_type next;
+    if (auto it = held.find(key); it != held.end()) {
+        next = std::move(it->second);
+        held.erase(it);
+    }
+    return next;
 }
 
 /// One string naming a set of keys (lengths first: no two sets collide).
@@ -555,11 +556,9 @@ void StoreRelay::on_reply(Link& link, Expect&& expect, std::string_view reply, R
                 fx.out.push_back(reply_i64(client, before));
                 answered(client, fx);
             }
-            auto held = link.adds_held.find(expect.key);
-            if (held == link.adds_held.end()) return;
-            auto next = std::move(held->second);
-            link.adds_held.erase(held);
-            if (!next.empty()) send_add(link, expect.key, std::move(next));
+            if (auto next = take_held(link.adds_held, expect.key); !next.empty()) {
+                send_add(link, expect.key, std::move(next));
+            }
             return;
         }
         case Expect::Kind::Gets: {
@@ -578,11 +577,9 @@ void StoreRelay::on_reply(Link& link, Expect&& expect, std::string_view reply, R
                 }
                 answered(client, fx);
             }
-            auto held = link.gets_held.find(expect.key);
-            if (held == link.gets_held.end()) return;
-            auto next = std::move(held->second);
-            link.gets_held.erase(held);
-            if (!next.empty()) send_get(link, expect.key, std::move(next));
+            if (auto next = take_held(link.gets_held, expect.key); !next.empty()) {
+                send_get(link, expect.key, std::move(next));
+            }
             return;
         }
         case Expect::Kind::Group: {

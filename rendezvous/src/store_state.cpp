@@ -12,12 +12,6 @@ namespace {
 constexpr std::size_t kEntryCost = 128;
 constexpr std::size_t kQueueItemCost = 48;
 
-Outgoing reply_u8(ConnId to, std::uint8_t v) { return {to, std::string(1, static_cast<char>(v))}; }
-Outgoing reply_i64(ConnId to, std::int64_t v) {
-    Outgoing o(to, {});
-    put_i64(o.bytes, v);
-    return o;
-}
 Outgoing reply_bytes(ConnId to, const BlobPtr& v) {
     ReplyBuilder b(to);
     b.field(v);

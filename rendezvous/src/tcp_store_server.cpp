@@ -106,6 +106,8 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
     /// Says why accept failed: at once the first time, then at most every 10 s with how many
     /// failures it did not repeat (a store at its descriptor limit retries every 100 ms).
     void warn_accept_failed(const std::string& why, int error);
+    /// Sends each message to its connection, if still open.
+    void deliver(std::vector<detail::Outgoing>& out) noexcept;
     /// Sends what a relay step produced and closes the clients it dropped.
     void apply(detail::RelayEffects& fx) noexcept;
     /// After an exception escaped a handler: waits again for whatever it left unwatched.
@@ -353,13 +355,17 @@ void TcpStoreServer::Impl::on_ready(ConnId id, std::uint32_t events) {
     if ((events & EPOLLOUT) && !conn->closed()) conn->on_writable();
 }
 
-void TcpStoreServer::Impl::apply(detail::RelayEffects& fx) noexcept {
-    for (auto& message : fx.out) {
+void TcpStoreServer::Impl::deliver(std::vector<detail::Outgoing>& out) noexcept {
+    for (auto& message : out) {
         auto it = connections_.find(message.to);
         if (it == connections_.end()) continue;
         auto target = it->second;  // send() may close it and drop the table's reference
         target->send(std::move(message));
     }
+}
+
+void TcpStoreServer::Impl::apply(detail::RelayEffects& fx) noexcept {
+    deliver(fx.out);
     for (auto& [id, reason] : fx.drops) {
         auto it = connections_.find(id);
         if (it == connections_.end()) continue;
@@ -381,22 +387,14 @@ void TcpStoreServer::Impl::on_request(Connection& conn, detail::Request&& reques
         return;
     }
     std::vector<detail::Outgoing> out;
-    auto deliver = [&]() noexcept {
-        for (auto& message : out) {
-            auto it = connections_.find(message.to);
-            if (it == connections_.end()) continue;
-            auto target = it->second;  // send() may close it and drop the table's reference
-            target->send(std::move(message));
-        }
-    };
     try {
         // A reply that has to be copied may take what the budget has left, no more.
         state_.handle(conn.id(), std::move(request), out, budget_.free());
     } catch (...) {
-        deliver();  // wake-ups already taken out of the wait registry must not be lost
+        deliver(out);  // wake-ups already taken out of the wait registry must not be lost
         throw;
     }
-    deliver();
+    deliver(out);
 }
 
 void TcpStoreServer::Impl::on_closed(Connection& conn) noexcept {
