@@ -1,5 +1,6 @@
 #include "sim_agents.hpp"
 
+#include <utility>
 #include <cstdio>
 #include <stdexcept>
 #include <variant>
@@ -35,6 +36,8 @@ SimAgents::SimAgents(EventLoop& loop, std::uint16_t port, launcher::RdzvKeys key
     silent_.assign(n, false);
     last_beat_.assign(n, Clock::time_point{});
     waiting_.resize(n);
+    clock_busy_.assign(n, false);
+    after_clock_.resize(n);
     join_ = loop_.connect(port, count, 256);
     watch_ = options_.conns == 3 ? loop_.connect(port, count, 256) : join_;
     if (options_.beats) beat_ = options_.conns == 1 ? join_ : loop_.connect(port, count, 256);
@@ -100,14 +103,16 @@ void SimAgents::join(int i, OnAssigned done, std::function<void(int)> pushed) {
     const int seq = ++seq_[k];
     Conn& c = *join_[k];
     const std::string admit = keys_.admit(nodes_[k].id, seq);
-    c.send(add(keys_.heartbeat(nodes_[k].id), 1), Reply::I64, [=, this, &c](std::string_view) {
+    auto push = [=, this, &c] {
         c.send(
             queue_push(keys_.events(),
                        launcher::encode(launcher::RdzvEvent{launcher::JoinEvent{nodes_[k], seq}})),
             Reply::None, {});
         if (pushed) pushed(i);
         if (options_.join_progress) {
-            loop_.at(Clock::now() + std::chrono::seconds(1),
+            // RdzvSession: a first join's progress after 1 s, a later one's after 5 s.
+            const auto first = std::chrono::seconds(seq == 1 ? 1 : 5);
+            loop_.at(Clock::now() + first,
                      [=, this] { progress(i, seq, std::chrono::seconds(5)); });
         }
         get(i, c, admit, [=, this](std::string_view verdict) {
@@ -119,13 +124,31 @@ void SimAgents::join(int i, OnAssigned done, std::function<void(int)> pushed) {
             }
             const int round = std::get<launcher::NodePlacement>(admission).round;
             const std::size_t bytes = verdict.size();
-            // RdzvSession measures its clock offset before it hands the placement on.
-            sample_clock(i, options_.clock_samples, [=] { done(i, round, bytes); });
+            // RdzvSession hands the placement on, then measures its clock offset: at the
+            // first admission only.
+            done(i, round, bytes);
+            if (seq != 1 || options_.clock_samples == 0) return;
+            clock_busy_[k] = true;
+            sample_clock(i, options_.clock_samples, [this, k] {
+                clock_busy_[k] = false;  // a watch asked for meanwhile starts now
+                if (auto then = std::exchange(after_clock_[k], {})) then();
+            });
         });
-    });
+    };
+    // RdzvSession: the first join makes sure the heartbeat counter exists; later ones find it.
+    if (seq == 1) {
+        c.send(add(keys_.heartbeat(nodes_[k].id), 1), Reply::I64,
+               [push](std::string_view) { push(); });
+    } else {
+        push();
+    }
 }
 
 void SimAgents::watch(int i, int round, OnEnd ended, std::function<void(int)> woke) {
+    if (clock_busy_[static_cast<std::size_t>(i)]) {  // one WAIT at a time per agent here
+        after_clock_[static_cast<std::size_t>(i)] = [=, this] { watch(i, round, ended, woke); };
+        return;
+    }
     Conn& c = *watch_[static_cast<std::size_t>(i)];
     const std::string key = keys_.end(round);
     wait_for(i, c, key, [=, &c] {

@@ -11,7 +11,20 @@ namespace ptrun::launcher {
 CoordinatorCore::CoordinatorCore(CoordinatorPolicy policy) : policy_(std::move(policy)) {}
 
 bool CoordinatorCore::is_member(const std::string& id) const {
-    return phase_ != Phase::Joining && running_.group_rank_of(id) >= 0;
+    return phase_ != Phase::Joining && rank_of(id) >= 0;
+}
+
+int CoordinatorCore::rank_of(const std::string& id) const {
+    auto it = running_rank_.find(id);
+    return it == running_rank_.end() ? -1 : it->second;
+}
+
+void CoordinatorCore::set_running(RoundAssignment round) {
+    running_ = std::move(round);
+    running_rank_.clear();
+    running_rank_.reserve(running_.members.size());
+    for (std::size_t g = 0; g < running_.members.size(); ++g)
+        running_rank_.emplace(running_.members[g].id, static_cast<int>(g));
 }
 
 std::vector<std::string> CoordinatorCore::watched_members() const {
@@ -20,10 +33,7 @@ std::vector<std::string> CoordinatorCore::watched_members() const {
         for (const auto& m : running_.members) ids.push_back(m.id);
     } else if (phase_ == Phase::Joining) {
         for (const auto& id : expected_) {
-            if (std::none_of(pending_.begin(), pending_.end(),
-                             [&](const JoinEvent& p) { return p.node.id == id; })) {
-                ids.push_back(id);
-            }
+            if (!pending_.contains(id)) ids.push_back(id);
         }
     }
     return ids;
@@ -32,8 +42,9 @@ std::vector<std::string> CoordinatorCore::watched_members() const {
 std::vector<std::string> CoordinatorCore::beating_nodes() const {
     auto ids = watched_members();
     if (phase_ == Phase::Finished) return ids;
+    // The watched members are the running round's or those not in pending_: no one twice.
     for (const auto& p : pending_) {
-        if (std::find(ids.begin(), ids.end(), p.node.id) == ids.end()) ids.push_back(p.node.id);
+        if (phase_ != Phase::Running || rank_of(p.node.id) < 0) ids.push_back(p.node.id);
     }
     return ids;
 }
@@ -70,13 +81,7 @@ void CoordinatorCore::join(const JoinEvent& e, SteadyTime now,
         return;
     }
     // A node joining again keeps its place among the spares (its join seq is the new one).
-    auto it = std::find_if(pending_.begin(), pending_.end(),
-                           [&](const JoinEvent& p) { return p.node.id == e.node.id; });
-    if (it != pending_.end()) {
-        *it = e;
-    } else {
-        pending_.push_back(e);
-    }
+    pending_.put(e);
     beats_.try_emplace(e.node.id, -1, now);  // a waiting node's silence counts from its join
     if (phase_ == Phase::Running) {
         // A node waiting while the job runs: admit it at the next round if there is room, else
@@ -112,10 +117,9 @@ void CoordinatorCore::settle(SteadyTime now, std::vector<CoordinatorCommand>& ou
 
 bool CoordinatorCore::all_expected_back() const {
     if (expected_.empty() || static_cast<int>(pending_.size()) < policy_.min_nodes) return false;
-    return std::all_of(expected_.begin(), expected_.end(), [&](const std::string& id) {
-        return std::any_of(pending_.begin(), pending_.end(),
-                           [&](const JoinEvent& p) { return p.node.id == id; });
-    });
+    // Early out at the first one missing: over a whole re-form about N log N lookups.
+    return std::all_of(expected_.begin(), expected_.end(),
+                       [&](const std::string& id) { return pending_.contains(id); });
 }
 
 void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out) {
@@ -123,14 +127,9 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     for (const auto& id : watched_members()) lost_notes_.push_back(absence_note(id, now, false));
     expected_.clear();
     // The last round's members first, then the others in the order they joined.
-    std::stable_partition(pending_.begin(), pending_.end(), [&](const JoinEvent& p) {
-        return running_.group_rank_of(p.node.id) >= 0;
-    });
-    const auto take =
-        std::min<std::size_t>(pending_.size(), static_cast<std::size_t>(policy_.max_nodes));
-    std::vector<JoinEvent> admitted(pending_.begin(),
-                                    pending_.begin() + static_cast<std::ptrdiff_t>(take));
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(take));
+    const std::vector<JoinEvent> admitted =
+        pending_.take(static_cast<std::size_t>(policy_.max_nodes),
+                      [&](const JoinEvent& p) { return rank_of(p.node.id) >= 0; });
 
     RoundAssignment a;
     a.round = round_;
@@ -155,10 +154,10 @@ void CoordinatorCore::close(SteadyTime now, std::vector<CoordinatorCommand>& out
     out.push_back(std::move(publish));
     newcomers_.clear();
     for (const auto& m : a.members) {  // the first round has no newcomers: every node is new
-        if (!running_.members.empty() && running_.group_rank_of(m.id) < 0) newcomers_.insert(m.id);
+        if (!running_.members.empty() && rank_of(m.id) < 0) newcomers_.insert(m.id);
     }
     showed_.clear();
-    running_ = std::move(a);
+    set_running(std::move(a));
     phase_ = Phase::Running;
     succeeded_.clear();
     left_.clear();
@@ -207,7 +206,7 @@ void CoordinatorCore::end_round(RoundEnd end, SteadyTime now, std::vector<Coordi
     if (final) {
         phase_ = Phase::Finished;
         finished_ = true;
-        for (const auto& p : std::exchange(pending_, {}))
+        for (const auto& p : pending_.take_all())
             out.push_back(RejectJoin{p.node.id, p.seq, kJobEnded});  // spares go
         return;
     }
@@ -248,14 +247,13 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_event(const RdzvEvent& event
             }
         }
     } else if (auto* l = std::get_if<LeavingEvent>(&event)) {
-        std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == l->id; });
+        pending_.erase(l->id);
         const bool was_expected = expected_.erase(l->id) > 0;
         if (phase_ == Phase::Joining &&
             (all_expected_back() || (was_expected && expected_.empty())))
             settle(now, out);
         if (phase_ == Phase::Running && is_member(l->id) && !succeeded_.count(l->id)) {
-            const auto& m =
-                running_.members[static_cast<std::size_t>(running_.group_rank_of(l->id))];
+            const auto& m = running_.members[static_cast<std::size_t>(rank_of(l->id))];
             if (l->checkpointed) {
                 // A preemption: every node checkpoints and the job ends, nothing is replaced.
                 end_round(RoundEnd{.reason = EndReason::Checkpoint,
@@ -323,7 +321,7 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
 
 bool CoordinatorCore::replace_lost(NodeInfo lost, const std::string& why, SteadyTime now,
                                    std::vector<CoordinatorCommand>& out) {
-    const int g = running_.group_rank_of(lost.id);
+    const int g = rank_of(lost.id);
     if (!policy_.replace_failed || g < 0 || restart_count_ >= policy_.max_restarts) return false;
     // The round's workers' store is the lost node's own (etcd and file backends): it is gone.
     if (policy_.master_addr.empty() && g == 0) return false;
@@ -333,9 +331,10 @@ bool CoordinatorCore::replace_lost(NodeInfo lost, const std::string& why, Steady
         return p.node.nproc == lost.nproc && (p.node.node_rank < 0 || p.node.node_rank == g);
     });
     if (spare == pending_.end()) return false;
-    const JoinEvent taken = *spare;
-    pending_.erase(spare);
-    running_.members[static_cast<std::size_t>(g)] = taken.node;
+    const JoinEvent taken = pending_.take_at(spare);
+    RoundAssignment replaced = running_;
+    replaced.members[static_cast<std::size_t>(g)] = taken.node;
+    set_running(std::move(replaced));
     restart_count_ += 1;
     beats_.erase(lost.id);
     beats_[taken.node.id] = {-1, now};
@@ -359,14 +358,12 @@ bool CoordinatorCore::note_beat(const std::string& id,
 
 void CoordinatorCore::drop_silent_waiting(const std::map<std::string, std::int64_t>& counters,
                                           SteadyTime now, std::vector<CoordinatorCommand>& out) {
-    std::vector<JoinEvent> kept;
-    for (auto& p : pending_) {
+    pending_.erase_if([&](const JoinEvent& p) {
         const bool awaited =
             expected_.count(p.node.id) > 0;  // a survivor back: drop_silent_expected
         if (note_beat(p.node.id, counters, now) || awaited ||
             now - beats_[p.node.id].second <= policy_.lost_after) {
-            kept.push_back(std::move(p));
-            continue;
+            return false;
         }
         const auto silent = seconds_text(
             std::chrono::duration_cast<std::chrono::milliseconds>(now - beats_[p.node.id].second));
@@ -374,8 +371,8 @@ void CoordinatorCore::drop_silent_waiting(const std::map<std::string, std::int64
                                  "node " + p.node.hostname + " sent no heartbeat for " + silent +
                                      " while it waited: dropped from the rendezvous"});
         beats_.erase(p.node.id);
-    }
-    pending_ = std::move(kept);
+        return true;
+    });
 }
 
 void CoordinatorCore::drop_silent_expected(const std::map<std::string, std::int64_t>& counters,
@@ -398,7 +395,7 @@ void CoordinatorCore::drop_silent_expected(const std::map<std::string, std::int6
 std::string CoordinatorCore::absence_note(const std::string& id, SteadyTime now, bool lost) const {
     using std::chrono::duration_cast;
     using std::chrono::milliseconds;
-    const auto g = running_.group_rank_of(id);
+    const auto g = rank_of(id);
     const std::string host =
         g >= 0 ? running_.members[static_cast<std::size_t>(g)].hostname : std::string(id);
     auto beat = beats_.find(id);
@@ -429,15 +426,15 @@ std::string CoordinatorCore::absence_note(const std::string& id, SteadyTime now,
 std::vector<CoordinatorCommand> CoordinatorCore::on_gone(const std::string& id,
                                                          const std::string& why, SteadyTime now) {
     std::vector<CoordinatorCommand> out;
-    std::erase_if(pending_, [&](const JoinEvent& p) { return p.node.id == id; });
+    pending_.erase(id);
     if (phase_ == Phase::Running && is_member(id) && !succeeded_.count(id)) {
-        const auto& m = running_.members[static_cast<std::size_t>(running_.group_rank_of(id))];
+        const auto& m = running_.members[static_cast<std::size_t>(rank_of(id))];
         end_round(RoundEnd{.reason = EndReason::NodeLost,
                            .host = m.hostname,
                            .message = "node " + m.hostname + " is lost: " + why},
                   now, out, m.id);
     } else if (phase_ == Phase::Joining && expected_.erase(id) > 0) {
-        const auto g = running_.group_rank_of(id);
+        const auto g = rank_of(id);
         const std::string host =
             g >= 0 ? running_.members[static_cast<std::size_t>(g)].hostname : id;
         lost_notes_.push_back("node " + host + " is lost: " + why);

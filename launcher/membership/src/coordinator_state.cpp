@@ -132,8 +132,8 @@ void CoordinatorCore::restore(const std::string& text, SteadyTime now) {
     phase_ = static_cast<Phase>(p);
     round_ = round;
     restart_count_ = restarts;
-    pending_ = std::move(pending);
-    running_ = std::move(running);
+    pending_.assign(std::move(pending));
+    set_running(std::move(running));
     succeeded_ = std::move(succeeded);
     left_ = std::move(left);
     expected_ = std::move(expected);

@@ -15,9 +15,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
+#include "ptrun/launcher/membership/join_queue.hpp"
 #include "ptrun/launcher/membership/rdzv_events.hpp"
 #include "ptrun/launcher/membership/round.hpp"
 
@@ -114,7 +116,7 @@ class CoordinatorCore {
     /// True when node `id` is a member of round `round`, the latest one closed: the only nodes
     /// whose reports (timelines, statuses) count, whatever else reaches the queue.
     bool reports_for(int round, const std::string& id) const {
-        return running_.round == round && running_.group_rank_of(id) >= 0;
+        return running_.round == round && rank_of(id) >= 0;
     }
 
     /// Every node the state names: the running round's members and the joined or waiting ones.
@@ -158,13 +160,18 @@ class CoordinatorCore {
     bool all_expected_back() const;
     void join(const JoinEvent& e, SteadyTime now, std::vector<CoordinatorCommand>& out);
     bool is_member(const std::string& id) const;
+    /// Node `id`'s group rank in running_, or -1 (running_.group_rank_of, in O(1)).
+    int rank_of(const std::string& id) const;
+    /// Makes `round` the running (or last) round.
+    void set_running(RoundAssignment round);
 
     CoordinatorPolicy policy_;
     Phase phase_ = Phase::Joining;
     int round_ = 0;
     int restart_count_ = 0;
-    std::vector<JoinEvent> pending_;  ///< joined for the round being formed (or waiting), in order
-    RoundAssignment running_;
+    JoinQueue pending_;        ///< joined for the round being formed (or waiting), in order
+    RoundAssignment running_;  ///< set through set_running()
+    std::unordered_map<std::string, int> running_rank_;  ///< running_'s node ids -> group ranks
     std::set<std::string> succeeded_;
     std::set<std::string> left_;
     std::map<std::string, std::pair<std::int64_t, SteadyTime>>

@@ -42,8 +42,9 @@ struct RdzvSessionOptions {
     RdzvSettings settings;
     RdzvAuth auth;  ///< seals what this agent writes, checks what it reads (rdzv_auth.hpp)
     std::shared_ptr<spdlog::logger> logger;
-    /// Called on the join thread after the first second of waiting, then every `progress_every`,
-    /// and once with `done` when the join ends; null: a log line every `progress_every`.
+    /// Called on the join thread after the first second of waiting (a later join: after
+    /// `progress_every`), then every `progress_every`, and once with `done` when the join ends;
+    /// null: a log line every `progress_every`.
     std::function<void(const JoinProgress&)> on_waiting;
     std::chrono::milliseconds progress_every{5'000};
     /// Opens the session's three store connections (join, watch, heartbeat); empty: TCP clients
@@ -82,8 +83,9 @@ class RdzvSession final : public RoundMember {
     /// Queues this node's report of `kind` for the store host (at most kMaxNodeReport bytes,
     /// else dropped).
     void report(ReportKind kind, int round, std::string text) override;
-    /// Measured on the join thread once each join is admitted: the best of 5 GETs of the store
-    /// host's clock key (the smallest round trip); nullopt before, or when the key never came.
+    /// Measured on the join thread once, right after the first admission was handed on: the
+    /// best of 5 GETs of the store host's clock key (the smallest round trip); nullopt before,
+    /// or when the key never came (then tried again after the next admission).
     std::optional<ClockOffset> clock_offset() const override;
     /// Sends what is queued (at most read_timeout), then interrupts every store call and stops.
     void stop() override;
