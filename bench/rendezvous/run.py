@@ -4,7 +4,7 @@ server and Coordinator (bench_rdzv_load, one process per N), next to the store's
 
 Usage: /usr/bin/python3 bench/rendezvous/run.py [--build build] [--nodes 64,512,4096] [--repeat 3]
        [--heartbeat-ms MS] [--last-call-ms 100]
-       /usr/bin/python3 bench/rendezvous/run.py --scale [--nodes 4096,8192,16384] [--conns 3,2,1]
+       /usr/bin/python3 bench/rendezvous/run.py --scale [--nodes 4096,8192,16384] [--conns 1,3]
        [--agent-processes 2] [--repeat 1] [--json FILE]
 Prints a markdown table for bench/RESULTS.md (medians of --repeat runs). The heartbeat defaults to
 200 ms up to 512 nodes and 2 s above: 4,096 nodes beating every 200 ms are 20,000 ADDs/s, which
@@ -12,9 +12,10 @@ saturates the store on a 2-core machine and gets live nodes declared lost.
 
 --scale (issue 40, 16,384 nodes): the store host (server + Coordinator) alone in bench_rdzv_load's
 process, the agents in --agent-processes forked processes; agents as RdzvSession is (5 clock
-samples after admission, progress reads of a join waiting 1 s then every 5 s, beats during close
-too), with 3, 2 or 1 store connections each (3 is RdzvSession's; 1 carries the beats on the session
-connection: CANCEL_WAIT, ADD, WAIT). Where N x connections does not fit the store host's
+samples after the first admission, progress reads of a first join waiting 1 s and of a later one
+waiting 5 s, then every 5 s, beats during close too), with 1, 2 or 3 store connections each (1 is
+RdzvSession's on a TCP store: the beats go between WAITs, CANCEL_WAIT, ADD, WAIT; 3 was its own
+before, join, watch and heartbeat). Where N x connections does not fit the store host's
 descriptor limit (RLIMIT_NOFILE, less 32 for the process's own), the largest N that fits is run
 instead (a multiple of 128). Prints the runs' JSON (medians) and a markdown table: close and rejoin
 times, the CPU the store host's server thread and its Coordinator (with its client) spent in them
@@ -113,7 +114,7 @@ def scale(binary, a):
     print(f"\nStore host (TcpStoreServer + Coordinator) in one process, N simulated agents in "
           f"{a.agent_processes} other processes; median of {a.repeat}; descriptor limit {cap} per process; "
           f"heartbeat 2 s above 512 nodes (lost after 3 missed), last_call {a.last_call_ms} ms; agents as "
-          f"RdzvSession (5 clock samples, join progress reads).\n")
+          f"RdzvSession (5 clock samples at the first admission, join progress reads).\n")
     print("| N | conns/agent | store host fds | floor (ms) | close (ms) | first assigned (ms) "
           "| server / coordinator CPU in close (ms) | rejoin (ms) | server / coordinator CPU in rejoin (ms) "
           "| detection after last beat (ms) | host peak RSS growth (MiB) | per node (KiB) "
@@ -139,7 +140,7 @@ def main():
     ap.add_argument("--nodes", default=None, help="64,512,4096; with --scale 4096,8192,16384")
     ap.add_argument("--repeat", type=int, default=None, help="3; with --scale 1")
     ap.add_argument("--scale", action="store_true", help="agents in other processes, up to 16,384")
-    ap.add_argument("--conns", default="3,2,1", help="--scale: store connections per agent")
+    ap.add_argument("--conns", default="1", help="--scale: store connections per agent (1,2,3)")
     ap.add_argument("--agent-processes", type=int, default=2, help="--scale: agent processes")
     ap.add_argument("--json", default="", help="--scale: also write the JSON here")
     ap.add_argument("--heartbeat-ms", type=int, default=0, help="0: 200 ms up to 512 nodes, else 2 s")

@@ -5,11 +5,11 @@
 /// admission only) WAIT+GETs of the clock key as measure_clock does; watch = WAIT+GET end; beats =
 /// ADD hb every interval.
 ///
-/// Connections per agent (`conns`): 3 is RdzvSession's own (join, watch and heartbeat clients);
-/// 2 puts join and watch on one (they never wait at once in this bench), which is what the
-/// server sees of 3 but for the idle connection; 1 also carries the beats on it, as an agent
-/// with a single connection would have to: a beat due while a WAIT is pending is CANCEL_WAIT,
-/// ADD, WAIT again (any other request would drop the pending wait without a reply).
+/// Connections per agent (`conns`): 1 is RdzvSession's on a TCP store (session_stores.hpp):
+/// join, watch and beats share it, a beat due while a WAIT is pending is CANCEL_WAIT, ADD, WAIT
+/// again (any other request would drop the pending wait without a reply); 3 was its own before
+/// (join, watch and heartbeat clients, as on etcd still); 2 puts join and watch on one (they
+/// never wait at once in this bench).
 
 #include <functional>
 #include <memory>

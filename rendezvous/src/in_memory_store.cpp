@@ -1,5 +1,6 @@
 #include "ptrun/rendezvous/in_memory_store.hpp"
 
+#include <utility>
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -54,6 +55,14 @@ void InMemoryStore::interrupt() noexcept {
     data_->changed.notify_all();
 }
 
+void InMemoryStore::wake() noexcept {
+    {
+        std::lock_guard lock(data_->mu);
+        woken_ = true;
+    }
+    data_->changed.notify_all();
+}
+
 void InMemoryStore::check_live_locked(std::string_view operation) const {
     if (interrupted_) throw ConnectionLost(std::string(operation) + ": store handle interrupted");
 }
@@ -63,12 +72,13 @@ void InMemoryStore::wait_until_locked(std::unique_lock<std::mutex>& lock, Ready 
                                       const std::vector<std::string>& keys, Duration timeout,
                                       std::string_view operation) {
     const auto start = Clock::now();
-    const bool done =
-        data_->changed.wait_until(lock, start + timeout, [&] { return interrupted_ || ready(); });
+    const bool done = data_->changed.wait_until(lock, start + timeout,
+                                                [&] { return interrupted_ || woken_ || ready(); });
     check_live_locked(operation);
-    if (!done) {
-        throw StoreTimeout(operation, keys,
-                           std::chrono::duration_cast<Duration>(Clock::now() - start));
+    if (!done || !ready()) {  // its time is up, or wake() cut it short
+        const auto waited = std::chrono::duration_cast<Duration>(Clock::now() - start);
+        if (std::exchange(woken_, false) && done) throw StoreWoken(operation, keys, waited);
+        throw StoreTimeout(operation, keys, waited);
     }
 }
 

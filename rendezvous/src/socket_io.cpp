@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -113,6 +114,20 @@ bool recv_exact(const Fd& fd, char* out, std::size_t n, Deadline deadline) {
         }
     }
     return true;
+}
+
+Readable wait_readable(const Fd& fd, int wake_fd, Deadline deadline) {
+    for (;;) {
+        pollfd p[2] = {{fd.get(), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+        const int r = ::poll(p, wake_fd < 0 ? 1 : 2, poll_ms(deadline));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) throw ConnectionLost(errno_text("poll"));
+        if (r == 0) return Readable::Timeout;
+        if (p[0].revents != 0) return Readable::Ready;
+        eventfd_t count = 0;
+        ::eventfd_read(wake_fd, &count);  // non-blocking: a racing drain leaves EAGAIN
+        return Readable::Woken;
+    }
 }
 
 }  // namespace ptrun::rdzv::detail

@@ -29,4 +29,11 @@ void send_all(const Fd& fd, std::string_view data, Deadline deadline);
 /// error.
 bool recv_exact(const Fd& fd, char* out, std::size_t n, Deadline deadline);
 
+/// What ended wait_readable().
+enum class Readable { Ready, Woken, Timeout };
+/// Waits until `fd` has something to read (or an error), `wake_fd` (an eventfd, -1 for none)
+/// was written to (then drained: Woken), or `deadline` passes. Throws ConnectionLost if poll
+/// fails.
+Readable wait_readable(const Fd& fd, int wake_fd, Deadline deadline);
+
 }  // namespace ptrun::rdzv::detail

@@ -1,10 +1,13 @@
 #include "ptrun/rendezvous/tcp_store_client.hpp"
 
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -45,7 +48,10 @@ Duration since(Clock::time_point start) {
 class TcpStoreClient::Impl {
   public:
     explicit Impl(TcpStoreClientOptions options)
-        : options_(std::move(options)), nonce_(static_cast<std::uint32_t>(::getpid())) {
+        : options_(std::move(options)),
+          wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+          nonce_(static_cast<std::uint32_t>(::getpid())) {
+        if (!wake_fd_) throw StoreError("eventfd: " + std::string(std::strerror(errno)));
         connect();
     }
 
@@ -70,7 +76,7 @@ class TcpStoreClient::Impl {
                                  endpoint() + ": " + e.what());
         } catch (const ReplyTimeout&) {
             drop();
-            throw StoreTimeout(std::string(operation) + " (no reply from " + endpoint() + ")", keys,
+            throw StoreNoReply(std::string(operation) + " (no reply from " + endpoint() + ")", keys,
                                options_.io_timeout);
         }
     }
@@ -121,13 +127,16 @@ class TcpStoreClient::Impl {
     /// StoreTimeout after `timeout` (modern: after CANCEL_WAIT settled the stream).
     void await_stop_waiting(std::string_view operation, const Keys& keys, Duration timeout,
                             Clock::time_point start) {
+        const bool legacy = options_.dialect == Dialect::Legacy;
+        const auto ready =
+            detail::wait_readable(fd_, legacy ? -1 : wake_fd_.get(), start + timeout);
         char c = 0;
-        if (detail::recv_exact(fd_, &c, 1, start + timeout)) {
+        if (ready == detail::Readable::Ready && detail::recv_exact(fd_, &c, 1, start + timeout)) {
             expect_stop_waiting(static_cast<std::uint8_t>(c), operation);
             return;
         }
-        const Duration waited = since(start);
-        if (options_.dialect == Dialect::Legacy) {
+        const Duration waited = since(start);  // the time is up, or wake() cut the wait short
+        if (legacy) {
             // 1.13 servers have no CANCEL_WAIT; a late STOP_WAITING would corrupt the next
             // reply, so this connection is retired.
             drop();
@@ -136,6 +145,7 @@ class TcpStoreClient::Impl {
         send(make(Op::CancelWait));
         std::uint8_t reply = read_u8();
         if (reply == static_cast<std::uint8_t>(detail::WaitResponse::WaitCanceled)) {
+            if (ready == detail::Readable::Woken) throw StoreWoken(operation, keys, waited);
             throw StoreTimeout(operation, keys, waited);
         }
         // STOP_WAITING raced our CANCEL_WAIT: the keys are there; WAIT_CANCELED follows.
@@ -162,6 +172,11 @@ class TcpStoreClient::Impl {
     }
 
     const TcpStoreClientOptions& options() const noexcept { return options_; }
+
+    bool wakeable() const noexcept { return options_.dialect == Dialect::Modern; }
+    void wake() noexcept {
+        if (wakeable()) ::eventfd_write(wake_fd_.get(), 1);
+    }
 
     /// Unblocks a call in progress on another thread and fails every later call.
     void interrupt() noexcept {
@@ -247,6 +262,7 @@ class TcpStoreClient::Impl {
     std::mutex fd_mu_;
     std::atomic<bool> interrupted_{false};
     detail::Fd fd_;
+    detail::Fd wake_fd_;  ///< an eventfd: wake() writes it, a wait polls it beside fd_
     std::uint32_t nonce_;
 };
 
@@ -256,6 +272,8 @@ TcpStoreClient::~TcpStoreClient() = default;
 
 const TcpStoreClientOptions& TcpStoreClient::options() const noexcept { return impl_->options(); }
 void TcpStoreClient::interrupt() noexcept { impl_->interrupt(); }
+bool TcpStoreClient::wakeable() const noexcept { return impl_->wakeable(); }
+void TcpStoreClient::wake() noexcept { impl_->wake(); }
 
 void TcpStoreClient::set(std::string_view key, std::string_view value) {
     const Keys keys{std::string(key)};

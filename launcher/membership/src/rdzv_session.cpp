@@ -15,6 +15,7 @@
 #include "ptrun/launcher/membership/admission.hpp"
 #include "ptrun/launcher/membership/rdzv_events.hpp"
 #include "ptrun/launcher/membership/rdzv_reject_log.hpp"
+#include "ptrun/launcher/membership/session_stores.hpp"
 #include "ptrun/rendezvous/errors.hpp"
 
 namespace ptrun::launcher {
@@ -22,6 +23,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+using Role = SessionStores::Role;
 
 constexpr milliseconds kFirstProgress{1'000};  // a join slower than this is said at once
 constexpr milliseconds kWatchChunk{24 * 3600 * 1000};
@@ -44,18 +46,14 @@ long seconds_since(Clock::time_point t) {
 struct RdzvSession::Impl {
     explicit Impl(RdzvSessionOptions options)
         : o(with_connector(std::move(options))),
-          join_client(o.connect(o.settings.read_timeout)),
-          watch_client(o.connect(o.settings.read_timeout)),
-          beat_client(o.connect(beat_timeout())),
+          stores(o.connect, o.settings.read_timeout, beat_timeout()),
           rejects(o.logger, "the store at " + where()),
           beater([this] { beat_loop(); }) {}
 
     ~Impl() { stop(); }
 
     RdzvSessionOptions o;
-    std::unique_ptr<rdzv::Store> join_client;
-    std::unique_ptr<rdzv::Store> watch_client;
-    std::unique_ptr<rdzv::Store> beat_client;
+    SessionStores stores;  ///< one connection shared by the threads where the store allows
     std::mutex mu;
     std::condition_variable wake;
     std::deque<std::string> outbox;  ///< encoded events for the coordinator
@@ -89,10 +87,12 @@ struct RdzvSession::Impl {
             std::string error;
             bool evicted = false;
             try {
-                evicted = beat_client->add(o.keys.heartbeat(o.self.id), 1) >= kEvictedBeat;
-                for (const auto& e : sending) {
-                    beat_client->queue_push(o.keys.events(), o.auth.seal(o.keys.events(), e));
-                }
+                stores.call(Role::Beat, [&](rdzv::Store& store) {
+                    evicted = store.add(o.keys.heartbeat(o.self.id), 1) >= kEvictedBeat;
+                    for (const auto& e : sending) {
+                        store.queue_push(o.keys.events(), o.auth.seal(o.keys.events(), e));
+                    }
+                });
             } catch (const rdzv::StoreError& e) {
                 error = e.what();
             }
@@ -151,14 +151,18 @@ struct RdzvSession::Impl {
         std::optional<ClockOffset> best;
         for (int i = 0; i < 5; ++i) {
             timespec before{}, after{};
-            ::clock_gettime(CLOCK_MONOTONIC, &before);
             std::string text;
             try {
-                text = join_client->get(o.keys.clock(), milliseconds(2'000));
+                text = stores.wait(Role::Join, milliseconds(2'000),
+                                   [&](rdzv::Store& store, milliseconds time_left) {
+                                       ::clock_gettime(CLOCK_MONOTONIC, &before);
+                                       auto now = store.get(o.keys.clock(), time_left);
+                                       ::clock_gettime(CLOCK_MONOTONIC, &after);
+                                       return now;
+                                   });
             } catch (const rdzv::StoreError&) {
                 return;
             }
-            ::clock_gettime(CLOCK_MONOTONIC, &after);
             auto ns = [](const timespec& t) {
                 return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
             };
@@ -201,11 +205,16 @@ struct RdzvSession::Impl {
         const auto start = Clock::now();
         // The coordinator reads every member's counter in one MULTI_GET, which waits for each
         // to exist: the first join makes sure this node's does. Later ones find it there.
-        if (my_seq == 1) join_client->add(o.keys.heartbeat(o.self.id), 1);
+        if (my_seq == 1) {
+            stores.call(Role::Join,
+                        [&](rdzv::Store& store) { store.add(o.keys.heartbeat(o.self.id), 1); });
+        }
         NodeInfo self = o.self;
         if (o.before_join) self.store_port = o.before_join();
         const std::string join = encode(RdzvEvent{JoinEvent{std::move(self), my_seq}});
-        join_client->queue_push(o.keys.events(), o.auth.seal(o.keys.events(), join));
+        stores.call(Role::Join, [&](rdzv::Store& store) {
+            store.queue_push(o.keys.events(), o.auth.seal(o.keys.events(), join));
+        });
         const std::string admit = o.keys.admit(o.self.id, my_seq);
         auto deadline = start + o.settings.join_timeout;
         bool spare = false;
@@ -227,7 +236,10 @@ struct RdzvSession::Impl {
             try {
                 // get() is WAIT then GET: no separate wait() (one request per node fewer).
                 const auto wait = std::clamp(left, milliseconds(1), chunk);
-                auto stored = join_client->get(admit, wait);
+                auto stored =
+                    stores.wait(Role::Join, wait, [&](rdzv::Store& store, milliseconds time_left) {
+                        return store.get(admit, time_left);
+                    });
                 if (auto v = authentic(admit, stored)) {
                     verdict = std::move(*v);
                     break;
@@ -286,18 +298,28 @@ struct RdzvSession::Impl {
     bool is_spare(int join_seq) {
         const std::string key = o.keys.spare(o.self.id, join_seq);
         try {
-            if (!join_client->check({key})) return false;
-            return authentic(key, join_client->get(key, o.settings.read_timeout)).has_value();
+            if (!stores.call(Role::Join, [&](rdzv::Store& store) { return store.check({key}); }))
+                return false;
+            return authentic(key, read(key)).has_value();
         } catch (const rdzv::StoreError&) {
             return false;
         }
     }
 
+    /// The value of `key`, known to exist, on the join's connection.
+    std::string read(const std::string& key) {
+        return stores.wait(
+            Role::Join, o.settings.read_timeout,
+            [&](rdzv::Store& store, milliseconds time_left) { return store.get(key, time_left); });
+    }
+
     /// Nodes joined so far per the coordinator's status key, -1 when unknown.
     int joined_count() {
         try {
-            if (!join_client->check({o.keys.status()})) return -1;
-            auto stored = join_client->get(o.keys.status(), o.settings.read_timeout);
+            if (!stores.call(Role::Join,
+                             [&](rdzv::Store& store) { return store.check({o.keys.status()}); }))
+                return -1;
+            auto stored = read(o.keys.status());
             auto v = authentic(o.keys.status(), stored);
             if (v) return std::stoi(*v);
         } catch (const rdzv::StoreError&) {
@@ -342,7 +364,11 @@ struct RdzvSession::Impl {
                 std::string text;
                 for (;;) {
                     try {
-                        auto stored = watch_client->get(key, kWatchChunk);  // WAIT then GET
+                        auto stored = stores.wait(  // WAIT then GET
+                            Role::Watch, kWatchChunk,
+                            [&](rdzv::Store& store, milliseconds time_left) {
+                                return store.get(key, time_left);
+                            });
                         if (auto v = authentic(key, stored, token)) {
                             text = std::move(*v);
                             break;
@@ -358,8 +384,12 @@ struct RdzvSession::Impl {
                 {
                     std::lock_guard lock(mu);
                     if (!stopping) {
-                        tell = lost_report("lost the rendezvous store at " + where() + ": " +
-                                           e.what());
+                        // A cut link: the heartbeat cut the wait short and no reply came.
+                        const bool silent = dynamic_cast<const rdzv::StoreNoReply*>(&e);
+                        tell = lost_report(
+                            (silent ? "the rendezvous store at " + where() + " stopped answering: "
+                                    : "lost the rendezvous store at " + where() + ": ") +
+                            e.what());
                     }
                 }
                 if (tell) tell();
@@ -377,9 +407,7 @@ struct RdzvSession::Impl {
             stopping = true;
             wake.notify_all();
         }
-        join_client->interrupt();
-        watch_client->interrupt();
-        beat_client->interrupt();
+        stores.interrupt();
         for (auto* t : {&joiner, &watcher, &beater}) {
             if (t->joinable()) t->join();
         }

@@ -73,6 +73,11 @@ class Link {
     StoreConnector connector();
     void cut();
     void mend() { broken_ = false; }
+    /// The connections open through this link now.
+    std::size_t open() {
+        std::lock_guard lock(mu_);
+        return connections_.size();
+    }
 
   private:
     friend class Connection;
@@ -141,6 +146,11 @@ class Connection final : public Store {
         interrupted_ = true;
         if (handle_) handle_->interrupt();
     }
+    bool wakeable() const noexcept override { return true; }
+    void wake() noexcept override {
+        std::lock_guard lock(mu_);
+        if (handle_) handle_->wake();
+    }
 
   private:
     /// The handle to call, connecting anew after a cut was mended; throws ConnectionLost while
@@ -208,6 +218,8 @@ struct Job {
     std::chrono::milliseconds last_call{kWait};
     /// Silence after which the coordinator declares a node lost; long unless a test wants it.
     std::chrono::milliseconds lost_after{5'000};
+    /// How often the agents beat.
+    std::chrono::milliseconds heartbeat{10};
 };
 
 /// The store host's side: the shared store and the Coordinator on it.
@@ -256,7 +268,7 @@ struct Node {
         o.nnodes = NodeRange{cluster.job.min_nodes, cluster.job.max_nodes};
         o.settings.join_timeout = kWait;
         o.settings.read_timeout = 2s;
-        o.settings.heartbeat = 10ms;
+        o.settings.heartbeat = cluster.job.heartbeat;
         o.settings.keep_alive_max_attempt = 100;
         o.auth = cluster.auth;
         o.logger = quiet_logger();
@@ -423,6 +435,30 @@ TEST_CASE("rdzv in memory: one node's failure report ends the round everywhere",
         CHECK(end->rank == 1);
         CHECK_THAT(end->message, Catch::Contains("worker 1 exited with 3"));
     }
+}
+
+TEST_CASE("rdzv in memory: a session holds one store connection, a report goes at once while "
+          "it watches",
+          "[launcher][rdzv_in_memory]") {
+    // Issue 40: the join, the watch and the beats share one connection (16,384 agents with
+    // three each did not fit a store host's descriptors). The beats are a minute apart here:
+    // the failure report cuts the watch's wait short instead of waiting behind it.
+    TwoNodes job(Job{.lost_after = 600s, .heartbeat = 60s});
+    auto& [cluster, a, b, ps] = job;
+    CHECK(a.link.open() == 1);
+    CHECK(b.link.open() == 1);
+    const auto start = std::chrono::steady_clock::now();
+    a.session->report_failure(ps[0].round, RoundEnd{.reason = EndReason::Failure,
+                                                    .exit_code = 3,
+                                                    .host = "node-a",
+                                                    .rank = 1,
+                                                    .message = "worker 1 exited with 3"});
+    for (auto* n : {&a, &b}) {
+        auto end = n->ended.pop();
+        REQUIRE(end);
+        CHECK(end->reason == EndReason::Failure);
+    }
+    CHECK(std::chrono::steady_clock::now() - start < kWait);
 }
 
 TEST_CASE("rdzv in memory: success reported by every node completes the job",

@@ -107,6 +107,16 @@ TEST_CASE("TcpStoreClient interrupt fails a blocked call and every later one", "
     check_store_interrupt(client, other);
 }
 
+TEST_CASE("TcpStoreClient wake cuts a wait short with CANCEL_WAIT, on the modern dialect",
+          "[rdzv][client]") {
+    TcpStoreServer server;
+    TcpStoreClient client(client_options(server.port()));
+    TcpStoreClient writer(client_options(server.port()));
+    check_store_wake(client, writer);
+    TcpStoreClient legacy(client_options(server.port(), Dialect::Legacy));
+    CHECK_FALSE(legacy.wakeable());
+}
+
 TEST_CASE("TcpStoreClient legacy dialect implements the 1.13 verbs", "[rdzv][client]") {
     TcpStoreServer server;
     TcpStoreClient client(client_options(server.port(), Dialect::Legacy));

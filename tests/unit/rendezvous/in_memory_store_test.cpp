@@ -43,6 +43,12 @@ TEST_CASE("InMemoryStore pops a queue in batches", "[rdzv][memory]") {
     check_store_queue_batch(s);
 }
 
+TEST_CASE("InMemoryStore wake cuts one handle's wait short", "[rdzv][memory]") {
+    InMemoryStore s;
+    auto handle = s.connect();
+    check_store_wake(*handle, s);
+}
+
 TEST_CASE("InMemoryStore interrupt fails one handle's calls, not another's", "[rdzv][memory]") {
     InMemoryStore s;
     auto handle = s.connect();

@@ -135,6 +135,36 @@ inline void check_store_interrupt(Store& s, Store& other) {
     CHECK(other.get("after", 5s) == "1");
 }
 
+/// Store::wake on a wakeable store: a wait in progress (or the next one) ends with StoreTimeout
+/// long before its time, the store stays usable, and a key that arrives is still read.
+inline void check_store_wake(Store& s, Store& writer) {
+    REQUIRE(s.wakeable());
+    std::exception_ptr failure;
+    std::thread waiter([&] {
+        try {
+            s.get("never", 60s);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    });
+    // Blocked already or not yet: either way its wait ends.
+    const auto start = std::chrono::steady_clock::now();
+    s.wake();
+    waiter.join();
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    REQUIRE(failure);
+    CHECK_THROWS_AS(std::rethrow_exception(failure), StoreTimeout);
+    writer.set("woken", "1");
+    CHECK(s.get("woken", 5s) == "1");
+    CHECK(s.add("woken-count", 2) == 2);
+    s.wake();  // no wait in progress: the next one ends at once
+    const auto next = std::chrono::steady_clock::now();
+    CHECK_THROWS_AS(s.wait({"never"}, 60s), StoreTimeout);
+    CHECK(std::chrono::steady_clock::now() - next < 10s);
+    writer.set("later", "2");
+    CHECK(s.multi_get({"woken", "later"}, 5s) == std::vector<std::string>{"1", "2"});
+}
+
 /// gloo's spawnThreads: runs fn(rank) on `size` threads, rethrows the first failure.
 inline void spawn_threads(int size, const std::function<void(int)>& fn) {
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(size));

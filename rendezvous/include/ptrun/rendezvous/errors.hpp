@@ -30,6 +30,19 @@ class StoreTimeout : public StoreError {
     std::chrono::milliseconds waited_;
 };
 
+/// A wait that Store::wake() cut short, before its time was up.
+class StoreWoken : public StoreTimeout {
+  public:
+    using StoreTimeout::StoreTimeout;
+};
+
+/// A reply did not come within the client's io timeout: the connection was out of step and was
+/// dropped (the next call reconnects).
+class StoreNoReply : public StoreTimeout {
+  public:
+    using StoreTimeout::StoreTimeout;
+};
+
 /// The connection to the store server could not be made or broke (deadline, reset, EOF, garbage).
 class ConnectionLost : public StoreError {
   public:

@@ -45,6 +45,9 @@ class InMemoryStore final : public Store {
     /// Fails this handle's blocked and later calls with ConnectionLost; other handles on the
     /// same data are unaffected.
     void interrupt() noexcept override;
+    /// This handle's waits can be cut short (Store::wake).
+    bool wakeable() const noexcept override { return true; }
+    void wake() noexcept override;
 
     /// A new handle on this store's data with its own interrupt(); it keeps the data alive.
     std::unique_ptr<InMemoryStore> connect();
@@ -72,6 +75,7 @@ class InMemoryStore final : public Store {
 
     std::shared_ptr<Data> data_;
     bool interrupted_ = false;  ///< guarded by data_->mu
+    bool woken_ = false;        ///< guarded by data_->mu: the current or next wait ends
 };
 
 }  // namespace ptrun::rdzv

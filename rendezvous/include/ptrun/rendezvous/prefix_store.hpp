@@ -41,6 +41,8 @@ class PrefixStore final : public Store {
     std::vector<std::string> list_keys() override;
     /// Interrupts the inner store, and with it every other user of that store.
     void interrupt() noexcept override;
+    bool wakeable() const noexcept override { return inner_.wakeable(); }
+    void wake() noexcept override { inner_.wake(); }
 
   private:
     std::vector<std::string> full_keys(const std::vector<std::string>& keys) const;

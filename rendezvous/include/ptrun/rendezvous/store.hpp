@@ -67,6 +67,13 @@ class Store {
     /// From any thread: a call blocked on this object fails at once with ConnectionLost, and so
     /// does every later call. For stopping the thread that owns this object.
     virtual void interrupt() noexcept = 0;
+    /// True when wake() cuts waits short here; false (the default) where it does nothing.
+    virtual bool wakeable() const noexcept { return false; }
+    /// From any thread: the blocking wait in progress on this object (get, wait, multi_get,
+    /// queue_pop, queue_pop_batch, barrier), or else the next one, ends at once with StoreWoken
+    /// (a StoreTimeout); the object stays usable. Lets threads that share one connection
+    /// put a short call before a long wait. A no-op unless wakeable().
+    virtual void wake() noexcept {}
 };
 
 }  // namespace ptrun::rdzv

@@ -47,8 +47,9 @@ struct RdzvSessionOptions {
     /// null: a log line every `progress_every`.
     std::function<void(const JoinProgress&)> on_waiting;
     std::chrono::milliseconds progress_every{5'000};
-    /// Opens the session's three store connections (join, watch, heartbeat); empty: TCP clients
-    /// to `store`, each connecting within join_timeout (store_connector.hpp).
+    /// Opens the session's store connection: one shared by join, watch and heartbeat where the
+    /// store can cut a wait short, else one each (session_stores.hpp); empty: TCP clients to
+    /// `store`, each connecting within join_timeout (store_connector.hpp).
     StoreConnector connect;
     /// How messages name the store; empty: `store` as host:port.
     std::string store_name;
