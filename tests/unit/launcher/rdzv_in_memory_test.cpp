@@ -437,9 +437,10 @@ TEST_CASE("rdzv in memory: one node's failure report ends the round everywhere",
     }
 }
 
-TEST_CASE("rdzv in memory: a session holds one store connection, a report goes at once while "
-          "it watches",
-          "[launcher][rdzv_in_memory]") {
+TEST_CASE(
+    "rdzv in memory: a session holds one store connection, a report goes at once while "
+    "it watches",
+    "[launcher][rdzv_in_memory]") {
     // Issue 40: the join, the watch and the beats share one connection (16,384 agents with
     // three each did not fit a store host's descriptors). The beats are a minute apart here:
     // the failure report cuts the watch's wait short instead of waiting behind it.
