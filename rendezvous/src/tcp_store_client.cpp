@@ -48,10 +48,7 @@ Duration since(Clock::time_point start) {
 class TcpStoreClient::Impl {
   public:
     explicit Impl(TcpStoreClientOptions options)
-        : options_(std::move(options)),
-          wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
-          nonce_(static_cast<std::uint32_t>(::getpid())) {
-        if (!wake_fd_) throw StoreError("eventfd: " + std::string(std::strerror(errno)));
+        : options_(std::move(options)), nonce_(static_cast<std::uint32_t>(::getpid())) {
         connect();
     }
 
@@ -129,7 +126,7 @@ class TcpStoreClient::Impl {
                             Clock::time_point start) {
         const bool legacy = options_.dialect == Dialect::Legacy;
         const auto ready =
-            detail::wait_readable(fd_, legacy ? -1 : wake_fd_.get(), start + timeout);
+            detail::wait_readable(fd_, legacy ? -1 : wake_fd_.load(), start + timeout);
         char c = 0;
         if (ready == detail::Readable::Ready && detail::recv_exact(fd_, &c, 1, start + timeout)) {
             expect_stop_waiting(static_cast<std::uint8_t>(c), operation);
@@ -173,9 +170,18 @@ class TcpStoreClient::Impl {
 
     const TcpStoreClientOptions& options() const noexcept { return options_; }
 
-    bool wakeable() const noexcept { return options_.dialect == Dialect::Modern; }
+    /// Makes the eventfd wake() writes at the first call (most clients never need one).
+    bool wakeable() noexcept {
+        if (options_.dialect != Dialect::Modern) return false;
+        std::lock_guard lock(wake_mu_);
+        if (wake_fd_.load() < 0) wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        return wake_fd_.load() >= 0;
+    }
     void wake() noexcept {
-        if (wakeable()) ::eventfd_write(wake_fd_.get(), 1);
+        if (const int fd = wake_fd_.load(); fd >= 0) ::eventfd_write(fd, 1);
+    }
+    ~Impl() {
+        if (wake_fd_.load() >= 0) ::close(wake_fd_.load());
     }
 
     /// Unblocks a call in progress on another thread and fails every later call.
@@ -262,7 +268,9 @@ class TcpStoreClient::Impl {
     std::mutex fd_mu_;
     std::atomic<bool> interrupted_{false};
     detail::Fd fd_;
-    detail::Fd wake_fd_;  ///< an eventfd: wake() writes it, a wait polls it beside fd_
+    /// An eventfd, made by wakeable(), -1 before: wake() writes it, a wait polls it beside fd_.
+    std::atomic<int> wake_fd_{-1};
+    std::mutex wake_mu_;
     std::uint32_t nonce_;
 };
 

@@ -67,7 +67,8 @@ class Store {
     /// From any thread: a call blocked on this object fails at once with ConnectionLost, and so
     /// does every later call. For stopping the thread that owns this object.
     virtual void interrupt() noexcept = 0;
-    /// True when wake() cuts waits short here; false (the default) where it does nothing.
+    /// True when wake() cuts waits short here; false (the default) where it does nothing. Ask
+    /// before the waits begin: an implementation may prepare for wake() then.
     virtual bool wakeable() const noexcept { return false; }
     /// From any thread: the blocking wait in progress on this object (get, wait, multi_get,
     /// queue_pop, queue_pop_batch, barrier), or else the next one, ends at once with StoreWoken

@@ -76,8 +76,9 @@ class TcpStoreClient final : public Store {
     /// From any thread: a call blocked on this client (e.g. a long wait()) fails at once with
     /// ConnectionLost, and so does every later call. For shutting down a watcher thread.
     void interrupt() noexcept override;
-    /// True on the modern dialect (CANCEL_WAIT ends a wait and keeps the connection); a 1.13
-    /// server's wait cannot be cut short without retiring the connection.
+    /// True on the modern dialect (CANCEL_WAIT ends a wait and keeps the connection), where the
+    /// first call makes the eventfd wake() writes (one descriptor more); a 1.13 server's wait
+    /// cannot be cut short without retiring the connection.
     bool wakeable() const noexcept override;
     void wake() noexcept override;
 
