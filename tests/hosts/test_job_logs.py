@@ -8,13 +8,10 @@ code. Every wait is bounded by an event; nothing is left running. Run as root; s
 without root or namespaces. Needs PTRUN_BIN (ctest sets it).
 """
 import os
-import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -25,7 +22,6 @@ from test_netns_hosts import ENV, argv, down_and_check, main, skip_unless_possib
 from test_multinode import PTRUN, Agent  # noqa: E402
 
 import harness as ptrun_harness  # noqa: E402
-from harness import Notifier  # noqa: E402
 
 DEADLINE = 60
 PORT = 29790
@@ -49,7 +45,7 @@ sys.exit(3)
 """
 
 
-class JobLogs(unittest.TestCase):
+class JobLogs(ptrun_harness.AgentsTestCase):
     @classmethod
     def setUpClass(cls):
         skip_unless_possible()
@@ -58,20 +54,6 @@ class JobLogs(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         down_and_check()
-
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="ptrun-logs-")
-        self.dir = self.tmp.name
-        self.notifier = Notifier()
-        self.procs = []
-
-    def tearDown(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            p.communicate()
-        self.notifier.close()
-        self.tmp.cleanup()
 
     def logs(self, *args):
         """`ptrun logs` run on node1: (exit code, stdout, stderr)."""

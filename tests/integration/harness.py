@@ -181,6 +181,51 @@ class PtrunTestCase(unittest.TestCase):
         return [FAKE_WORKER, *args]
 
 
+class AgentsTestCase(PtrunTestCase):
+    """A PtrunTestCase with a Notifier, a free port for a rendezvous and `self.procs`, the ptrun
+    processes a test started: killed if still running, and reaped, after each test."""
+
+    def setUp(self):
+        super().setUp()
+        self.notifier = Notifier()
+        self.port = free_port()
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+        self.notifier.close()
+        super().tearDown()
+
+
+def tcp_sockets(pid):
+    """(local address as raw bytes, local port, remote port, state) of every TCP socket `pid`
+    holds, from /proc/net/tcp{,6} (state "0A": listening, "01": established)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    out = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            next(f)
+            for line in f:
+                fields = line.split()
+                local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
+                if inode not in inodes:
+                    continue
+                addr_hex, port_hex = local.split(":")
+                out.append((bytes.fromhex(addr_hex), int(port_hex, 16),
+                            int(remote.split(":")[1], 16), state))
+    return out
+
+
 class TorchTestCase(PtrunTestCase):
     """A PtrunTestCase against PTRUN_TORCH_FLAVOUR's PyTorch (torch_flavour.py); each test skips,
     with the reason, where that torch is missing."""

@@ -1,10 +1,9 @@
 """One store connection per agent (issue 40): an agent's join, its watch of the running round and
 its heartbeats share one connection to the c10d store host, so the store host holds one
 descriptor per node (and one for its coordinator), not three per node."""
-import os
 import signal
 
-from harness import Notifier, PtrunTestCase, free_port, start_ptrun
+from harness import AgentsTestCase, start_ptrun, tcp_sockets
 
 FAST = "join_timeout=30,last_call_timeout=0.2,heartbeat=0.2,close_timeout=5"
 
@@ -12,43 +11,13 @@ FAST = "join_timeout=30,last_call_timeout=0.2,heartbeat=0.2,close_timeout=5"
 def tcp_connections(pid, port):
     """(to `port`, from `port`): how many established TCP sockets of `pid` are connected to
     `port` (its clients' side) and how many are accepted on it (the server's side)."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    to_port = from_port = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            next(f)
-            for line in f:
-                fields = line.split()
-                local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
-                if state != "01" or inode not in inodes:  # 01: ESTABLISHED
-                    continue
-                to_port += int(remote.split(":")[1], 16) == port
-                from_port += int(local.split(":")[1], 16) == port
-    return to_port, from_port
+    established = [(local, remote) for _, local, remote, state in tcp_sockets(pid)
+                   if state == "01"]  # 01: ESTABLISHED
+    return (sum(remote == port for _, remote in established),
+            sum(local == port for local, _ in established))
 
 
-class RdzvConnections(PtrunTestCase):
-    def setUp(self):
-        super().setUp()
-        self.notifier = Notifier()
-        self.port = free_port()
-        self.procs = []
-
-    def tearDown(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            p.communicate()
-        self.notifier.close()
-        super().tearDown()
-
+class RdzvConnections(AgentsTestCase):
     def test_each_agent_holds_one_store_connection_through_beats_and_a_round(self):
         args = ["--nnodes", "2", "--nproc-per-node", "1", "--rdzv-endpoint",
                 f"127.0.0.1:{self.port}", "--rdzv-id", "conns", "--rdzv-conf", FAST,

@@ -4,9 +4,8 @@ and logged; the store of a loopback endpoint listens on loopback only."""
 import os
 import signal
 import socket
-import time
 
-from harness import DEADLINE, Notifier, PtrunTestCase, free_port, start_ptrun, wait_output
+from harness import DEADLINE, AgentsTestCase, start_ptrun, tcp_sockets, wait_output
 from raw_store import RawStore
 
 FAST = "join_timeout=30,last_call_timeout=0.2,heartbeat=0.5,close_timeout=5"
@@ -14,50 +13,21 @@ FORGED_END = '{"reason":"complete","final":true,"exit_code":0,"host":"","rank":-
 
 
 def listening_addresses(pid):
-    """(address, port) of every TCP socket `pid` listens on, from /proc/net/tcp{,6}."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
+    """(address, port) of every TCP socket `pid` listens on."""
     out = []
-    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
-        with open(table) as f:
-            next(f)
-            for line in f:
-                fields = line.split()
-                local, state, inode = fields[1], fields[3], fields[9]
-                if state != "0A" or inode not in inodes:  # 0A: LISTEN
-                    continue
-                addr_hex, port_hex = local.split(":")
-                raw = bytes.fromhex(addr_hex)
-                if width == 8:
-                    addr = socket.inet_ntop(socket.AF_INET, raw[::-1])
-                else:
-                    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
-                    addr = socket.inet_ntop(socket.AF_INET6, words)
-                out.append((addr, int(port_hex, 16)))
+    for raw, port, _, state in tcp_sockets(pid):
+        if state != "0A":  # 0A: LISTEN
+            continue
+        if len(raw) == 4:
+            addr = socket.inet_ntop(socket.AF_INET, raw[::-1])
+        else:
+            words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+            addr = socket.inet_ntop(socket.AF_INET6, words)
+        out.append((addr, port))
     return out
 
 
-class RdzvIntegrity(PtrunTestCase):
-    def setUp(self):
-        super().setUp()
-        self.notifier = Notifier()
-        self.port = free_port()
-        self.procs = []
-
-    def tearDown(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            p.communicate()
-        self.notifier.close()
-        super().tearDown()
-
+class RdzvIntegrity(AgentsTestCase):
     def start(self, conf=FAST, env=None):
         args = ["--nnodes", "1:2", "--nproc-per-node", "2", "--rdzv-endpoint", f"127.0.0.1:{self.port}",
                 "--rdzv-id", "forge", "--rdzv-conf", conf,

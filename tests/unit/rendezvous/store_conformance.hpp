@@ -111,9 +111,10 @@ inline void check_store_queue_batch(Store& s) {
     CHECK(s.queue_pop_batch("bq", 0, 5s) == std::vector<std::string>{"late"});
 }
 
-/// interrupt() from another thread fails a call blocked on `s` at once with ConnectionLost, and
-/// every later call on `s`; `other` (another client of the same data) keeps working.
-inline void check_store_interrupt(Store& s, Store& other) {
+/// How a get() of a key that never comes, on another thread, failed once `stop` ran on this one
+/// (before the get blocked or after: either way it must end), within 10 s.
+template <typename Stop>
+std::exception_ptr blocked_get_failure(Store& s, Stop&& stop) {
     std::exception_ptr failure;
     std::thread waiter([&] {
         try {
@@ -122,12 +123,18 @@ inline void check_store_interrupt(Store& s, Store& other) {
             failure = std::current_exception();
         }
     });
-    // Blocked already or not yet: either way its call fails.
     const auto start = std::chrono::steady_clock::now();
-    s.interrupt();
+    stop();
     waiter.join();
     CHECK(std::chrono::steady_clock::now() - start < 10s);
     REQUIRE(failure);
+    return failure;
+}
+
+/// interrupt() from another thread fails a call blocked on `s` at once with ConnectionLost, and
+/// every later call on `s`; `other` (another client of the same data) keeps working.
+inline void check_store_interrupt(Store& s, Store& other) {
+    const auto failure = blocked_get_failure(s, [&] { s.interrupt(); });
     CHECK_THROWS_AS(std::rethrow_exception(failure), ConnectionLost);
     CHECK_THROWS_AS(s.set("after", "1"), ConnectionLost);
     CHECK_THROWS_AS(s.queue_pop_batch("q", 1, 5s), ConnectionLost);
@@ -135,31 +142,18 @@ inline void check_store_interrupt(Store& s, Store& other) {
     CHECK(other.get("after", 5s) == "1");
 }
 
-/// Store::wake on a wakeable store: a wait in progress (or the next one) ends with StoreTimeout
+/// Store::wake on a wakeable store: a wait in progress (or the next one) ends with StoreWoken
 /// long before its time, the store stays usable, and a key that arrives is still read.
 inline void check_store_wake(Store& s, Store& writer) {
     REQUIRE(s.wakeable());
-    std::exception_ptr failure;
-    std::thread waiter([&] {
-        try {
-            s.get("never", 60s);
-        } catch (...) {
-            failure = std::current_exception();
-        }
-    });
-    // Blocked already or not yet: either way its wait ends.
-    const auto start = std::chrono::steady_clock::now();
-    s.wake();
-    waiter.join();
-    CHECK(std::chrono::steady_clock::now() - start < 10s);
-    REQUIRE(failure);
-    CHECK_THROWS_AS(std::rethrow_exception(failure), StoreTimeout);
+    const auto failure = blocked_get_failure(s, [&] { s.wake(); });
+    CHECK_THROWS_AS(std::rethrow_exception(failure), StoreWoken);
     writer.set("woken", "1");
     CHECK(s.get("woken", 5s) == "1");
     CHECK(s.add("woken-count", 2) == 2);
     s.wake();  // no wait in progress: the next one ends at once
     const auto next = std::chrono::steady_clock::now();
-    CHECK_THROWS_AS(s.wait({"never"}, 60s), StoreTimeout);
+    CHECK_THROWS_AS(s.wait({"never"}, 60s), StoreWoken);
     CHECK(std::chrono::steady_clock::now() - next < 10s);
     writer.set("later", "2");
     CHECK(s.multi_get({"woken", "later"}, 5s) == std::vector<std::string>{"1", "2"});
