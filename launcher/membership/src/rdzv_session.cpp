@@ -236,10 +236,7 @@ struct RdzvSession::Impl {
             try {
                 // get() is WAIT then GET: no separate wait() (one request per node fewer).
                 const auto wait = std::clamp(left, milliseconds(1), chunk);
-                auto stored =
-                    stores.wait(Role::Join, wait, [&](rdzv::Store& store, milliseconds time_left) {
-                        return store.get(admit, time_left);
-                    });
+                auto stored = get(Role::Join, admit, wait);
                 if (auto v = authentic(admit, stored)) {
                     verdict = std::move(*v);
                     break;
@@ -306,11 +303,17 @@ struct RdzvSession::Impl {
         }
     }
 
+    /// The value of `key` once it exists, within `timeout`, on `role`'s connection (WAIT then
+    /// GET; StoreTimeout after `timeout`).
+    std::string get(Role role, const std::string& key, milliseconds timeout) {
+        return stores.wait(role, timeout, [&](rdzv::Store& store, milliseconds time_left) {
+            return store.get(key, time_left);
+        });
+    }
+
     /// The value of `key`, known to exist, on the join's connection.
     std::string read(const std::string& key) {
-        return stores.wait(
-            Role::Join, o.settings.read_timeout,
-            [&](rdzv::Store& store, milliseconds time_left) { return store.get(key, time_left); });
+        return get(Role::Join, key, o.settings.read_timeout);
     }
 
     /// Nodes joined so far per the coordinator's status key, -1 when unknown.
@@ -364,11 +367,7 @@ struct RdzvSession::Impl {
                 std::string text;
                 for (;;) {
                     try {
-                        auto stored = stores.wait(  // WAIT then GET
-                            Role::Watch, kWatchChunk,
-                            [&](rdzv::Store& store, milliseconds time_left) {
-                                return store.get(key, time_left);
-                            });
+                        auto stored = get(Role::Watch, key, kWatchChunk);
                         if (auto v = authentic(key, stored, token)) {
                             text = std::move(*v);
                             break;

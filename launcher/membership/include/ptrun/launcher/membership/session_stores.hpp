@@ -5,6 +5,11 @@
 /// progress and goes first, and the wait then resumes for its time left. At 16,384 nodes one
 /// connection per agent is what fits a store host's descriptors; three did not. Elsewhere (etcd,
 /// a file, a 1.13 store) each role has a connection of its own.
+///
+/// Once a call on the shared connection failed (but for a wait's own timeout), every later one
+/// fails at once with ConnectionLost naming that failure: no thread reconnects for
+/// connect_timeout while the others wait behind it (with a connection each, each learnt of its
+/// own connection's loss at once).
 
 #include <algorithm>
 #include <chrono>
@@ -72,11 +77,6 @@ class SessionStores {
 
     /// From any thread: every call in progress and later fails with ConnectionLost.
     void interrupt() noexcept;
-
-    /// Once a call on the shared connection failed (but for a wait's own timeout), every later
-    /// one fails at once with ConnectionLost naming that failure: no thread reconnects for
-    /// connect_timeout while the others wait behind it (with a connection each, each learnt of
-    /// its own connection's loss at once).
 
   private:
     /// The shared connection held for one call: a long wait waits while short calls are
