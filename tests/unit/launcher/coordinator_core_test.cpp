@@ -1,6 +1,7 @@
 #include "ptrun/launcher/membership/coordinator_core.hpp"
 
 #include <catch2/catch.hpp>
+#include <ctime>
 #include <optional>
 
 #include "ptrun/launcher/membership/admission.hpp"
@@ -568,8 +569,13 @@ namespace {
 
 /// `nodes` nodes close a round, one goes silent, the others re-form without it: how long the
 /// coordinator took.
-std::chrono::steady_clock::duration close_lose_reform(int nodes) {
-    const auto start = std::chrono::steady_clock::now();
+double close_lose_reform(int nodes) {
+    const auto cpu_ms = [] {  // this thread's CPU time: a loaded machine's waits do not count
+        timespec t{};
+        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+    };
+    const double start = cpu_ms();
     CoordinatorCore c(policy(nodes - 1, nodes, 1));
     std::vector<std::string> ids;
     for (int i = 0; i < nodes; ++i) ids.push_back("node-" + std::to_string(i));
@@ -598,24 +604,25 @@ std::chrono::steady_clock::duration close_lose_reform(int nodes) {
     REQUIRE(again);  // every survivor back: closed without a last call
     CHECK(again->assignment.members.size() == static_cast<std::size_t>(nodes - 1));
     CHECK(again->assignment.restart_count == 1);
-    return std::chrono::steady_clock::now() - start;
+    return cpu_ms() - start;
 }
 
 }  // namespace
 
 TEST_CASE("coordinator: 16,384 nodes close and re-form after a loss in about linear work",
           "[launcher][coordinator][scale]") {
-    // Issue 40: looking members up by scanning lists made a close and re-form quadratic (1.3 s
-    // of coordinator CPU at 16,384 nodes; indexed, 70 ms). Four times the nodes must cost well
-    // under 16 times the time (best of 3 each, so that a busy machine's pauses do not count).
+    // Issue 40: looking members up by scanning lists made a close and re-form quadratic (1.2 s
+    // of coordinator CPU at 16,384 nodes; indexed, 70 ms). Eight times the nodes must cost well
+    // under 64 times the CPU time (best of 3 each). Wall time with 4 times the nodes under 8
+    // times failed once in a loaded CI run (9.7x): the margin here is wide on both sides.
     const auto best = [](int nodes) {
-        auto t = close_lose_reform(nodes);
+        double t = close_lose_reform(nodes);
         for (int i = 0; i < 2; ++i) t = std::min(t, close_lose_reform(nodes));
-        return std::chrono::duration<double, std::milli>(t).count();
+        return t;
     };
-    const double small = best(4'096);
+    const double small = best(2'048);
     const double large = best(16'384);
-    WARN("close, loss and re-form: 4,096 nodes " << small << " ms, 16,384 nodes " << large
-                                                 << " ms");
-    CHECK(large < 8 * small);
+    WARN("close, loss and re-form, CPU: 2,048 nodes " << small << " ms, 16,384 nodes " << large
+                                                      << " ms");
+    CHECK(large < 24 * small);
 }
