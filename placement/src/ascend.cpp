@@ -10,6 +10,10 @@ namespace ptrun::placement {
 
 std::optional<FoundDevices> find_ascend_npus(const std::filesystem::path& root) {
     FoundDevices found{env::DeviceKind::AscendNpu, {}, "/dev/davinci*"};
+    // The driver's management node comes with every device node (containers mount it too): /dev
+    // is listed only where it exists, not on every launch of every other machine.
+    std::error_code ec;
+    if (!std::filesystem::exists(root / "dev/davinci_manager", ec)) return std::nullopt;
     const auto nodes = detail::numbered(root / "dev", "davinci");
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         found.devices.push_back(FoundDevice{static_cast<std::uint32_t>(i), {}, {}});

@@ -163,15 +163,20 @@ std::unique_ptr<JobCgroup> JobCgroup::create(const std::string& parent, const st
 
 bool JobCgroup::open_target(const std::string& path, Target& t, std::string* error) {
     t.path = path;
-    t.procs_fd = ::open((path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (t.procs_fd < 0) {
-        *error = "cannot open " + path + "/cgroup.procs: " + std::strerror(errno);
+    t.dir_fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (t.dir_fd < 0) {
+        *error = "cannot open cgroup " + path + ": " + std::strerror(errno);
         return false;
     }
-    t.dir_fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    t.kill_fd = ::open((path + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC);
     t.killed = false;
     return true;
+}
+
+int JobCgroup::procs_fd() {
+    if (target_.procs_fd < 0 && target_.dir_fd >= 0) {
+        target_.procs_fd = ::openat(target_.dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    }
+    return target_.procs_fd;
 }
 
 void JobCgroup::close_target(Target& t) {
@@ -190,6 +195,16 @@ JobCgroup::~JobCgroup() {
 
 void JobCgroup::kill_attempt() {
     if (removed_) return;
+    if (target_.path == path_ && events_fd_ >= 0) {
+        // The attempt's cgroup is J: J's cgroup.events (open since the start) says whether
+        // anything is left. Nothing left, nothing to kill, and the next attempt may use J again.
+        char buf[256];
+        const ssize_t n = ::pread(events_fd_, buf, sizeof buf, 0);
+        if (n >= 0 && !populated(std::string(buf, static_cast<std::size_t>(n)))) return;
+    }
+    if (target_.kill_fd < 0 && target_.dir_fd >= 0) {
+        target_.kill_fd = ::openat(target_.dir_fd, "cgroup.kill", O_WRONLY | O_CLOEXEC);
+    }
     if (target_.kill_fd < 0 || ::pwrite(target_.kill_fd, "1", 1, 0) != 1) kill_at(target_.path);
     target_.killed = true;
 }

@@ -123,9 +123,7 @@ std::string Containment::worker_tag(const std::string& inherited) const {
 
 int Containment::cgroup_dir_fd() const { return cgroup_ && cgroup_whole_ ? cgroup_->dir_fd() : -1; }
 
-int Containment::cgroup_procs_fd() const {
-    return cgroup_ && cgroup_whole_ ? cgroup_->procs_fd() : -1;
-}
+int Containment::cgroup_procs_fd() { return cgroup_ && cgroup_whole_ ? cgroup_->procs_fd() : -1; }
 
 void Containment::cgroup_join_failed(int err) {
     if (!cgroup_ || !cgroup_whole_) return;

@@ -183,7 +183,7 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
     request.env[kJobTagVariable] = containment_->worker_tag(inherited_tag_);
     int cgroup_errno = 0;
     request.cgroup_dir_fd = containment_->cgroup_dir_fd();
-    request.cgroup_procs_fd = containment_->cgroup_procs_fd();
+    request.cgroup_procs_fd = -1;  // spawn_worker opens it where clone3 cannot place the child
     request.cgroup_errno = &cgroup_errno;
     Tracked tracked;
     tracked.started_us = kmsg_now_us();

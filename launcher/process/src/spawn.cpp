@@ -14,6 +14,7 @@
 #include "clone3.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/sys/c_array.hpp"
+#include "ptrun/sys/fd.hpp"
 #include "ptrun/watchdog/stack_tool.hpp"
 
 namespace ptrun::launcher {
@@ -30,7 +31,7 @@ struct ChildArgs {
     int cgroup_errno = 0;  ///< written by the child when joining the cgroup fails
     int memory_errno = 0;  ///< written by the child when joining its memory cgroup fails
     placement::BindingOutcome binding;  ///< written by the child when binding fails
-    bool join_cgroup = false;           ///< not created in the cgroup: the child joins it itself
+    int join_procs_fd = -1;  ///< not created in the cgroup: the child joins it through this
 };
 
 /// Closes every descriptor from `first` up: the worker gets 0-2 and what ptrun passes on purpose,
@@ -63,7 +64,7 @@ int exec_child(void* raw) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != a->parent) ::_exit(127);  // ptrun died before prctl took effect
     if (r.allow_stack_capture) ptrun::watchdog::allow_stack_capture_by_parent();
-    if (a->join_cgroup && ::write(r.cgroup_procs_fd, "0", 1) != 1) a->cgroup_errno = errno;
+    if (a->join_procs_fd >= 0 && ::write(a->join_procs_fd, "0", 1) != 1) a->cgroup_errno = errno;
     if (r.memory_procs_fd >= 0 && ::write(r.memory_procs_fd, "0", 1) != 1) {
         a->memory_errno = errno;  // its limit would not apply: it does not start
         ::_exit(127);
@@ -107,20 +108,28 @@ pid_t spawn_worker(const SpawnRequest& r) {
     auto argv = sys::c_array(args);
     auto envp = sys::c_array(env_strings);
 
-    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, 0, {}, false};
+    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, 0, {}, -1};
     sigset_t all;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &child.parent_mask);
     constexpr std::size_t kStack = 64 * 1024;
-    alignas(16) static thread_local char stack[kStack];
+    // On this thread's stack: the child touches only its top pages. (A thread_local array would be
+    // 64 KiB of TLS that the loader clears for every thread ptrun starts.)
+    alignas(16) char stack[kStack];
     long created = -ENOSYS;
     if (r.cgroup_dir_fd >= 0) {
         created = clone_vfork_into_cgroup(r.cgroup_dir_fd, stack, kStack, exec_child, &child);
     }
     pid_t pid = static_cast<pid_t>(created);
     int clone_errno = created < 0 ? static_cast<int>(-created) : 0;
-    if (created < 0) {  // no cgroup, or clone3 / CLONE_INTO_CGROUP unsupported or refused
-        child.join_cgroup = r.cgroup_procs_fd >= 0;
+    sys::Fd opened_procs;  // the cgroup's cgroup.procs, opened here when the caller gave none
+    if (created < 0) {     // no cgroup, or clone3 / CLONE_INTO_CGROUP unsupported or refused
+        child.join_procs_fd = r.cgroup_procs_fd;
+        if (child.join_procs_fd < 0 && r.cgroup_dir_fd >= 0) {
+            opened_procs = sys::Fd(::openat(r.cgroup_dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC));
+            if (opened_procs.get() < 0 && r.cgroup_errno) *r.cgroup_errno = errno;
+            child.join_procs_fd = opened_procs.get();
+        }
         pid = ::clone(exec_child, stack + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
         clone_errno = errno;
     }

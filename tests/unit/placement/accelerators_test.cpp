@@ -1,7 +1,9 @@
 #include "ptrun/placement/accelerators.hpp"
 
 #include <catch2/catch.hpp>
+#include <fstream>
 
+#include "../launcher/temp_dir.hpp"
 #include "ptrun/env/device_kind.hpp"
 #include "ptrun/placement/placement_error.hpp"
 
@@ -64,6 +66,17 @@ TEST_CASE("Ascend NPUs are the /dev/davinciN nodes, not davinci_manager", "[plac
     std::string why;
     CHECK_FALSE(found_bus_ids(*found, why));
     CHECK(why == "Ascend NPU 0 has no PCI address in /dev/davinci*");
+}
+
+TEST_CASE("Ascend NPUs: davinciN nodes without the driver's davinci_manager are not NPUs",
+          "[placement][devices]") {
+    ptrun::launcher::test::TempDir dir;
+    std::filesystem::create_directories(dir.path / "dev");
+    std::ofstream(dir.path / "dev/davinci0").put('\n');
+    CHECK_FALSE(find_ascend_npus(dir.path));
+    std::ofstream(dir.path / "dev/davinci_manager").put('\n');
+    REQUIRE(find_ascend_npus(dir.path));
+    CHECK(find_ascend_npus(dir.path)->devices.size() == 1);
 }
 
 TEST_CASE("find_accelerators lists every kind found, in auto's order", "[placement][devices]") {

@@ -35,11 +35,14 @@ class JobCgroup {
     /// J, the job's cgroup.
     const std::string& path() const { return path_; }
     /// Where the current attempt's workers go: its directory, for clone3's CLONE_INTO_CGROUP (a
-    /// child created inside it), and its cgroup.procs, for a child to join by writing "0".
+    /// child created inside it).
     int dir_fd() const { return target_.dir_fd; }
-    int procs_fd() const { return target_.procs_fd; }
+    /// Its cgroup.procs, for a child to join by writing "0" (the --preload zygote's workers),
+    /// opened at the first call (each cgroup file opened costs ~0.1 ms here: a launch opens only
+    /// what it uses); -1 when it cannot be opened.
+    int procs_fd();
     /// SIGKILLs every process of the current attempt (cgroup.kill; one by one where the kernel
-    /// lacks it). Does not wait.
+    /// lacks it), nothing when the cgroup is already empty. Does not wait.
     void kill_attempt();
     /// Before an attempt's workers start: after kill_attempt(), moves the target to a fresh child
     /// cgroup of J. False with `error` set when it cannot be made.
@@ -55,12 +58,12 @@ class JobCgroup {
     bool remove();
 
   private:
-    /// One cgroup workers are placed in, with its files kept open.
+    /// One cgroup workers are placed in: its directory open, its files once used.
     struct Target {
         std::string path;
         int dir_fd = -1;
-        int procs_fd = -1;
-        int kill_fd = -1;  ///< cgroup.kill (Linux >= 5.14), -1 before
+        int procs_fd = -1;  ///< cgroup.procs once procs_fd() opened it
+        int kill_fd = -1;   ///< cgroup.kill once a kill opened it (Linux >= 5.14)
         bool killed = false;
     };
     explicit JobCgroup(std::string path) : path_(std::move(path)) {}

@@ -67,7 +67,7 @@ class Containment {
     /// The job's cgroup directory (children are created in it: clone3) and its cgroup.procs (for
     /// a child to join, "0", where clone3 cannot); -1 for none.
     int cgroup_dir_fd() const;
-    int cgroup_procs_fd() const;
+    int cgroup_procs_fd();
     /// Where helpers that live across attempts start (the --preload zygote): a cgroup below the
     /// job's that no attempt's end kills (made on the first call; the attempts then go below
     /// the job's cgroup too). -1 without a cgroup.

@@ -18,7 +18,8 @@ struct EnvironmentError : std::runtime_error {
 /// about M)" (M = `fds_needed`, left out when 0).
 std::string errno_message(const std::string& what, int err, int fds_needed = 0);
 
-/// How many descriptors this process has open now (entries of /proc/self/fd), -1 when unknown.
+/// How many descriptors this process has open now (the size of /proc/self/fd, else its entries),
+/// -1 when unknown.
 int open_fd_count();
 
 /// True for the errno values of a full file system (ENOSPC, EDQUOT).

@@ -29,8 +29,9 @@ struct SpawnRequest {
     int stdout_fd = -1;
     int stderr_fd = -1;
     /// >= 0: the child is created in this cgroup (its directory's fd; clone3 CLONE_INTO_CGROUP) or,
-    /// where that is not supported, joins it by writing "0" to `cgroup_procs_fd` before exec; when
-    /// that fails it goes on outside it and its errno lands in `*cgroup_errno`.
+    /// where that is not supported, joins it by writing "0" to `cgroup_procs_fd` (-1: its
+    /// cgroup.procs, opened then) before exec; when that fails it goes on outside it and its
+    /// errno lands in `*cgroup_errno`.
     int cgroup_dir_fd = -1;
     int cgroup_procs_fd = -1;
     int* cgroup_errno = nullptr;
