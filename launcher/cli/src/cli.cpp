@@ -6,6 +6,7 @@
 #include "ptrun/launcher/cli/completion_script.hpp"
 #include "ptrun/launcher/cli/info_option.hpp"
 #include "ptrun/launcher/cli/option_prefix.hpp"
+#include "ptrun/launcher/cli/plain_command_line.hpp"
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/cli/version.hpp"
 
@@ -40,10 +41,54 @@ class UsageFormatter : public CLI::Formatter {
     }
 };
 
+/// LaunchOptions from what the command line gave (`given`, `rest`: the words from PROGRAM on,
+/// or from `--`), each option not given falling back to its PET_ variable (then torchrun's other
+/// one) in `env`. Throws UsageError for a missing PROGRAM or an unknown option before it.
+LaunchOptions launch_options(const GivenOptions& given, std::vector<std::string> rest,
+                             const env::EnvMap& env) {
+    LaunchOptions out;  // every option at its default
+    for (const auto& spec : option_table()) {
+        const auto i = static_cast<std::size_t>(spec.key);
+        if (given.values[i]) {
+            out.at(spec.key) = {*given.values[i], Source::Flag, {}};
+        } else if (auto it = env.find(spec.pet); it != env.end()) {
+            out.at(spec.key) = {it->second, Source::PetEnv, std::string(spec.pet)};
+        } else if (auto also = torch_env_fallback(spec.key); !also.empty()) {
+            if (auto found = env.find(std::string(also)); found != env.end())
+                out.at(spec.key) = {found->second, Source::PetEnv, std::string(also)};
+        }
+    }
+    if (rest.empty()) {
+        if (out.flag(Option::Explain)) return out;
+        throw UsageError(
+            "missing PROGRAM: expected ptrun [OPTIONS] PROGRAM [ARGS...] (see ptrun --help)");
+    }
+    if (rest.front().size() > 1 && rest.front()[0] == '-') {
+        if (auto meant = closest_option(rest.front())) {
+            throw UsageError("unknown option '" + rest.front() + "': did you mean " + *meant +
+                             "? (see ptrun --help)");
+        }
+        throw UsageError("unknown option '" + rest.front() +
+                         "': expected a torchrun option before PROGRAM (see ptrun --help)");
+    }
+    out.program = rest.front();
+    out.program_args.assign(rest.begin() + 1, rest.end());
+    return out;
+}
+
 }  // namespace
 
 std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<std::string>& args,
                                                             const env::EnvMap& env) {
+    const auto whole = expand_option_prefixes(args);  // --nproc_per_nod=2, as torchrun takes it
+    if (auto plain = parse_plain_command_line(whole)) {
+        return launch_options(*plain, std::move(plain->rest), env);
+    }
+    return parse_command_line_with_cli11(whole, env);
+}
+
+std::variant<LaunchOptions, InfoRequest> parse_command_line_with_cli11(
+    const std::vector<std::string>& whole, const env::EnvMap& env) {
     CLI::App app{
         "ptrun [OPTIONS] PROGRAM [ARGS...]: a fast, torchrun-compatible launcher for distributed "
         "training",
@@ -68,7 +113,7 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
                                             std::string(completion.help))
                                  ->option_text("SHELL");
 
-    std::array<std::string, kOptionCount> given;
+    std::array<std::string, kOptionCount> values;
     std::array<CLI::Option*, kOptionCount> handles{};
     for (const auto& spec : option_table()) {
         const auto i = static_cast<std::size_t>(spec.key);
@@ -76,14 +121,13 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
         std::string help = help_text(spec);
         const bool is_flag = spec.kind == OptionKind::Flag;
         auto* opt = is_flag ? app.add_flag(names)->description(help)
-                            : app.add_option(names, given[i], help);
+                            : app.add_option(names, values[i], help);
         // Given twice, the last value wins, as in torchrun (wrapper scripts append overrides).
         opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         if (!is_flag && !spec.fallback.empty()) opt->default_str(std::string(spec.fallback));
         handles[i] = opt;
     }
 
-    const auto whole = expand_option_prefixes(args);  // --nproc_per_nod=2, as torchrun takes it
     std::vector<std::string> reversed(whole.rbegin(), whole.rend());
     try {
         app.parse(reversed);
@@ -95,38 +139,17 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
     if (want_version) return InfoRequest{"ptrun " + std::string(kVersion) + "\n"};
     if (print_completion->count() > 0) return InfoRequest{completion_script(completion_shell)};
 
-    LaunchOptions out;  // every option at its default
+    GivenOptions given;
     for (const auto& spec : option_table()) {
         const auto i = static_cast<std::size_t>(spec.key);
         if (handles[i]->count() > 0) {
-            const bool is_flag = spec.kind == OptionKind::Flag;
-            out.at(spec.key) = {is_flag ? "1" : given[i], Source::Flag, {}};
-        } else if (auto it = env.find(spec.pet); it != env.end()) {
-            out.at(spec.key) = {it->second, Source::PetEnv, std::string(spec.pet)};
-        } else if (auto also = torch_env_fallback(spec.key); !also.empty()) {
-            if (auto found = env.find(std::string(also)); found != env.end())
-                out.at(spec.key) = {found->second, Source::PetEnv, std::string(also)};
+            given.values[i] = spec.kind == OptionKind::Flag ? "1" : values[i];
         }
     }
     auto rest = app.remaining();
     if (!rest.empty() && rest.front() == "--")
         rest.erase(rest.begin());  // ptrun [OPTIONS] -- PROGRAM
-    if (rest.empty()) {
-        if (out.flag(Option::Explain)) return out;
-        throw UsageError(
-            "missing PROGRAM: expected ptrun [OPTIONS] PROGRAM [ARGS...] (see ptrun --help)");
-    }
-    if (rest.front().size() > 1 && rest.front()[0] == '-') {
-        if (auto meant = closest_option(rest.front())) {
-            throw UsageError("unknown option '" + rest.front() + "': did you mean " + *meant +
-                             "? (see ptrun --help)");
-        }
-        throw UsageError("unknown option '" + rest.front() +
-                         "': expected a torchrun option before PROGRAM (see ptrun --help)");
-    }
-    out.program = rest.front();
-    out.program_args.assign(rest.begin() + 1, rest.end());
-    return out;
+    return launch_options(given, std::move(rest), env);
 }
 
 }  // namespace ptrun::launcher

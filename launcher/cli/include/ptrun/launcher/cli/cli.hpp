@@ -20,4 +20,10 @@ struct InfoRequest {
 std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<std::string>& args,
                                                             const env::EnvMap& env);
 
+/// parse_command_line's full parser, CLI11, for `whole` (after expand_option_prefixes): what
+/// parse_command_line uses for --help, --version, errors and anything parse_plain_command_line
+/// leaves to it; tests compare the two.
+std::variant<LaunchOptions, InfoRequest> parse_command_line_with_cli11(
+    const std::vector<std::string>& whole, const env::EnvMap& env);
+
 }  // namespace ptrun::launcher
