@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <mutex>
 #include <thread>
 
