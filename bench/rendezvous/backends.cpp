@@ -422,6 +422,7 @@ struct Job {
             auto so = session_options(i, a);
             so.store = HostPort{backend.members.front().host, backend.members.front().port};
             so.store_name = backend.label;
+            so.store_has_clock = false;
             so.connect = [client](milliseconds io_timeout) {
                 etcd::EtcdStoreOptions eo;
                 eo.client = client;

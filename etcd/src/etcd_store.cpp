@@ -1,6 +1,7 @@
 #include "ptrun/etcd/etcd_store.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "ptrun/rendezvous/counter_text.hpp"
 #include "store_impl.hpp"
@@ -134,6 +135,8 @@ EtcdStore::Impl::Presence EtcdStore::Impl::read(const Keys& keys) {
 EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, const Keys& keys,
                                                 rdzv::Duration timeout) {
     const auto start = Clock::now();
+    std::unordered_map<std::string, std::size_t> index;  // full key -> its place in `keys`
+    for (std::size_t i = 0; i < keys.size(); ++i) index.emplace(full(keys[i]), i);
     for (;;) {
         auto presence = read(keys);
         if (presence.all()) return presence;
@@ -152,7 +155,21 @@ EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, cons
                 high = end;
             }
         }
-        client.watch(low, high, presence.revision + 1, left);
+        const auto events = client.watch(low, high, presence.revision + 1, left);
+        // The watch's events are the news: a missing key that was put is there now, with the
+        // value the event carries, and when that completes the set no second read is needed
+        // (one request fewer for every wait that had to wait). A delete undoes what it names;
+        // anything else (a queue's item) is read again.
+        for (const auto& event : events) {
+            auto it = index.find(event.kv.key);
+            if (it == index.end()) continue;
+            if (event.type == WatchEvent::Type::Put) {
+                presence.values[it->second] = event.kv.value;
+            } else {
+                presence.values[it->second].reset();
+            }
+        }
+        if (!events.empty() && presence.all()) return presence;
     }
 }
 
@@ -178,9 +195,29 @@ std::string EtcdStore::get(std::string_view key, rdzv::Duration timeout) {
     return std::move(*impl_->wait("get", {std::string(key)}, timeout).values.front());
 }
 
+std::optional<KeyValue> EtcdStore::Impl::counter_written(const std::string& key) {
+    std::lock_guard lock(counters_mu);
+    auto it = counters.find(key);
+    if (it == counters.end()) return std::nullopt;
+    return it->second;
+}
+
+void EtcdStore::Impl::note_counter(const std::string& key, std::int64_t value,
+                                   std::int64_t revision) {
+    std::lock_guard lock(counters_mu);
+    if (counters.size() >= kCountersKept && !counters.count(key)) counters.clear();
+    KeyValue& kv = counters[key];
+    kv.key = key;
+    kv.value = std::to_string(value);
+    kv.mod_revision = revision;
+}
+
 std::int64_t EtcdStore::add(std::string_view key, std::int64_t delta) {
     const auto k = impl_->full(key);
-    auto current = first(impl_->client.range(k).kvs);
+    // Compared and swapped at once, without a read first, on this store's last write of the
+    // counter (a heartbeat's ADD), or as absent (a new counter): one request, not two. When
+    // another writer came between, the failure branch's read gives the value to try again on.
+    auto current = impl_->counter_written(k);
     for (;;) {
         const std::int64_t before = current ? counter_of(key, current->value) : 0;
         std::int64_t after = 0;
@@ -190,7 +227,10 @@ std::int64_t EtcdStore::add(std::string_view key, std::int64_t delta) {
         }
         auto r = impl_->fenced("add", {unchanged(k, current)}, {put_op(k, std::to_string(after))},
                                {range_op(k)});
-        if (r.succeeded) return after;
+        if (r.succeeded) {
+            impl_->note_counter(k, after, r.revision);
+            return after;
+        }
         current = first(r.ranges.front());  // another writer won: try again on what it wrote
     }
 }

@@ -3,9 +3,11 @@
 /// several keys at one revision, and waiting for keys by watching (never by polling).
 
 #include <atomic>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ptrun/etcd/etcd_store.hpp"
@@ -51,10 +53,20 @@ struct EtcdStore::Impl {
     /// Keys under the root that are not queue items, relative to the root.
     std::vector<std::string> keys();
 
+    /// What this store last wrote to counter `key` through add (nullopt: nothing known): add's
+    /// first compare-and-swap goes on it without a read first.
+    std::optional<KeyValue> counter_written(const std::string& key);
+    /// Notes add's write of `value` to counter `key` at `revision` (at most kCountersKept keys:
+    /// past that the notes start over).
+    void note_counter(const std::string& key, std::int64_t value, std::int64_t revision);
+
     EtcdStoreOptions options;
     Client client;
     std::string store_tag;  ///< 16 random hex digits, the first half of every item suffix
     std::atomic<std::uint64_t> pushed{0};
+    std::mutex counters_mu;
+    std::unordered_map<std::string, KeyValue> counters;  ///< note_counter's, by etcd key
+    static constexpr std::size_t kCountersKept = 4'096;
 };
 
 /// 16 random hex digits (from std::random_device).

@@ -101,6 +101,7 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
     auto so = session_options(c, mn.self, auth, logger);
     so.store = HostPort{first.host, first.port};
     so.store_name = name;
+    so.store_has_clock = false;
     so.connect = etcd_store_connector(client);
     so.before_join = [store = mn.round_store.get()] { return store->renew(); };
     try {

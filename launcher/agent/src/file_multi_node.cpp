@@ -36,6 +36,7 @@ MultiNode start_file_multi_node(const LaunchConfig& c, const std::string& random
 
     auto so = session_options(c, mn.self, auth, logger);
     so.store_name = name;
+    so.store_has_clock = false;
     so.connect = file_store_connector(c.rdzv_file);
     so.before_join = [store = mn.round_store.get()] { return store->renew(); };
     try {

@@ -299,6 +299,7 @@ struct Coordinator::Impl {
         }
         std::vector<RdzvEvent> events;
         events.reserve(texts.size());
+        std::vector<std::string> alive_keys;  // etcd: of the joins, whose leases must still live
         for (const auto& stored : texts) {
             std::string why;
             auto text = o.auth.open(o.keys.events(), stored, &why);
@@ -317,10 +318,9 @@ struct Coordinator::Impl {
                     if (member && o.on_report) o.on_report(std::move(*r));
                     continue;  // news for the store host's agent, not for the rounds
                 }
-                if (auto* j = std::get_if<JoinEvent>(&event);
-                    j && !o.state_key.empty() &&
-                    (earlier_job.count(j->node.id) || !alive(j->node.id))) {
-                    continue;  // an earlier job's agent, or one whose lease expired
+                if (auto* j = std::get_if<JoinEvent>(&event); j && !o.state_key.empty()) {
+                    if (earlier_job.count(j->node.id)) continue;  // an earlier job's agent
+                    alive_keys.push_back(o.keys.alive(j->node.id));
                 }
                 events.push_back(std::move(event));
             } catch (const std::runtime_error& e) {
@@ -328,6 +328,28 @@ struct Coordinator::Impl {
                                ")");
             }
         }
+        // A join counts only while its node's lease lives: one read for the whole batch, and
+        // only a batch holding an expired lease is sorted out node by node. The events are off
+        // the queue already: when the store fails here they are kept (a dead node among them is
+        // found by its silent heartbeat), not lost.
+        std::set<std::string> expired;
+        try {
+            if (!alive_keys.empty() && !client->check(alive_keys)) {
+                for (const auto& event : events) {
+                    auto* j = std::get_if<JoinEvent>(&event);
+                    if (j && !alive(j->node.id)) expired.insert(j->node.id);
+                }
+            }
+        } catch (const rdzv::StoreError& e) {
+            o.logger->warn(
+                "rendezvous coordinator: cannot read the joining nodes' leases ({}); taking "
+                "their joins as they are",
+                e.what());
+        }
+        std::erase_if(events, [&](const RdzvEvent& event) {
+            auto* j = std::get_if<JoinEvent>(&event);
+            return j && expired.count(j->node.id) > 0;
+        });
         const auto now = Clock::now();
         run([&] {
             std::vector<CoordinatorCommand> out;

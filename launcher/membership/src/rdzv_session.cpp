@@ -144,6 +144,7 @@ struct RdzvSession::Impl {
     /// Once per session: monotonic clocks keep their offset, and at 16,384 nodes every node's
     /// 5 samples at each admission were half of the store's work in a close.
     void measure_clock() {
+        if (!o.store_has_clock) return;
         {
             std::lock_guard lock(mu);
             if (offset || stopping) return;

@@ -115,6 +115,24 @@ TEST_CASE("etcd EtcdStore add is atomic across clients", "[etcd][store]") {
     CHECK(*all.rbegin() == 200);
 }
 
+TEST_CASE("etcd EtcdStore add counts from what is there after another writer, a set, a delete",
+          "[etcd][store]") {
+    // add compares and swaps on its own last write without reading first: whatever happened to
+    // the counter since then must still be counted from.
+    EtcdCluster etcd;
+    EtcdStore a(store_options(etcd));
+    EtcdStore b(store_options(etcd));
+    CHECK(a.add("n", 1) == 1);
+    CHECK(a.add("n", 1) == 2);
+    CHECK(b.add("n", 5) == 7);
+    CHECK(a.add("n", 1) == 8);
+    b.set("n", "100");
+    CHECK(a.add("n", 1) == 101);
+    CHECK(b.delete_key("n"));
+    CHECK(a.add("n", 2) == 2);
+    CHECK(b.get("n", 1s) == "2");
+}
+
 TEST_CASE("etcd EtcdStore multi_set beyond one transaction's operations", "[etcd][store]") {
     EtcdCluster etcd;
     EtcdStore s(store_options(etcd));

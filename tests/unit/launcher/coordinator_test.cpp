@@ -128,3 +128,25 @@ TEST_CASE("only the round's members report: a spare's or a forger's report is dr
     REQUIRE(got.wait_for(lock, 20s, [&] { return !reported.empty(); }));
     CHECK(reported == std::vector<std::string>{"a 0"});
 }
+
+TEST_CASE("with leases (etcd), a join whose node has no alive key is dropped, the others admitted",
+          "[launcher][coordinator]") {
+    // The alive keys of a batch of joins are read at once; only a batch with a missing one is
+    // sorted out node by node.
+    auto server = serve_on(0);
+    const std::uint16_t port = server->port();
+    const RdzvKeys keys = rdzv_keys("lease-test");
+    auto co = options_for(port, keys, 2);
+    co.state_key = keys.coordinator_state();
+    co.self_id = "coordinator";
+    auto c = client_of(port);
+    c.set(keys.alive("a"), "a");
+    c.set(keys.alive("c"), "c");
+    Coordinator coordinator(std::move(co));
+    push_join(c, keys, "a");
+    push_join(c, keys, "b");  // its lease expired: no alive key
+    push_join(c, keys, "c");
+    REQUIRE_NOTHROW(c.get(keys.admit("a", 1), 20s));
+    REQUIRE_NOTHROW(c.get(keys.admit("c", 1), 20s));
+    CHECK_FALSE(c.check({keys.admit("b", 1)}));
+}

@@ -53,6 +53,9 @@ struct RdzvSessionOptions {
     StoreConnector connect;
     /// How messages name the store; empty: `store` as host:port.
     std::string store_name;
+    /// False where the store cannot tell its host's clock (etcd, a file): no clock samples
+    /// (clock_offset() stays nullopt) and no request spent on them.
+    bool store_has_clock = true;
     /// Called on the join thread before each join: the port of the workers' store this node
     /// hosts for the round it joins (NodeInfo::store_port); null: the self's store_port as given.
     std::function<std::uint16_t()> before_join;
