@@ -18,11 +18,11 @@ import sys
 import time
 
 
-def run_once(argv, devnull):
-    """Wall seconds of one run of argv; raises when it fails."""
+def run_once(argv, devnull, env=None):
+    """Wall seconds of one run of argv (in `env`, else this environment); raises when it fails."""
     fa = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
     t0 = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=fa)
+    pid = os.posix_spawn(argv[0], argv, os.environ if env is None else env, file_actions=fa)
     _, status = os.waitpid(pid, 0)
     t = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:

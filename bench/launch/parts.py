@@ -21,19 +21,9 @@ import random
 import shutil
 import statistics
 import sys
-import time
 
-
-def run_once(argv, env, devnull):
-    """Wall seconds of one run of argv; raises when it fails."""
-    fa = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
-    t0 = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=fa)
-    _, status = os.waitpid(pid, 0)
-    t = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv)}: exit status {os.waitstatus_to_exitcode(status)}")
-    return t
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ab import run_once  # noqa: E402  (one timed run, as ab.py times it)
 
 
 def main():
@@ -63,13 +53,14 @@ def main():
         }
         for argv, env in cases.values():  # warm-up
             for _ in range(5):
-                run_once(argv, env, devnull)
+                run_once(argv, devnull, env)
         times = {k: [] for k in cases}
         for _ in range(a.runs):
             order = list(cases)
             rng.shuffle(order)
             for k in order:
-                times[k].append(run_once(*cases[k], devnull))
+                argv, env = cases[k]
+                times[k].append(run_once(argv, devnull, env))
         m = {k: statistics.median(v) * 1e3 for k, v in times.items()}
         start = m["version"] - m["true"]
         print(f"| {n} | {m['true']:.2f} | {m['floor']:.2f} | {m['version']:.2f} | {m['nocg']:.2f} | "

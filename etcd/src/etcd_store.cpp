@@ -136,7 +136,6 @@ EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, cons
                                                 rdzv::Duration timeout) {
     const auto start = Clock::now();
     std::unordered_map<std::string, std::size_t> index;  // full key -> its place in `keys`
-    for (std::size_t i = 0; i < keys.size(); ++i) index.emplace(full(keys[i]), i);
     for (;;) {
         auto presence = read(keys);
         if (presence.all()) return presence;
@@ -154,6 +153,9 @@ EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, cons
             if (high != std::string(1, '\0') && (end == std::string(1, '\0') || end > high)) {
                 high = end;
             }
+        }
+        if (index.empty()) {  // made once a wait must watch, not for keys there at once
+            for (std::size_t i = 0; i < keys.size(); ++i) index.emplace(full(keys[i]), i);
         }
         const auto events = client.watch(low, high, presence.revision + 1, left);
         // The watch's events are the news: a missing key that was put is there now, with the

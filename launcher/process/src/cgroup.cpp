@@ -195,13 +195,9 @@ JobCgroup::~JobCgroup() {
 
 void JobCgroup::kill_attempt() {
     if (removed_) return;
-    if (target_.path == path_ && events_fd_ >= 0) {
-        // The attempt's cgroup is J: J's cgroup.events (open since the start) says whether
-        // anything is left. Nothing left, nothing to kill, and the next attempt may use J again.
-        char buf[256];
-        const ssize_t n = ::pread(events_fd_, buf, sizeof buf, 0);
-        if (n >= 0 && !populated(std::string(buf, static_cast<std::size_t>(n)))) return;
-    }
+    // The attempt's cgroup is J and nothing is left in it: nothing to kill, and the next
+    // attempt may use J again.
+    if (target_.path == path_ && known_empty()) return;
     if (target_.kill_fd < 0 && target_.dir_fd >= 0) {
         target_.kill_fd = ::openat(target_.dir_fd, "cgroup.kill", O_WRONLY | O_CLOEXEC);
     }
@@ -242,12 +238,17 @@ bool JobCgroup::move_target(std::string* error) {
     return true;
 }
 
+bool JobCgroup::known_empty() const {
+    if (events_fd_ < 0) return false;
+    char buf[256];
+    const ssize_t n = ::pread(events_fd_, buf, sizeof buf, 0);
+    return n >= 0 && !populated(std::string(buf, static_cast<std::size_t>(n)));
+}
+
 bool JobCgroup::kill_all(std::chrono::milliseconds within) {
     if (removed_) return true;
     const auto deadline = Clock::now() + within;
-    char buf[256];
-    ssize_t n = events_fd_ >= 0 ? ::pread(events_fd_, buf, sizeof buf, 0) : -1;
-    if (n >= 0 && !populated(std::string(buf, static_cast<std::size_t>(n)))) return true;
+    if (known_empty()) return true;
     kill_at(path_);  // J and every attempt cgroup below it
     return wait_empty(path_, deadline);
 }

@@ -68,6 +68,9 @@ class JobCgroup {
     };
     explicit JobCgroup(std::string path) : path_(std::move(path)) {}
     static bool open_target(const std::string& path, Target& t, std::string* error);
+    /// True when J's cgroup.events (open since create) says nothing is in J or below it; false
+    /// when populated or unknown.
+    bool known_empty() const;
     static void close_target(Target& t);
     /// Moves the target to a fresh J/attempt-N.
     bool move_target(std::string* error);

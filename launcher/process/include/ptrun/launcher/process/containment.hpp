@@ -65,7 +65,8 @@ class Containment {
     /// another job started this ptrun).
     std::string worker_tag(const std::string& inherited) const;
     /// The job's cgroup directory (children are created in it: clone3) and its cgroup.procs (for
-    /// a child to join, "0", where clone3 cannot); -1 for none.
+    /// a child to join, "0", where clone3 cannot place it: the zygote's workers; opened at the
+    /// first call); -1 for none.
     int cgroup_dir_fd() const;
     int cgroup_procs_fd();
     /// Where helpers that live across attempts start (the --preload zygote): a cgroup below the
