@@ -285,13 +285,17 @@ class DocsExamples(PtrunTestCase):
         """Starts `line` (a ptrun-store) in the namespace, waits for port=N, stops it with SIGINT."""
         # set -m: the line runs in a process group of its own that SIGINT reaches (a plain
         # background job would ignore it).
-        script = (f"set -m; {{ {line}\n}} > serve.out 2>serve.err & pid=$!\n"
-                  "for i in $(seq 300); do grep -q '^port=' serve.out && break; sleep 0.1; done\n"
-                  "grep '^port=' serve.out || { kill -- -$pid; exit 9; }\n"
+        # The files go first: the job truncates them only once it runs, and the loop could meet
+        # the previous example's port line before that.
+        script = ("rm -f serve.out serve.err\n"
+                  f"set -m; {{ {line}\n}} > serve.out 2>serve.err & pid=$!\n"
+                  "for i in $(seq 300); do grep -qs '^port=' serve.out && break; sleep 0.1; done\n"
+                  "grep '^port=' serve.out || { cat serve.err >&2; kill -- -$pid; exit 9; }\n"
                   "kill -INT -- -$pid; wait $pid\n")
         if "--relay-to" in line:  # a relay needs the store it relays to: the README's head:29500
-            script = ("ptrun-store --host 0.0.0.0 --port 29500 > store.out 2>store.err & store=$!\n"
-                      "for i in $(seq 300); do grep -q '^port=' store.out && break; sleep 0.1; done\n"
+            script = ("rm -f store.out store.err\n"
+                      "ptrun-store --host 0.0.0.0 --port 29500 > store.out 2>store.err & store=$!\n"
+                      "for i in $(seq 300); do grep -qs '^port=' store.out && break; sleep 0.1; done\n"
                       + script.replace("wait $pid\n", "wait $pid; rc=$?\n")
                       + "kill -INT $store; wait $store; exit $rc\n")
         return self.bash(script, namespace=True, timeout=60)
@@ -308,8 +312,9 @@ class DocsExamples(PtrunTestCase):
     def run_workers(self, block):
         self.need_namespaces()
         # The store the block talks to: the README's own first store example, at head:29500.
-        script = ("ptrun-store --host 0.0.0.0 --port 29500 > store.out 2>store.err & store=$!\n"
-                  "for i in $(seq 300); do grep -q '^port=' store.out && break; sleep 0.1; done\n"
+        script = ("rm -f store.out store.err\n"
+                  "ptrun-store --host 0.0.0.0 --port 29500 > store.out 2>store.err & store=$!\n"
+                  "for i in $(seq 300); do grep -qs '^port=' store.out && break; sleep 0.1; done\n"
                   + block + "\nkill -INT $store; wait $store\n")
         res = self.bash(script, namespace=True)
         self.assertEqual(res.returncode, 0, f"{res.stdout}\n{res.stderr}")

@@ -374,6 +374,8 @@ struct RdzvSession::Impl {
                             break;
                         }
                         pause_after_reject();
+                    } catch (const rdzv::StoreNoReply&) {
+                        throw;  // silence, not the chunk's end: reported below as such
                     } catch (const rdzv::StoreTimeout&) {
                     }
                 }
