@@ -96,7 +96,11 @@ std::vector<std::string> EtcdStore::Impl::pop(std::string_view operation, std::s
                     operation, {std::string(key)},
                     std::chrono::duration_cast<rdzv::Duration>(Clock::now() - start));
             }
-            client.watch(prefix, end, r.revision + 1, left);
+            // From where the watch is set up (served at once); an item pushed since the read
+            // ends it, and the loop reads again.
+            client.watch(prefix, end, r.revision + 1, left, [&] {
+                return !items_of(client.range(prefix, end, 0, /*by_creation=*/true).kvs).empty();
+            });
             continue;
         }
         std::vector<Compare> compares;

@@ -143,7 +143,8 @@ EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, cons
             std::chrono::duration_cast<rdzv::Duration>(start + timeout - Clock::now());
         if (left.count() <= 0) throw rdzv::StoreTimeout(operation, keys, since(start));
         // One watch over the span of the missing keys (and their queues); any event there means
-        // read again. Events after the read are not missed: the watch starts right after it.
+        // read again. Events after the read are not missed: the watch starts where etcd set it
+        // up, and writes between the read and then are read again (the catch-up below).
         std::string low, high;
         for (std::size_t i = 0; i < keys.size(); ++i) {
             if (presence.values[i]) continue;
@@ -157,7 +158,13 @@ EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, cons
         if (index.empty()) {  // made once a wait must watch, not for keys there at once
             for (std::size_t i = 0; i < keys.size(); ++i) index.emplace(full(keys[i]), i);
         }
-        const auto events = client.watch(low, high, presence.revision + 1, left);
+        // From where the watch is set up (served at once), reading again when a write landed
+        // since the read; a wait that needs nothing more ends there.
+        const auto events = client.watch(low, high, presence.revision + 1, left, [&] {
+            presence = read(keys);
+            return presence.all();
+        });
+        if (presence.all()) return presence;
         // The watch's events are the news: a missing key that was put is there now, with the
         // value the event carries, and when that completes the set no second read is needed
         // (one request fewer for every wait that had to wait). A delete undoes what it names;

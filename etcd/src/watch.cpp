@@ -7,13 +7,14 @@ namespace ptrun::etcd {
 
 std::vector<WatchEvent> Client::watch(const std::string& key, const std::string& range_end,
                                       std::int64_t start_revision,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout, const CatchUp& catch_up) {
     constexpr std::string_view kOp = "watch";
     const auto until = detail::Clock::now() + timeout;
     auto& impl = *impl_;
     detail::Loop loop;
     Impl::Enlisted enlisted(impl, loop, kOp);
-    const std::string body = detail::watch_request(key, range_end, start_revision).dump();
+    const std::string body =
+        detail::watch_request(key, range_end, catch_up ? 0 : start_revision).dump();
     detail::Attempts attempts;
     for (const std::size_t index : impl.order()) {
         const std::string where = std::string(kOp) + ": etcd at " + impl.name(index);
@@ -79,6 +80,12 @@ std::vector<WatchEvent> Client::watch(const std::string& key, const std::string&
                                            (message.cancel_reason.empty()
                                                 ? std::string()
                                                 : " (" + message.cancel_reason + ")"));
+                }
+                // Set up at revision R: writes at start_revision..R (or at an unknown R) are the
+                // caller's to read.
+                if (message.created && !created && catch_up &&
+                    (message.revision == 0 || message.revision >= start_revision) && catch_up()) {
+                    return {};
                 }
                 created = created || message.created;
                 if (!message.events.empty()) {

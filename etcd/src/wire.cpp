@@ -218,6 +218,9 @@ WatchMessage decode_watch(const Json& message) {
     const Json& r = object_field(message, "result");
     if (!message.contains("result")) throw Malformed("watch message without 'result'");
     WatchMessage out;
+    if (const Json* header = member(r, "header"); header != nullptr && header->is_object()) {
+        out.revision = int_field(*header, "revision");
+    }
     out.created = bool_field(r, "created");
     out.canceled = bool_field(r, "canceled");
     out.compact_revision = int_field(r, "compact_revision");

@@ -44,6 +44,7 @@ TxnResult decode_txn(const Json& reply);
 
 /// One message of a watch stream.
 struct WatchMessage {
+    std::int64_t revision = 0;  ///< the store's revision when etcd sent it (its header)
     bool created = false;
     bool canceled = false;
     std::int64_t compact_revision = 0;

@@ -66,6 +66,9 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
     }
 
     std::uint16_t port() const noexcept { return port_; }
+    int listening_fd() noexcept { return acceptor_.native_handle(); }
+    /// Starts the server thread unless it runs or the server was stopped.
+    void start();
     void clear() {
         if (!relay_) on_server([this] { state_.clear(); });
     }
@@ -131,8 +134,9 @@ class TcpStoreServer::Impl final : public detail::ConnectionHost {
     std::size_t accept_failures_unsaid_ = 0;
     ConnId next_id_ = 1;
     std::uint16_t port_ = 0;
-    std::mutex lifecycle_mu_;  ///< clear() and stop() do not interleave
+    std::mutex lifecycle_mu_;  ///< clear(), start() and stop() do not interleave
     std::thread thread_;
+    bool stopped_ = false;  ///< under lifecycle_mu_: start() no longer starts the thread
     std::mutex error_mu_;
     std::exception_ptr error_;
 };
@@ -160,7 +164,12 @@ TcpStoreServer::Impl::Impl(TcpStoreServerOptions options)
     log_->info("rdzv store: listening on port {}", port_);
     accept();
     connection_set_.start();
-    thread_ = std::thread([this] { run(); });
+    if (options_.start_thread) thread_ = std::thread([this] { run(); });
+}
+
+void TcpStoreServer::Impl::start() {
+    std::lock_guard lifecycle(lifecycle_mu_);
+    if (!thread_.joinable() && !stopped_) thread_ = std::thread([this] { run(); });
 }
 
 bool TcpStoreServer::Impl::try_bind(const tcp::endpoint& endpoint, std::string& error) {
@@ -468,10 +477,13 @@ auto TcpStoreServer::Impl::on_server(Task&& task) -> decltype(task()) {
 
 void TcpStoreServer::Impl::stop() {
     std::lock_guard lifecycle(lifecycle_mu_);
-    if (thread_.joinable()) {
-        io_.stop();
-        thread_.join();
-        // The server thread is gone: tear down from here without racing it.
+    if (!stopped_) {
+        stopped_ = true;
+        if (thread_.joinable()) {
+            io_.stop();
+            thread_.join();
+        }
+        // The server thread is gone (or never ran): tear down from here without racing it.
         boost::system::error_code ignored;
         acceptor_.close(ignored);
         accept_retry_.cancel();
@@ -497,5 +509,7 @@ void TcpStoreServer::clear() { impl_->clear(); }
 void TcpStoreServer::clear_except(std::string keep_prefix) { impl_->clear_except(keep_prefix); }
 TcpStoreStats TcpStoreServer::stats() { return impl_->stats(); }
 void TcpStoreServer::stop() { impl_->stop(); }
+void TcpStoreServer::start() { impl_->start(); }
+int TcpStoreServer::listening_fd() const noexcept { return impl_->listening_fd(); }
 
 }  // namespace ptrun::rdzv

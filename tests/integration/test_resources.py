@@ -58,13 +58,16 @@ class UserErrors(PtrunTestCase):
 
     def test_a_memory_limit_is_a_machine_refusal(self):
         # 20 MiB: ptrun itself (about 10 MB of text with the etcd client's static OpenSSL) and libc
-        # load; its workers' processes do not fit.
+        # load, and so do workers as small as these; the thread of the workers' store, started
+        # when the first of them connects (as torch's workers do at init), does not fit.
+        connect = 'exec 3<>"/dev/tcp/$MASTER_ADDR/$MASTER_PORT"; exec sleep 30'
         res = subprocess.run(["prlimit", "--as=20971520", PTRUN, "--nproc-per-node", "2",
-                              *self.worker()], env=_env(None), capture_output=True, text=True,
-                             timeout=60)
+                              "bash", "-c", connect], env=_env(None), capture_output=True,
+                             text=True, timeout=60)
         self.assertEqual(res.returncode, 1, res.stderr)
         self.assert_not_internal(res)
         self.assertIn("`ulimit -v` is 20480 KiB", res.stderr)
+        self.assertIn("cannot serve the workers' store", res.stderr)
 
     def test_too_few_open_files_for_the_attempt_is_refused_before_any_worker_starts(self):
         # --tee 3 keeps a pipe and a log file per stream of each worker: 200 workers need about

@@ -69,6 +69,14 @@ class WheelTest(unittest.TestCase):
             self.assertIn(name, names)
         newest = max(make_wheel.glibc_needs(str(unpacked / e))[1] for e in elves)  # refuses non-glibc
         self.assertEqual(newest, (2, int(m.group(1))), "the tag names the newest GLIBC version needed")
+        # RHEL 9 and its rebuilds have glibc 2.34: the static libgcc's _dl_find_object (2.35) is
+        # answered inside ptrun (rendezvous/src/dl_find_object.cpp).
+        self.assertLessEqual(newest, (2, 34), "ptrun must keep running on glibc 2.34")
+        # Every launch loads what ptrun needs: libc alone (no libm, no libgcc_s; the loader, named
+        # for __tls_get_addr, is the interpreter that runs anyway).
+        dynamic = make_wheel.readelf("-d", str(unpacked / elves[0]))
+        needed = re.findall(r"\(NEEDED\).*\[(.+?)\]", dynamic)
+        self.assertEqual([n for n in needed if not n.startswith("ld-linux")], ["libc.so.6"])
 
     def test_clean_venv_on_this_host(self):
         venv = self.dir / "host-venv"

@@ -1,7 +1,9 @@
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <csignal>
+#include <system_error>
 
 #include "agent_impl.hpp"
 #include "ptrun/env/worker_env.hpp"
@@ -11,6 +13,7 @@
 #include "ptrun/launcher/output/failure_report.hpp"
 #include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/process/containment.hpp"
+#include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/launcher/process/process_launcher.hpp"
 #include "ptrun/launcher/process/process_sweep.hpp"
 #include "ptrun/progress/heartbeat_file.hpp"
@@ -38,6 +41,7 @@ int Agent::Impl::run() {
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
     watch_launcher();
+    start_store_at_first_connection();
     if (rounds) {
         record(Phase::RendezvousJoin, -1);
         rounds->join();
@@ -46,6 +50,29 @@ int Agent::Impl::run() {
     }
     if (!finished) io.run();
     return exit_code;
+}
+
+void Agent::Impl::start_store_at_first_connection() {
+    if (!store.start) return;
+    auto start = [this] {
+        store_listener.reset();
+        try {
+            store.start();
+        } catch (const std::system_error& e) {  // the system refused its thread
+            log->error("{}", errno_message("cannot serve the workers' store", e.code().value()));
+            finish(1);  // its workers could only wait for it
+        }
+    };
+    const int fd = ::fcntl(store.listening_fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {  // no descriptor to watch it with: it serves from now on
+        start();
+        return;
+    }
+    store_listener.emplace(io, fd);
+    store_listener->async_wait(asio::posix::stream_descriptor::wait_read,
+                               [start](boost::system::error_code ec) {
+                                   if (ec != asio::error::operation_aborted) start();
+                               });
 }
 
 void Agent::Impl::open_run_log() {

@@ -264,6 +264,10 @@ class Agent::Impl {
     std::uint64_t attempt_started_ns = 0;
     bool trace_warned = false;
     bool finished = false;
+    /// The hosted store's listening socket (a copy), watched until its first connection starts
+    /// the store's thread (StoreEndpoint::start).
+    std::optional<boost::asio::posix::stream_descriptor> store_listener;
+    void start_store_at_first_connection();
     /// --from-launcher: the launching ptrun's pipe (stdin), watched on `io` once run() starts.
     sys::Fd launcher_pipe_fd;
     std::optional<boost::asio::posix::stream_descriptor> launcher_pipe;

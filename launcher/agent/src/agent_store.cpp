@@ -31,12 +31,17 @@ AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog:
             logger->clone("store");  // its routine lines (listening, stopped) stay quiet
         options.logger->set_level(spdlog::level::warn);
     }
+    options.start_thread = false;  // the agent starts it at the first connection
     AgentStore store;
     store.server = std::make_unique<rdzv::TcpStoreServer>(std::move(options));
     auto* server = store.server.get();
-    store.endpoint =
-        StoreEndpoint{config.master_addr, server->port(), true, [server] { server->clear(); },
-                      [server] { return store_numbers(*server); }};
+    store.endpoint = StoreEndpoint{config.master_addr,
+                                   server->port(),
+                                   true,
+                                   [server] { server->clear(); },
+                                   [server] { return store_numbers(*server); },
+                                   server->listening_fd(),
+                                   [server] { server->start(); }};
     return store;
 }
 

@@ -110,8 +110,8 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
         throw RendezvousError("cannot reach the rendezvous's " + name +
                               " within join_timeout: " + e.what());
     }
-    mn.workers_store =
-        StoreEndpoint{"", 0, true, {}, [store = mn.round_store.get()] { return store->stats(); }};
+    mn.workers_store = StoreEndpoint{
+        "", 0, true, {}, [store = mn.round_store.get()] { return store->stats(); }, -1, {}};
     logger->info(
         "rendezvous through {} (lease {} s): each round's group rank 0 hosts its "
         "workers' store",

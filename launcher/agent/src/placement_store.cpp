@@ -7,11 +7,17 @@ namespace ptrun::launcher {
 AgentStore open_workers_store(const LaunchConfig& config, const FixedPlacement& placement,
                               std::shared_ptr<spdlog::logger> logger) {
     if (placement.hosts_store) {
-        return start_agent_store(config, std::move(logger));
+        // Every rank's task reaches it, and it outlives this task's agent (the exit barrier):
+        // it serves at once, not at the agent's first connection.
+        auto store = start_agent_store(config, std::move(logger));
+        store.endpoint.start();
+        store.endpoint.start = nullptr;
+        store.endpoint.listening_fd = -1;
+        return store;
     }
     AgentStore remote;
     remote.endpoint =
-        StoreEndpoint{config.master_addr, config.master_port.value_or(0), true, {}, {}};
+        StoreEndpoint{config.master_addr, config.master_port.value_or(0), true, {}, {}, -1, {}};
     return remote;
 }
 

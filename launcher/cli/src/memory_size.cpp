@@ -1,7 +1,7 @@
 #include "ptrun/launcher/cli/memory_size.hpp"
 
 #include <cctype>
-#include <charconv>
+#include <cstdlib>
 #include <string>
 
 namespace ptrun::launcher {
@@ -14,9 +14,12 @@ std::optional<std::uint64_t> parse_memory_size(std::string_view text) {
     }
     if (digits == 0 || text[0] == '.') return std::nullopt;
     const std::string number(text.substr(0, digits));
-    double value = 0;
-    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
+    // strtod, not std::from_chars: libstdc++'s floating from_chars needs libm (fesetround), and
+    // ptrun links no libm (a shared library fewer to load at every launch). ptrun never sets
+    // a locale: the decimal point is '.'.
+    char* end = nullptr;
+    const double value = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size()) return std::nullopt;
     std::string unit;
     for (char c : text.substr(digits))
         unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -1,7 +1,6 @@
 #include "ptrun/launcher/cli/rdzv_settings.hpp"
 
 #include <cctype>
-#include <cmath>
 #include <cstdlib>
 
 #include "ptrun/env/env_map.hpp"
@@ -26,7 +25,8 @@ Millis seconds(const std::string& key, const std::string& value) {
     auto v = env::parse_seconds(value);
     if (!v || *v == 0)
         throw UsageError(item(key, value) + ": expected a positive number of seconds");
-    return Millis(static_cast<Millis::rep>(std::llround(*v * 1000.0)));
+    // Rounded to the nearest millisecond (*v is within [0, 1e7]); no llround: ptrun links no libm.
+    return Millis(static_cast<Millis::rep>(*v * 1000.0 + 0.5));
 }
 
 bool boolean(const std::string& key, const std::string& value) {

@@ -167,6 +167,7 @@ std::optional<MemoryLimit> ProcessLauncher::limit_of(const OomKill& kill,
 }
 
 void ProcessLauncher::begin_attempt() {
+    reset_signals_ = signals_to_reset();  // once for the attempt's workers, not per worker
     attempt_.clear();
     alive_.clear();
     for (const auto& [pid, t] : tracked_) {  // never reaped as workers: ended with their attempt
@@ -185,6 +186,7 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
     request.cgroup_dir_fd = containment_->cgroup_dir_fd();
     request.cgroup_procs_fd = -1;  // spawn_worker opens it where clone3 cannot place the child
     request.cgroup_errno = &cgroup_errno;
+    request.reset_signals = reset_signals_ ? &*reset_signals_ : nullptr;
     Tracked tracked;
     tracked.started_us = kmsg_now_us();
     sys::Fd memory_procs;
@@ -209,11 +211,13 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
     } catch (...) {
         request.cgroup_errno = nullptr;
         request.memory_procs_fd = -1;
+        request.reset_signals = nullptr;
         if (tracked.memory) memory_->remove(*tracked.memory);
         throw;
     }
     request.cgroup_errno = nullptr;
     request.memory_procs_fd = -1;
+    request.reset_signals = nullptr;
     tracked_[pid] = std::move(tracked);
     attempt_.insert(pid);
     alive_.insert(pid);

@@ -27,6 +27,7 @@ struct ChildArgs {
     char* const* envp;
     pid_t parent;
     sigset_t parent_mask;
+    sigset_t reset;        ///< the signals the child sets to SIG_DFL
     int exec_errno = 0;    ///< written by the child (shared memory) when exec fails
     int cgroup_errno = 0;  ///< written by the child when joining the cgroup fails
     int memory_errno = 0;  ///< written by the child when joining its memory cgroup fails
@@ -49,16 +50,12 @@ void close_inherited(unsigned first) {
 int exec_child(void* raw) {
     auto* a = static_cast<ChildArgs*>(raw);
     const SpawnRequest& r = *a->request;
-    // ptrun's own handlers (the event loop's signal pipe) must never run in the child. ptrun only
-    // handles standard signals, so 1..31 is enough.
+    // ptrun's own handlers (the event loop's signal pipe) must never run in the child: the set
+    // the parent took (signals_to_reset), one call per signal in it.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < 32; ++sig) {
-        struct sigaction old {};
-        if (::sigaction(sig, nullptr, &old) != 0) continue;
-        if (old.sa_handler != SIG_DFL && (old.sa_handler != SIG_IGN || sig == SIGPIPE)) {
-            struct sigaction dfl {};
-            dfl.sa_handler = SIG_DFL;
-            ::sigaction(sig, &dfl, nullptr);
-        }
+        if (sigismember(&a->reset, sig) == 1) ::sigaction(sig, &dfl, nullptr);
     }
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -100,6 +97,19 @@ int exec_child(void* raw) {
 
 }  // namespace
 
+sigset_t signals_to_reset() {
+    sigset_t out;
+    sigemptyset(&out);
+    for (int sig = 1; sig < 32; ++sig) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) != 0) continue;
+        if (old.sa_handler != SIG_DFL && (old.sa_handler != SIG_IGN || sig == SIGPIPE)) {
+            sigaddset(&out, sig);
+        }
+    }
+    return out;
+}
+
 pid_t spawn_worker(const SpawnRequest& r) {
     std::vector<std::string> args = r.argv;
     std::vector<std::string> env_strings;
@@ -108,7 +118,8 @@ pid_t spawn_worker(const SpawnRequest& r) {
     auto argv = sys::c_array(args);
     auto envp = sys::c_array(env_strings);
 
-    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, 0, 0, 0, {}, -1};
+    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, {}, 0, 0, 0, {}, -1};
+    child.reset = r.reset_signals ? *r.reset_signals : signals_to_reset();
     sigset_t all;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &child.parent_mask);

@@ -145,6 +145,42 @@ TEST_CASE("etcd Client watch returns an event that happens after it started", "[
     CHECK(del[0].kv.key == "/w/k");
 }
 
+TEST_CASE("etcd Client watch with a catch-up starts where it is set up", "[etcd][client]") {
+    EtcdCluster etcd;
+    Client c(etcd.client_options());
+    Client writer(etcd.client_options());
+    const auto start = c.range("/g/").revision + 1;
+    writer.put("/g/before", "1");  // between the read and the watch: the catch-up's to read
+    int calls = 0;
+    SECTION("a catch-up that has what it waited for ends the watch at once") {
+        const auto t0 = Clock::now();
+        CHECK(c.watch("/g/", prefix_end("/g/"), start, 20s, [&] {
+                   ++calls;
+                   return c.range("/g/before").kvs.size() == 1;
+               }).empty());
+        CHECK(calls == 1);
+        CHECK(Clock::now() - t0 < 10s);
+    }
+    SECTION("else the watch goes on from where it was set up, not from start_revision") {
+        const auto events = c.watch("/g/", prefix_end("/g/"), start, 20s, [&] {
+            ++calls;
+            writer.put("/g/after", "2");  // after the set-up: the watch's
+            return false;
+        });
+        CHECK(calls == 1);
+        REQUIRE(events.size() == 1);
+        CHECK(events[0].kv.key == "/g/after");
+    }
+    SECTION("no write since start_revision - 1: no catch-up") {
+        const auto now = c.range("/g/").revision + 1;
+        CHECK(c.watch("/g/", prefix_end("/g/"), now, 300ms, [&] {
+                   ++calls;
+                   return true;
+               }).empty());
+        CHECK(calls == 0);
+    }
+}
+
 TEST_CASE("etcd Client watch times out empty", "[etcd][client]") {
     EtcdCluster etcd;
     Client c(etcd.client_options());

@@ -27,6 +27,11 @@ TEST_CASE("etcd wire decodes etcd's replies with omitted zero fields", "[etcd][w
     REQUIRE(w.events.size() == 2);
     CHECK(w.events[0].type == WatchEvent::Type::Put);
     CHECK(w.events[1].type == WatchEvent::Type::Delete);
+    CHECK(w.revision == 0);  // no header
+    auto created = decode_watch(
+        parse_json(R"({"result":{"header":{"revision":"42","raft_term":"2"},"created":true}})"));
+    CHECK(created.created);
+    CHECK(created.revision == 42);
 }
 
 TEST_CASE("etcd wire throws Malformed for hostile replies, naming what is wrong", "[etcd][wire]") {

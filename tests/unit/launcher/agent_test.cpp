@@ -252,7 +252,7 @@ Outcome run_agent(const LaunchConfig& config, Script script,
         env::EnvMap parent_env{{"TMPDIR", dir.path.string()}};
         const auto start = std::chrono::steady_clock::now();
         Agent agent(config, command, local, parent_env,
-                    StoreEndpoint{"127.0.0.1", 29500, false, {}, {}}, logger, m, console,
+                    StoreEndpoint{"127.0.0.1", 29500, false, {}, {}, -1, {}}, logger, m, console,
                     std::make_unique<FakeLauncher>(std::move(script), outcome.launches,
                                                    std::move(on_launch)));
         outcome.code = agent.run();

@@ -62,6 +62,11 @@ TEST_CASE("resolve: multi-node jobs meet at the c10d endpoint or static's master
     CHECK(config_for({"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "h:1",
                       "--rdzv-conf", "join_timeout=5,heartbeat=0.5,keep_alive_max_attempt=4"})
               .rdzv.heartbeat == std::chrono::milliseconds(500));
+    // Seconds round to the nearest millisecond.
+    CHECK(config_for({"--nnodes", "2", "--rdzv-endpoint", "h:1", "--rdzv-conf", "heartbeat=0.0016"})
+              .rdzv.heartbeat == std::chrono::milliseconds(2));
+    CHECK(config_for({"--nnodes", "2", "--rdzv-endpoint", "h:1", "--rdzv-conf", "heartbeat=1.2344"})
+              .rdzv.heartbeat == std::chrono::milliseconds(1234));
 }
 
 TEST_CASE("resolve: inconsistent multi-node options are refused naming the value",

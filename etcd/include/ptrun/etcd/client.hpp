@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,11 +121,19 @@ class Client {
     /// Ends lease `id` (its keys are deleted); no error when it is already gone.
     void lease_revoke(std::int64_t id);
 
+    /// What a watch given one calls once it is set up, when writes landed at or after its
+    /// start_revision before that: the caller reads again what the watch did not see; true ends
+    /// the watch at once (no events).
+    using CatchUp = std::function<bool()>;
+
     /// Blocks until [key, range_end) has events at or after `start_revision`, at most
     /// `timeout`; returns the first batch of them (empty on timeout). A compacted
-    /// start_revision throws rdzv::StoreError.
+    /// start_revision throws rdzv::StoreError. With `catch_up`, the watch starts where etcd set
+    /// it up instead (etcd serves a watch from a past revision only every 100 ms: mvcc's
+    /// unsynced watchers) and `catch_up` covers the writes in between, if any.
     std::vector<WatchEvent> watch(const std::string& key, const std::string& range_end,
-                                  std::int64_t start_revision, std::chrono::milliseconds timeout);
+                                  std::int64_t start_revision, std::chrono::milliseconds timeout,
+                                  const CatchUp& catch_up = {});
 
     /// The endpoints as text for messages: "a:2379, b:2379".
     std::string endpoints_text() const;

@@ -73,6 +73,10 @@ struct TcpStoreServerOptions {
     std::string clock_key{};
     /// Non-empty host: relay to that store instead of storing (clear() then does nothing).
     TcpStoreRelay relay{};
+    /// False: the server thread starts at start(), not in the constructor; until then
+    /// connections wait in the listen backlog and every call runs on the caller's thread. A
+    /// launcher whose workers may never connect starts it when listening_fd() is readable.
+    bool start_thread = true;
 };
 
 /// What the server holds right now (tests, diagnostics).
@@ -101,8 +105,9 @@ struct TcpStoreStats {
 ///   store.clear();  // before each restart attempt: 2.5+ workers no longer prefix their keys
 class TcpStoreServer {
   public:
-    /// Binds and listens, then starts serving on its own thread. Throws StoreError if the
-    /// address cannot be resolved or bound (the message names host and port).
+    /// Binds and listens, then starts serving on its own thread (options.start_thread; else at
+    /// start()). Throws StoreError if the address cannot be resolved or bound (the message
+    /// names host and port).
     explicit TcpStoreServer(TcpStoreServerOptions options = {});
     /// Stops (joins the thread); never throws.
     ~TcpStoreServer();
@@ -111,6 +116,11 @@ class TcpStoreServer {
 
     /// The bound port (the ephemeral one when options.port was 0). Does not block.
     std::uint16_t port() const noexcept;
+    /// Starts the server thread (start_thread = false); a no-op once it runs or after stop().
+    void start();
+    /// The listening socket, for a caller that starts the thread at the first connection; the
+    /// server keeps owning it (valid until stop()).
+    int listening_fd() const noexcept;
     /// Erases every key and queue (fresh namespace for a restart attempt); pending waits stay
     /// registered. Blocks until the server thread has done it.
     void clear();

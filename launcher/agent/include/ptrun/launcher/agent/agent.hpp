@@ -36,6 +36,11 @@ struct StoreEndpoint {
     /// Where this node hosts the store: its connections, keys and bytes now (/metrics); empty
     /// elsewhere. Blocks for the store thread's answer.
     std::function<watchdog::StoreNumbers()> stats;
+    /// Where this node hosts a store whose thread starts at its first connection (workers that
+    /// never connect, e.g. a no-op, cost no thread): its listening socket, which the agent
+    /// watches, and the call that starts it. -1 / empty: the store serves already.
+    int listening_fd = -1;
+    std::function<void()> start;
 };
 
 struct Console;

@@ -10,9 +10,9 @@
 
 namespace ptrun::launcher {
 
-/// start_agent_store(config) when `placement` hosts the store, else an AgentStore with no server
-/// whose endpoint is master_addr:master_port (agent-hosted, no reset: per-rank mode never
-/// restarts). Throws rdzv::StoreError when the store cannot bind.
+/// start_agent_store(config), serving at once, when `placement` hosts the store, else an AgentStore
+/// with no server whose endpoint is master_addr:master_port (agent-hosted, no reset: per-rank mode
+/// never restarts). Throws rdzv::StoreError when the store cannot bind.
 AgentStore open_workers_store(const LaunchConfig& config, const FixedPlacement& placement,
                               std::shared_ptr<spdlog::logger> logger);
 

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -91,6 +92,8 @@ class ProcessLauncher final : public WorkerLauncher {
     std::optional<std::uint64_t> node_ooms_at_start_;
     std::unique_ptr<WorkerMemoryCgroups> memory_;  ///< --memory-limit-per-worker
     bool zygote_refusal_said_ = false;
+    /// signals_to_reset() at begin_attempt(), for the attempt's workers.
+    std::optional<sigset_t> reset_signals_;
 };
 
 }  // namespace ptrun::launcher

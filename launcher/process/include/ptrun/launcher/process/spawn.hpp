@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <csignal>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,7 +51,16 @@ struct SpawnRequest {
     /// >= 0: becomes the child's fd kEventsChildFd (the sending end of the agent's events
     /// channel, which the worker, or the zygote and so its forked workers, inherit).
     int events_fd = -1;
+    /// The signals the child sets back to SIG_DFL before exec (signals_to_reset(), taken once by
+    /// a caller that starts many workers); null: taken for this worker.
+    const sigset_t* reset_signals = nullptr;
 };
+
+/// The signals a worker gets back at their default before exec: those with a handler in ptrun
+/// (which must never run in the child) and SIGPIPE, which ptrun ignores; another ignored signal,
+/// inherited by ptrun, stays ignored as it would under torchrun. Standard signals only (ptrun
+/// handles no other). Valid while ptrun's handlers stay as they are.
+sigset_t signals_to_reset();
 
 /// Starts the worker and returns its pid (also its process group id) once exec has succeeded.
 /// Blocks only until the child has exec'd. Throws SpawnError when binding or exec fails, and
