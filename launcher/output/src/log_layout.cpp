@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "ptrun/launcher/cli/usage_error.hpp"
+#include "ptrun/launcher/output/remove_tree.hpp"
 #include "ptrun/launcher/output/run_log.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/sys/private_dir.hpp"
@@ -121,10 +122,7 @@ LogLayout::LogLayout(std::string log_dir, std::string run_id, std::string host, 
       nproc_(nproc) {}
 
 LogLayout::~LogLayout() {
-    for (const auto& root : temp_roots_) {
-        std::error_code ec;
-        std::filesystem::remove_all(root, ec);
-    }
+    for (const auto& root : temp_roots_) remove_tree(root);
 }
 
 std::string LogLayout::prepare() {

@@ -70,15 +70,9 @@ class SilentStore final : public ptrun::rdzv::Store {
     const std::atomic<bool>& silent_;
 };
 
-}  // namespace
-
-TEST_CASE("a session's lost callback may call back into the session", "[launcher][rdzv_session]") {
-    ptrun::rdzv::TcpStoreServerOptions so;
-    so.host = "127.0.0.1";
-    auto server = std::make_unique<ptrun::rdzv::TcpStoreServer>(so);
-
+/// A one-node session's options with `heartbeat`; the store is the caller's to set.
+RdzvSessionOptions one_node_options(std::chrono::milliseconds heartbeat) {
     RdzvSessionOptions o;
-    o.store = HostPort{"127.0.0.1", server->port()};
     o.keys = rdzv_keys("session-test");
     o.self.id = "node-a";
     o.self.hostname = "node-a";
@@ -86,14 +80,31 @@ TEST_CASE("a session's lost callback may call back into the session", "[launcher
     o.nnodes = NodeRange{1, 1};
     o.settings.join_timeout = 5s;
     o.settings.read_timeout = 2s;
-    o.settings.heartbeat = 100ms;
+    o.settings.heartbeat = heartbeat;
     o.logger = std::make_shared<spdlog::logger>("session-test",
                                                 std::make_shared<spdlog::sinks::null_sink_mt>());
-    RdzvSession session(std::move(o));
+    return o;
+}
 
+/// The placement a watch of round 1 takes.
+NodePlacement round_one() {
     NodePlacement placement;
     placement.round = 1;
     placement.token = "0123456789abcdef";
+    return placement;
+}
+
+}  // namespace
+
+TEST_CASE("a session's lost callback may call back into the session", "[launcher][rdzv_session]") {
+    ptrun::rdzv::TcpStoreServerOptions so;
+    so.host = "127.0.0.1";
+    auto server = std::make_unique<ptrun::rdzv::TcpStoreServer>(so);
+
+    RdzvSessionOptions o = one_node_options(100ms);
+    o.store = HostPort{"127.0.0.1", server->port()};
+    RdzvSession session(std::move(o));
+    const NodePlacement placement = round_one();
     std::promise<std::string> reported;
     auto lost = reported.get_future();
     // The agent's reaction to a lost store may be to tell the coordinator (a session call).
@@ -115,26 +126,13 @@ TEST_CASE("a store that stops answering the watch is reported as silent, not as 
     // reported the shared connection's loss instead).
     ptrun::rdzv::InMemoryStore data;
     std::atomic<bool> silent{false};
-    RdzvSessionOptions o;
+    RdzvSessionOptions o = one_node_options(60s);  // the watch meets the silence first
     o.store = HostPort{"127.0.0.1", 1};
     o.connect = [&](std::chrono::milliseconds) -> std::unique_ptr<ptrun::rdzv::Store> {
         return std::make_unique<SilentStore>(data.connect(), silent);
     };
-    o.keys = rdzv_keys("session-test");
-    o.self.id = "node-a";
-    o.self.hostname = "node-a";
-    o.self.addr = "127.0.0.1";
-    o.nnodes = NodeRange{1, 1};
-    o.settings.join_timeout = 5s;
-    o.settings.read_timeout = 2s;
-    o.settings.heartbeat = 60s;  // the watch meets the silence first
-    o.logger = std::make_shared<spdlog::logger>("session-test",
-                                                std::make_shared<spdlog::sinks::null_sink_mt>());
     RdzvSession session(std::move(o));
-
-    NodePlacement placement;
-    placement.round = 1;
-    placement.token = "0123456789abcdef";
+    const NodePlacement placement = round_one();
     std::promise<std::string> reported;
     auto lost = reported.get_future();
     data.get(rdzv_keys("session-test").heartbeat("node-a"), 5s);  // the first beat went through
