@@ -11,6 +11,10 @@
 #include <csignal>
 #include <cstring>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "clone3.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/sys/c_array.hpp"
@@ -145,6 +149,11 @@ pid_t spawn_worker(const SpawnRequest& r) {
         clone_errno = errno;
     }
     ::pthread_sigmask(SIG_SETMASK, &child.parent_mask, nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+    // The child's frames poisoned parts of `stack` in the shadow memory it shared; this frame's
+    // later callees reuse that stack and would meet the stale poison (false reports).
+    __asan_unpoison_memory_region(stack, kStack);
+#endif
     if (pid < 0 && (clone_errno == EAGAIN || clone_errno == ENOMEM)) {
         // The machine refused a process: not this worker's failure, and no restart can help.
         throw EnvironmentError(errno_message("cannot start a worker", clone_errno));
