@@ -164,7 +164,7 @@ TcpStoreServer::Impl::Impl(TcpStoreServerOptions options)
     log_->info("rdzv store: listening on port {}", port_);
     accept();
     connection_set_.start();
-    if (options_.start_thread) thread_ = std::thread([this] { run(); });
+    if (options_.start_thread) start();
 }
 
 void TcpStoreServer::Impl::start() {

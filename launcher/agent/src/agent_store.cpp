@@ -22,7 +22,8 @@ watchdog::StoreNumbers store_numbers(rdzv::TcpStoreServer& server) {
     return {stats.connections, stats.keys, stats.stored_bytes};
 }
 
-AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger) {
+AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger,
+                             bool at_first_connection) {
     rdzv::TcpStoreServerOptions options;
     options.host = store_bind_address(config.master_addr, config.standalone);
     options.port = config.master_port.value_or(0);
@@ -31,7 +32,7 @@ AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog:
             logger->clone("store");  // its routine lines (listening, stopped) stay quiet
         options.logger->set_level(spdlog::level::warn);
     }
-    options.start_thread = false;  // the agent starts it at the first connection
+    options.start_thread = !at_first_connection;
     AgentStore store;
     store.server = std::make_unique<rdzv::TcpStoreServer>(std::move(options));
     auto* server = store.server.get();
@@ -40,8 +41,12 @@ AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog:
                                    true,
                                    [server] { server->clear(); },
                                    [server] { return store_numbers(*server); },
-                                   server->listening_fd(),
-                                   [server] { server->start(); }};
+                                   -1,
+                                   {}};
+    if (at_first_connection) {
+        store.endpoint.listening_fd = server->listening_fd();
+        store.endpoint.start = [server] { server->start(); };
+    }
     return store;
 }
 

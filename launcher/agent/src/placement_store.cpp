@@ -9,11 +9,7 @@ AgentStore open_workers_store(const LaunchConfig& config, const FixedPlacement& 
     if (placement.hosts_store) {
         // Every rank's task reaches it, and it outlives this task's agent (the exit barrier):
         // it serves at once, not at the agent's first connection.
-        auto store = start_agent_store(config, std::move(logger));
-        store.endpoint.start();
-        store.endpoint.start = nullptr;
-        store.endpoint.listening_fd = -1;
-        return store;
+        return start_agent_store(config, std::move(logger), /*at_first_connection=*/false);
     }
     AgentStore remote;
     remote.endpoint =

@@ -24,8 +24,11 @@ struct AgentStore {
 
 /// Starts the store on --master-port (or the c10d endpoint's port, else an ephemeral one). It
 /// listens on loopback only when MASTER_ADDR is a loopback name or address (always with
-/// --standalone), else on every interface. Throws rdzv::StoreError naming host and port.
-AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger);
+/// --standalone), else on every interface. `at_first_connection`: its thread starts when the
+/// agent sees the first connection (StoreEndpoint::start), else at once. Throws
+/// rdzv::StoreError naming host and port.
+AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger,
+                             bool at_first_connection = true);
 
 /// The store's connections, keys and bytes now, for /metrics (waits for its thread's answer).
 watchdog::StoreNumbers store_numbers(rdzv::TcpStoreServer& server);
