@@ -67,6 +67,20 @@ bool wait_empty(const std::string& dir, Clock::time_point deadline) {
     return empty;
 }
 
+/// `dir` and every directory below it, parents before their children.
+std::vector<std::string> cgroup_tree(const std::string& dir) {
+    std::vector<std::string> out{dir};
+    for (std::size_t i = 0; i < out.size() && out.size() < 4096; ++i) {
+        DIR* d = ::opendir(out[i].c_str());
+        if (!d) continue;
+        while (auto* e = ::readdir(d)) {
+            if (e->d_type == DT_DIR && e->d_name[0] != '.') out.push_back(out[i] + "/" + e->d_name);
+        }
+        ::closedir(d);
+    }
+    return out;
+}
+
 void kill_at(const std::string& dir) {
     int fd = ::open((dir + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -75,14 +89,8 @@ void kill_at(const std::string& dir) {
         if (ok) return;
     }
     // No cgroup.kill (Linux < 5.14): one by one, a few passes for what forks meanwhile, in the
-    // cgroup and the attempt cgroups below it.
-    std::vector<std::string> dirs{dir};
-    if (DIR* d = ::opendir(dir.c_str())) {
-        while (auto* e = ::readdir(d)) {
-            if (e->d_type == DT_DIR && e->d_name[0] != '.') dirs.push_back(dir + "/" + e->d_name);
-        }
-        ::closedir(d);
-    }
+    // cgroup and every cgroup below it.
+    const auto dirs = cgroup_tree(dir);
     for (int pass = 0; pass < 8; ++pass) {
         bool any = false;
         for (const auto& d : dirs) {
@@ -264,21 +272,16 @@ bool JobCgroup::remove() {
 
 int destroy_cgroup(const std::string& path, std::chrono::milliseconds within) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return 0;
-    std::vector<std::string> below;  // attempt cgroups
-    if (DIR* dir = ::opendir(path.c_str())) {
-        while (auto* e = ::readdir(dir)) {
-            if (e->d_type == DT_DIR && e->d_name[0] != '.') below.push_back(path + "/" + e->d_name);
-        }
-        ::closedir(dir);
-    }
-    int count = static_cast<int>(members(path).size());
-    for (const auto& b : below) count += static_cast<int>(members(b).size());
+    if (::stat(path.c_str(), &st) != 0) return 0;  // never made, or removed meanwhile
+    // The attempt and helper cgroups, and any a worker made below its own.
+    const auto tree = cgroup_tree(path);
+    int count = 0;
+    for (const auto& dir : tree) count += static_cast<int>(members(dir).size());
     kill_at(path);
     if (!wait_empty(path, Clock::now() + within)) return -1;
-    for (const auto& b : below) ::rmdir(b.c_str());
-    ::rmdir(path.c_str());
-    return count;
+    for (auto dir = tree.rbegin(); dir != tree.rend(); ++dir)
+        ::rmdir(dir->c_str());  // leaves first
+    return ::stat(path.c_str(), &st) == 0 ? -1 : count;
 }
 
 }  // namespace ptrun::launcher

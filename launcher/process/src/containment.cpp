@@ -68,20 +68,25 @@ Containment::Containment(const ContainmentOptions& options, std::shared_ptr<spdl
     int subreaper = 0;
     subreaper_ = ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper != 0;
     clean_dead_jobs(options.record_dirs);
-    if (options.use_cgroup) {
-        cgroup_ = JobCgroup::create(own_cgroup_dir(), "ptrun-" + tag_, &no_cgroup_reason_);
-    } else {
-        no_cgroup_reason_ = "PTRUN_CGROUP=0";
-    }
+    // The record names the cgroup before the cgroup exists: a ptrun SIGKILLed in between leaves a
+    // record of a cgroup never made (nothing to remove), never a cgroup no record names.
+    const std::string parent = options.use_cgroup ? own_cgroup_dir() : std::string();
+    const std::string name = "ptrun-" + tag_;
     std::string error;
     JobRecordData data;
     data.pid = ::getpid();
     data.run_id = options.run_id;
     data.tag = tag_;
-    if (cgroup_) data.cgroup = cgroup_->path();
+    if (!parent.empty()) data.cgroup = parent + "/" + name;
     record_ = JobRecord::create(std::move(data), options.record_dirs, &error);
     if (!record_) {
         log_->debug("no job record ({}): a SIGKILLed ptrun's leftovers would not be found", error);
+    }
+    if (options.use_cgroup) {
+        cgroup_ = JobCgroup::create(parent, name, &no_cgroup_reason_);
+        if (!cgroup_ && record_ && !parent.empty()) record_->set_cgroup("");
+    } else {
+        no_cgroup_reason_ = "PTRUN_CGROUP=0";
     }
     log_->debug("containment: {}", describe());
 }
@@ -183,11 +188,15 @@ void Containment::children_reaped(const std::vector<pid_t>& spared) {
 void Containment::clean_dead_jobs(const std::vector<std::string>& record_dirs) {
     for (auto& job : find_dead_jobs(record_dirs)) {
         std::string done;
+        bool cgroup_left = false;
         if (!job.data.cgroup.empty()) {
             int n = destroy_cgroup(job.data.cgroup, kFinalWait);
             if (n < 0) {
-                log_->warn("cgroup {} of a killed ptrun (pid {}) could not be emptied",
-                           job.data.cgroup, job.data.pid);
+                cgroup_left = true;
+                log_->warn(
+                    "cgroup {} of a killed ptrun (pid {}) could not be emptied and removed; its "
+                    "record stays for the next ptrun to try again",
+                    job.data.cgroup, job.data.pid);
             } else if (n > 0) {
                 done += std::to_string(n) + " process(es) in its cgroup killed; ";
             }
@@ -204,7 +213,11 @@ void Containment::clean_dead_jobs(const std::vector<std::string>& record_dirs) {
             std::filesystem::remove_all(dir, ec);
             if (!ec) removed.push_back(dir);
         }
-        forget(job);                        // removes the record (and its directory once empty)
+        if (cgroup_left) {
+            release(job);  // the record stays: the cgroup would otherwise leak for good
+        } else {
+            forget(job);  // removes the record (and its directory once empty)
+        }
         const bool killed = !done.empty();  // processes that may hold what this job needs
         for (const auto& dir : removed) done += dir + " removed; ";
         if (done.empty()) done = "nothing was left; ";

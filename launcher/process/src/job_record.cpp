@@ -166,4 +166,9 @@ void forget(DeadJob& job) {
     job.fd = -1;
 }
 
+void release(DeadJob& job) {
+    ::close(job.fd);
+    job.fd = -1;
+}
+
 }  // namespace ptrun::launcher

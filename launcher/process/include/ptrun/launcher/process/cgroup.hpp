@@ -84,7 +84,8 @@ class JobCgroup {
 };
 
 /// Kills everything in the cgroup at `path` (a dead ptrun's leftover), waits at most `within`,
-/// and removes it; the number of processes it held, or -1 when it could not be emptied.
+/// and removes it and every cgroup below it; the number of processes it held, or -1 when it is
+/// still there (it could not be emptied, or not removed).
 int destroy_cgroup(const std::string& path, std::chrono::milliseconds within);
 
 }  // namespace ptrun::launcher

@@ -72,6 +72,10 @@ std::vector<DeadJob> find_dead_jobs(const std::vector<std::string>& dirs);
 /// Removes a dead job's record and releases it.
 void forget(DeadJob& job);
 
+/// Releases a dead job's record and leaves it in place, for a later ptrun to clean again (what
+/// it names could not be removed).
+void release(DeadJob& job);
+
 /// Text form of a record (one key=value per line; paths may not contain newlines), and back.
 std::string encode_record(const JobRecordData& data);
 JobRecordData decode_record(const std::string& text);
