@@ -5,7 +5,6 @@ set -euo pipefail
 
 build_pkgs=(cmake g++ make pkg-config libcli11-dev libboost-dev libboost-filesystem-dev
             libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
-            nettle-dev  # HMAC-SHA-256 for the rendezvous (libnettle.a, linked statically)
             libssl-dev)  # HTTPS to etcd (libssl.a and libcrypto.a, linked statically)
 test_pkgs=(python3-torch clang libclang-rt-14-dev iproute2 procps man-db groff-base hyperfine
            util-linux nftables slurmctld slurmd slurm-client munge

@@ -1,24 +1,36 @@
 #include "ptrun/launcher/membership/hmac_sha256.hpp"
 
-#include <nettle/hmac.h>
-#include <nettle/memops.h>
-
 namespace ptrun::launcher {
 namespace {
 
-const std::uint8_t* bytes(std::string_view s) {
-    return reinterpret_cast<const std::uint8_t*>(s.data());
+constexpr std::size_t kBlock = 64;
+
+std::string_view view(const Sha256Digest& d) {
+    return {reinterpret_cast<const char*>(d.data()), d.size()};
 }
 
 }  // namespace
 
 Sha256Digest hmac_sha256(std::string_view key, std::string_view message) {
-    hmac_sha256_ctx ctx;
-    hmac_sha256_set_key(&ctx, key.size(), bytes(key));
-    hmac_sha256_update(&ctx, message.size(), bytes(message));
-    Sha256Digest digest{};
-    hmac_sha256_digest(&ctx, digest.size(), digest.data());
-    return digest;
+    // RFC 2104: H((K ^ opad) || H((K ^ ipad) || message)), a key longer than a block hashed first.
+    std::array<char, kBlock> padded{};
+    Sha256Digest hashed_key;
+    if (key.size() > kBlock) {
+        hashed_key = sha256(key);
+        key = view(hashed_key);
+    }
+    for (std::size_t i = 0; i < key.size(); ++i) padded[i] = key[i];
+    std::array<char, kBlock> pad;
+    for (std::size_t i = 0; i < kBlock; ++i) pad[i] = static_cast<char>(padded[i] ^ 0x36);
+    Sha256 inner;
+    inner.update({pad.data(), pad.size()});
+    inner.update(message);
+    const Sha256Digest inner_digest = inner.digest();
+    for (std::size_t i = 0; i < kBlock; ++i) pad[i] = static_cast<char>(padded[i] ^ 0x5c);
+    Sha256 outer;
+    outer.update({pad.data(), pad.size()});
+    outer.update(view(inner_digest));
+    return outer.digest();
 }
 
 std::string to_hex(const Sha256Digest& digest) {
@@ -33,7 +45,15 @@ std::string to_hex(const Sha256Digest& digest) {
 }
 
 bool equal_constant_time(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && nettle_memeql_sec(a.data(), b.data(), a.size()) != 0;
+    if (a.size() != b.size()) return false;
+    // Every byte is compared whatever the earlier ones were; the volatile keeps the compiler
+    // from ending the loop at the first difference.
+    volatile unsigned char diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff = static_cast<unsigned char>(
+            diff | (static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i])));
+    }
+    return diff == 0;
 }
 
 }  // namespace ptrun::launcher

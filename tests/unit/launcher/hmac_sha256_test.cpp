@@ -40,3 +40,34 @@ TEST_CASE("equal_constant_time compares contents and lengths", "[launcher][auth]
     CHECK_FALSE(equal_constant_time("abc", "ab"));
     CHECK(equal_constant_time("", ""));
 }
+
+TEST_CASE("sha256 matches FIPS 180-4's examples, fed whole or in pieces", "[launcher][auth]") {
+    CHECK(to_hex(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK(to_hex(sha256("abc")) ==
+          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    CHECK(to_hex(sha256(two_blocks)) ==
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    const std::string million(1'000'000, 'a');
+    CHECK(to_hex(sha256(million)) ==
+          "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    // Every split of a message across two update() calls, and one byte at a time.
+    const std::string text = two_blocks + two_blocks + "tail";
+    const auto whole = sha256(text);
+    for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+        Sha256 h;
+        h.update(std::string_view(text).substr(0, cut));
+        h.update(std::string_view(text).substr(cut));
+        CHECK(h.digest() == whole);
+    }
+    Sha256 bytewise;
+    for (char c : text) bytewise.update(std::string_view(&c, 1));
+    CHECK(bytewise.digest() == whole);
+    // 55, 56 and 64 bytes: the padding's edges.
+    CHECK(to_hex(sha256(std::string(55, 'a'))) ==
+          "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+    CHECK(to_hex(sha256(std::string(56, 'a'))) ==
+          "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+    CHECK(to_hex(sha256(std::string(64, 'a'))) ==
+          "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
