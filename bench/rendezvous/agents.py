@@ -3,7 +3,7 @@
 through etcd (issue 40: within 1.5x of c10d's at 48 agents).
 
 Usage: /usr/bin/python3 bench/rendezvous/agents.py [--build build] [--nodes 48] [--repeat 5]
-       [--etcd /usr/bin/etcd]
+       [--etcd /usr/bin/etcd] [--kinds standalone,c10d,etcd] [--timeout-s 300]
 Each run starts N `ptrun --nnodes N --nproc-per-node 1 ... true` processes at once, as N hosts'
 launch scripts would (every one with ptrun's defaults: job cgroup, run directory, heartbeats),
 and times the first start to the last exit. The kinds run interleaved, in a new random order
@@ -75,9 +75,13 @@ def main():
     ap.add_argument("--nodes", type=int, default=48)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--etcd", default="/usr/bin/etcd")
+    ap.add_argument("--kinds", default="standalone,c10d,etcd", help="c10d must be among them")
+    ap.add_argument("--timeout-s", type=float, default=300, help="per run")
     a = ap.parse_args()
     ptrun = os.path.join(os.path.abspath(a.build), "launcher", "ptrun")
-    kinds = ["standalone", "c10d", "etcd"]
+    kinds = a.kinds.split(",")
+    if "c10d" not in kinds or not set(kinds) <= {"standalone", "c10d", "etcd"}:
+        ap.error(f"--kinds {a.kinds}: expected c10d and any of standalone, etcd")
     times = {k: [] for k in kinds}
     etcd = Etcd(a.etcd, 1)
     load = os.getloadavg()[0]
@@ -88,7 +92,7 @@ def main():
                 order = kinds[:]
                 random.shuffle(order)
                 for kind in order:
-                    times[kind].append(run_once(ptrun, kind, a.nodes, etcd, scratch))
+                    times[kind].append(run_once(ptrun, kind, a.nodes, etcd, scratch, a.timeout_s))
                     print(f"  round {r}: {kind} {times[kind][-1] * 1000:.0f} ms", file=sys.stderr)
         finally:
             etcd.stop()

@@ -6,16 +6,27 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 
 from harness import PTRUN, PtrunTestCase, _env, run_ptrun
 
 # Rank R allocates (and touches) ALLOC_MB_<R> MiB in 10 MiB steps, then sleeps SLEEP_<R> seconds.
+# AFTER_<R>: a file rank R waits for (at most 60 s) before allocating; HELD_<R>: a file it makes
+# once it holds its memory.
 ALLOCATE = r"""
-import os, time
+import os, sys, time
 rank = os.environ["RANK"]
+after = os.environ.get("AFTER_" + rank)
+deadline = time.monotonic() + 60
+while after and not os.path.exists(after):
+    if time.monotonic() > deadline:
+        sys.exit(f"rank {rank}: {after} never appeared")
+    time.sleep(0.01)
 mb = int(os.environ.get("ALLOC_MB_" + rank, "0"))
 held = [bytearray(b"\x01") * (10 << 20) for _ in range(mb // 10)]
+if os.environ.get("HELD_" + rank):
+    open(os.environ["HELD_" + rank], "w").close()
 time.sleep(float(os.environ.get("SLEEP_" + rank, "0")))
 """
 
@@ -192,10 +203,16 @@ class OomKills(PtrunTestCase):
 
     def test_memory_limit_per_worker_ends_the_worker_that_grew(self):
         before = set(own_memory_cgroup().iterdir())
+        # Rank 2 grows only once rank 0 holds its 50 MB: its OOM kill ends the group, and on a
+        # loaded machine it could otherwise come before rank 0's allocation (peak 33.5 MiB seen).
+        scratch = tempfile.TemporaryDirectory(prefix="ptrun-held-")
+        self.addCleanup(scratch.cleanup)
+        held = os.path.join(scratch.name, "rank0-held")
         proc = subprocess.Popen(
             [PTRUN, "--nproc-per-node", "3", "--memory-limit-per-worker", "100M", "--no-python",
              sys.executable, "-c", ALLOCATE],
-            env=_env({"ALLOC_MB_2": "300", "ALLOC_MB_0": "50", "SLEEP_0": "60", "SLEEP_1": "60"}),
+            env=_env({"ALLOC_MB_2": "300", "ALLOC_MB_0": "50", "SLEEP_0": "60", "SLEEP_1": "60",
+                      "HELD_0": held, "AFTER_2": held}),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.leftover.append(proc.pid)
         _, err = proc.communicate(timeout=90)
