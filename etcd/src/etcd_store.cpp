@@ -318,6 +318,11 @@ std::vector<std::string> EtcdStore::multi_get(const std::vector<std::string>& ke
     return out;
 }
 
+std::vector<std::optional<std::string>> EtcdStore::peek(const std::vector<std::string>& keys) {
+    if (keys.empty()) return {};
+    return impl_->read(keys).values;
+}
+
 void EtcdStore::multi_set(const std::vector<std::string>& keys,
                           const std::vector<std::string>& values) {
     if (keys.size() != values.size()) {

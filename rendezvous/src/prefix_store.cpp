@@ -47,6 +47,9 @@ std::vector<std::string> PrefixStore::multi_get(const std::vector<std::string>& 
                                                 Duration timeout) {
     return inner_.multi_get(full_keys(keys), timeout);
 }
+std::vector<std::optional<std::string>> PrefixStore::peek(const std::vector<std::string>& keys) {
+    return inner_.peek(full_keys(keys));
+}
 void PrefixStore::multi_set(const std::vector<std::string>& keys,
                             const std::vector<std::string>& values) {
     inner_.multi_set(full_keys(keys), values);

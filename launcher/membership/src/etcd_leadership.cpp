@@ -69,6 +69,10 @@ struct EtcdLeadership::Impl {
     /// The coordinator while this node leads. Once retired (wait_drained) the node campaigns no
     /// more: a late holder would write a fresh state where the last one removed the job's keys.
     CoordinatorSlot slot;
+    /// The revision from which the leader key is known to have kept its present holder (0:
+    /// unknown): the next campaign watches on from there instead of asking etcd again (at 1,024
+    /// waiting agents, a transaction per agent every renewal).
+    std::int64_t holder_since = 0;
     std::thread thread;
 
     const RdzvKeys& keys() const { return o.coordinator.keys; }
@@ -99,6 +103,7 @@ struct EtcdLeadership::Impl {
                 if (!last_error.empty()) o.coordinator.logger->info("etcd answers again");
                 last_error.clear();
             } catch (const rdzv::StoreError& e) {
+                holder_since = 0;  // ask again: a watch from there may be what failed (compacted)
                 {
                     std::lock_guard lock(mu);
                     if (stopping) return;  // the destructor interrupted the client
@@ -129,32 +134,40 @@ struct EtcdLeadership::Impl {
     /// Takes the role if nobody holds it, else waits (at most `left`) for its holder to go.
     void campaign(milliseconds left) {
         const auto key = keys().leader();
-        etcd::Compare vacant;  // nobody holds the role: the key was never created
-        vacant.key = key;
-        vacant.target = etcd::Compare::Target::Create;
-        vacant.number = 0;
-        etcd::Op take;
-        take.key = key;
-        take.value = o.self_id;
-        take.lease = lease;
-        etcd::Op read;
-        read.kind = etcd::Op::Kind::Range;
-        read.key = key;
-        auto result = client.txn({vacant}, {take}, {read});
-        if (result.succeeded) {
-            lead(etcd::Fence{key, result.revision});
-            return;
-        }
-        std::int64_t after = result.revision + 1;
-        if (!result.ranges.empty() && !result.ranges[0].empty()) {
-            const auto& holder = result.ranges[0][0];
-            if (holder.value == o.self_id && holder.lease == lease) {
-                lead(etcd::Fence{key, holder.create_revision});  // this node's, from before
+        if (holder_since == 0) {
+            etcd::Compare vacant;  // nobody holds the role: the key was never created
+            vacant.key = key;
+            vacant.target = etcd::Compare::Target::Create;
+            vacant.number = 0;
+            etcd::Op take;
+            take.key = key;
+            take.value = o.self_id;
+            take.lease = lease;
+            etcd::Op read;
+            read.kind = etcd::Op::Kind::Range;
+            read.key = key;
+            auto result = client.txn({vacant}, {take}, {read});
+            if (result.succeeded) {
+                lead(etcd::Fence{key, result.revision});
                 return;
             }
+            if (!result.ranges.empty() && !result.ranges[0].empty()) {
+                const auto& holder = result.ranges[0][0];
+                if (holder.value == o.self_id && holder.lease == lease) {
+                    lead(etcd::Fence{key, holder.create_revision});  // this node's, from before
+                    return;
+                }
+            }
+            holder_since = result.revision + 1;
         }
-        for (const auto& e : client.watch(key, "", after, left)) {
-            if (e.type == etcd::WatchEvent::Type::Delete) return;  // campaign again at once
+        // The holder keeps the key until it goes (its lease revoked or expired: a delete); a
+        // watch that ends without one leaves the holder known, and the next watches on.
+        for (const auto& e : client.watch(key, "", holder_since, left)) {
+            if (e.type == etcd::WatchEvent::Type::Delete) {
+                holder_since = 0;
+                return;  // campaign again at once
+            }
+            holder_since = std::max(holder_since, e.kv.mod_revision + 1);
         }
     }
 

@@ -272,7 +272,7 @@ struct Node {
         o.settings.keep_alive_max_attempt = 100;
         o.auth = cluster.auth;
         o.logger = quiet_logger();
-        o.on_waiting = [](const JoinProgress&) {};
+        o.on_waiting = [this](const JoinProgress& p) { progress.push(p); };
         o.connect = link.connector();
         session = std::make_unique<RdzvSession>(std::move(o));
     }
@@ -300,6 +300,7 @@ struct Node {
     Inbox<std::string> failed;
     Inbox<RoundEnd> ended;
     Inbox<std::string> lost;
+    Inbox<JoinProgress> progress;
     std::unique_ptr<RdzvSession> session;  // last: stopped before what its callbacks use
 };
 
@@ -355,6 +356,27 @@ TEST_CASE("rdzv in memory: two nodes join one round with consistent placements",
     CHECK(ps[0].round == 0);
     CHECK(ps[0].group_rank != ps[1].group_rank);
     CHECK(ps[0].token.size() == 16);
+}
+
+TEST_CASE("rdzv in memory: a node waiting for the others hears how many joined, then the end",
+          "[launcher][rdzv_in_memory]") {
+    // The first wait chunk (1 s) ends with one read of the node's spare mark and the
+    // coordinator's status: not a spare, one node joined of the two the round needs.
+    Cluster cluster(Job{});
+    Node first(cluster, "first");
+    first.join();
+    auto waiting = first.progress.pop();
+    REQUIRE(waiting);
+    CHECK_FALSE(waiting->done);
+    CHECK(waiting->joined == 1);
+    Node second(cluster, "second");
+    second.join();
+    REQUIRE(first.placed.pop());
+    REQUIRE(second.placed.pop());
+    std::optional<JoinProgress> last;
+    while (auto p = first.progress.pop(std::chrono::milliseconds(0))) last = p;
+    REQUIRE(last);
+    CHECK(last->done);
 }
 
 TEST_CASE("rdzv in memory: a node that stops beating is lost and the survivor re-forms",

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +44,17 @@ inline void check_store_verbs(Store& s, bool with_queues = true) {
     CHECK(s.check({"k1", "cnt"}));
     CHECK_FALSE(s.check({"k1", "nope"}));
     s.wait({"k1", "cnt"}, 5s);
+
+    // peek: the values now, nullopt where absent, without waiting or writing.
+    CHECK(s.peek({}).empty());
+    const auto keys_before_peek = s.num_keys();
+    const auto peeked = s.peek({"k1", "never", "cnt"});
+    REQUIRE(peeked.size() == 3);
+    CHECK(peeked[0] == std::optional<std::string>(std::string("\0bin\xff", 5)));
+    CHECK_FALSE(peeked[1].has_value());
+    CHECK(peeked[2] == std::optional<std::string>("3"));
+    CHECK_FALSE(s.check({"never"}));
+    CHECK(s.num_keys() == keys_before_peek);
 
     s.append("log", "a");
     s.append("log", "bc");

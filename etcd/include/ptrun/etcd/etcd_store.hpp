@@ -51,6 +51,8 @@ class EtcdStore final : public rdzv::Store {
     void append(std::string_view key, std::string_view value) override;
     std::vector<std::string> multi_get(const std::vector<std::string>& keys,
                                        rdzv::Duration timeout) override;
+    /// One read-only transaction for the keys (a compare_set would be a write through raft).
+    std::vector<std::optional<std::string>> peek(const std::vector<std::string>& keys) override;
     void multi_set(const std::vector<std::string>& keys,
                    const std::vector<std::string>& values) override;
     void queue_push(std::string_view key, std::string_view value) override;

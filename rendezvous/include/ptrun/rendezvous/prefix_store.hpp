@@ -31,6 +31,7 @@ class PrefixStore final : public Store {
     void append(std::string_view key, std::string_view value) override;
     std::vector<std::string> multi_get(const std::vector<std::string>& keys,
                                        Duration timeout) override;
+    std::vector<std::optional<std::string>> peek(const std::vector<std::string>& keys) override;
     void multi_set(const std::vector<std::string>& keys,
                    const std::vector<std::string>& values) override;
     void queue_push(std::string_view key, std::string_view value) override;

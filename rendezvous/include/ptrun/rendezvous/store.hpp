@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,12 @@ class Store {
     /// Values of `keys` in order; blocks until all exist, at most `timeout` (then StoreTimeout).
     virtual std::vector<std::string> multi_get(const std::vector<std::string>& keys,
                                                Duration timeout) = 0;
+    /// The values of `keys` now, nullopt for each one absent. Does not block. The default makes
+    /// one compare_set per key with an expectation no caller stores, which writes nothing:
+    /// c10d's COMPARE_SET answers the current value, or the expectation when the key is absent
+    /// (torch 2.x's libuv server also wakes the key's waiters then: peek keys nobody waits on
+    /// there). Stores that read several keys in one request (etcd) override it.
+    virtual std::vector<std::optional<std::string>> peek(const std::vector<std::string>& keys);
     /// Sets keys[i] = values[i] for all i; throws StoreError if the sizes differ.
     virtual void multi_set(const std::vector<std::string>& keys,
                            const std::vector<std::string>& values) = 0;
