@@ -155,6 +155,11 @@ class HostsOverSsh(base.HostsLaunch):
     def tearDownClass(cls):
         pass  # the class cleanups above
 
+    def launch(self, hosts="node1,node2,node3", extra=(), worker=(), program=None):
+        # sshd gives each host's ptrun a fresh environment: --export TMPDIR puts its run directory
+        # (worker logs it keeps) in the test's scratch directory too, not in the hosts' /tmp.
+        return super().launch(hosts, ["--export", "TMPDIR", *extra], worker, program)
+
     def assert_hosts_empty(self, timeout=base.STOP_BOUND):
         """Nothing of the job is left on any host, head included: only the sshd listeners run."""
         listeners = {sshd.proc.pid for sshd in self.sshds}

@@ -252,7 +252,8 @@ struct RdzvSession::Impl {
                 continue;
             } catch (const rdzv::StoreTimeout&) {
                 const auto news = spare ? ChunkNews{} : chunk_news(my_seq);
-                if (!spare && (spare = news.spare)) {
+                if (!spare && news.spare) {
+                    spare = true;
                     // A spare waits for a place as long as the job runs: no join_timeout.
                     deadline = Clock::time_point::max();
                     o.logger->info(

@@ -136,6 +136,10 @@ std::string own_cgroup_dir() {
     return {};
 }
 
+std::string job_cgroup_path(const std::string& parent, const std::string& name) {
+    return parent + "/" + name;
+}
+
 std::string cgroup_unusable_reason(const std::string& parent) {
     if (parent.empty()) return "no cgroup v2 hierarchy (cgroup2 not mounted, or cgroup v1 only)";
     if (::access(parent.c_str(), W_OK) != 0) {
@@ -151,7 +155,7 @@ std::unique_ptr<JobCgroup> JobCgroup::create(const std::string& parent, const st
         *error = cgroup_unusable_reason(parent);
         return nullptr;
     }
-    const std::string path = parent + "/" + name;
+    const std::string path = job_cgroup_path(parent, name);
     if (::mkdir(path.c_str(), 0755) != 0) {
         *error = "cannot create a cgroup under " + parent + ": " + std::strerror(errno);
         if (errno == EACCES || errno == EPERM || errno == EROFS) {
@@ -267,6 +271,12 @@ bool JobCgroup::remove() {
     close_target(helpers_);
     ::rmdir((path_ + "/helpers").c_str());
     removed_ = ::rmdir(path_.c_str()) == 0 || errno == ENOENT;
+    if (removed_ || errno != EBUSY) return removed_;
+    // A worker made cgroups below its own: the whole tree, leaves first (as destroy_cgroup).
+    const auto tree = cgroup_tree(path_);
+    for (auto dir = tree.rbegin(); dir != tree.rend(); ++dir) ::rmdir(dir->c_str());
+    struct stat st {};
+    removed_ = ::stat(path_.c_str(), &st) != 0;
     return removed_;
 }
 

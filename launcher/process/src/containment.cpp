@@ -77,7 +77,7 @@ Containment::Containment(const ContainmentOptions& options, std::shared_ptr<spdl
     data.pid = ::getpid();
     data.run_id = options.run_id;
     data.tag = tag_;
-    if (!parent.empty()) data.cgroup = parent + "/" + name;
+    if (!parent.empty()) data.cgroup = job_cgroup_path(parent, name);
     record_ = JobRecord::create(std::move(data), options.record_dirs, &error);
     if (!record_) {
         log_->debug("no job record ({}): a SIGKILLed ptrun's leftovers would not be found", error);

@@ -96,3 +96,27 @@ TEST_CASE("a dead job's cgroup is removed with cgroups its workers made below it
     CHECK(n == 0);
     CHECK(gone);
 }
+
+TEST_CASE("a live job's cgroup is removed with cgroups its workers made below it",
+          "[launcher][containment]") {
+    // ptrun's own end (JobCgroup's destructor), not a later ptrun's cleanup: a worker that made a
+    // cgroup below its own must not leave J, and so the job's record, behind.
+    const std::string parent = own_cgroup_dir();
+    if (parent.empty() || !cgroup_unusable_reason(parent).empty()) {
+        WARN("skipped: no cgroup v2 directory this process may write (" + parent + ")");
+        return;
+    }
+    const std::string name = "ptrun-test-live-" + std::to_string(::getpid());
+    const fs::path job = job_cgroup_path(parent, name);
+    std::string error;
+    auto cgroup = JobCgroup::create(parent, name, &error);
+    REQUIRE(cgroup);
+    CHECK(cgroup->path() == job.string());
+    fs::create_directories(job / "worker" / "inner");
+    const bool removed = cgroup->remove();
+    const bool gone = !fs::exists(job);
+    cgroup.reset();
+    for (const char* d : {"worker/inner", "worker", ""}) ::rmdir((job / d).c_str());
+    CHECK(removed);
+    CHECK(gone);
+}

@@ -13,6 +13,10 @@ namespace ptrun::launcher {
 /// The cgroup v2 directory this process is in ("" without a cgroup2 mount, e.g. cgroup v1 only).
 std::string own_cgroup_dir();
 
+/// The path of the job cgroup `name` under `parent` (what JobCgroup::create makes, and what the
+/// job record names before it exists).
+std::string job_cgroup_path(const std::string& parent, const std::string& name);
+
 /// Why a cgroup of ptrun's own cannot be made under `parent` ("" when it can: the directory is
 /// writable). Does not create anything (for --explain).
 std::string cgroup_unusable_reason(const std::string& parent);
@@ -54,7 +58,8 @@ class JobCgroup {
     /// Kills everything in J and below, then waits until it is empty, at most `within`; true
     /// when empty.
     bool kill_all(std::chrono::milliseconds within);
-    /// Removes J and the attempt cgroups below it (they must be empty); true when gone.
+    /// Removes J and every cgroup below it (attempts, helpers, and any a worker made), leaves
+    /// first (they must be empty); true when gone.
     bool remove();
 
   private:
