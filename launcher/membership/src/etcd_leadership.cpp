@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "ptrun/etcd/errors.hpp"
@@ -29,7 +30,7 @@ struct EtcdLeadership::Impl {
     explicit Impl(EtcdLeadershipOptions options) : o(std::move(options)), client(o.client) {
         client.limit_until(o.start_by);
         lease = client.lease_grant(o.lease_ttl_s);
-        client.put(keys().alive(o.self_id), o.self_id, lease);
+        take_or_read(alive_put());  // the alive key is there before any join follows
         client.limit_until(std::nullopt);
         thread = std::thread([this] { loop(); });
     }
@@ -131,34 +132,57 @@ struct EtcdLeadership::Impl {
         client.put(keys().alive(o.self_id), o.self_id, lease);
     }
 
+    /// The put of this node's alive key on its lease.
+    etcd::Op alive_put() const {
+        etcd::Op put;
+        put.key = keys().alive(o.self_id);
+        put.value = o.self_id;
+        put.lease = lease;
+        return put;
+    }
+
+    /// One transaction: takes the role if nobody holds it (this node leads from then on), else
+    /// reads its holder and notes from when it is known (holder_since); `also`, if any, is
+    /// written either way.
+    void take_or_read(std::optional<etcd::Op> also = std::nullopt) {
+        const auto key = keys().leader();
+        etcd::Compare vacant;  // nobody holds the role: the key was never created
+        vacant.key = key;
+        vacant.target = etcd::Compare::Target::Create;
+        vacant.number = 0;
+        etcd::Op take;
+        take.key = key;
+        take.value = o.self_id;
+        take.lease = lease;
+        etcd::Op read;
+        read.kind = etcd::Op::Kind::Range;
+        read.key = key;
+        std::vector<etcd::Op> taken{take}, held{read};
+        if (also) {
+            taken.push_back(*also);
+            held.push_back(*also);
+        }
+        auto result = client.txn({vacant}, taken, held);
+        if (result.succeeded) {
+            lead(etcd::Fence{key, result.revision});
+            return;
+        }
+        if (!result.ranges.empty() && !result.ranges[0].empty()) {
+            const auto& holder = result.ranges[0][0];
+            if (holder.value == o.self_id && holder.lease == lease) {
+                lead(etcd::Fence{key, holder.create_revision});  // this node's, from before
+                return;
+            }
+        }
+        holder_since = result.revision + 1;
+    }
+
     /// Takes the role if nobody holds it, else waits (at most `left`) for its holder to go.
     void campaign(milliseconds left) {
         const auto key = keys().leader();
         if (holder_since == 0) {
-            etcd::Compare vacant;  // nobody holds the role: the key was never created
-            vacant.key = key;
-            vacant.target = etcd::Compare::Target::Create;
-            vacant.number = 0;
-            etcd::Op take;
-            take.key = key;
-            take.value = o.self_id;
-            take.lease = lease;
-            etcd::Op read;
-            read.kind = etcd::Op::Kind::Range;
-            read.key = key;
-            auto result = client.txn({vacant}, {take}, {read});
-            if (result.succeeded) {
-                lead(etcd::Fence{key, result.revision});
-                return;
-            }
-            if (!result.ranges.empty() && !result.ranges[0].empty()) {
-                const auto& holder = result.ranges[0][0];
-                if (holder.value == o.self_id && holder.lease == lease) {
-                    lead(etcd::Fence{key, holder.create_revision});  // this node's, from before
-                    return;
-                }
-            }
-            holder_since = result.revision + 1;
+            take_or_read();
+            if (slot.running()) return;
         }
         // The holder keeps the key until it goes (its lease revoked or expired: a delete); a
         // watch that ends without one leaves the holder known, and the next watches on.

@@ -61,6 +61,7 @@ struct RdzvSession::Impl {
     bool lost_reported = false;
     bool in_flight = false;  ///< the beat thread is sending events taken from the outbox
     bool beat_dead = false;  ///< the beat thread gave up (store unreachable)
+    bool beaten = false;     ///< the beat thread's first ADD went through
     std::atomic<bool> stopping{false};
     RejectLog rejects;
     std::optional<ClockOffset> offset;  ///< under mu
@@ -79,16 +80,20 @@ struct RdzvSession::Impl {
 
     void beat_loop() {
         std::unique_lock lock(mu);
+        auto next_beat = Clock::now();  // the first at once
         while (!stopping) {
             std::deque<std::string> sending;
             sending.swap(outbox);
             in_flight = !sending.empty();
+            // Events between two beats go alone: the coordinator needs an ADD per heartbeat
+            // period, and each is a request (through etcd, a transaction).
+            const bool beat = Clock::now() >= next_beat;
             lock.unlock();
             std::string error;
             bool evicted = false;
             try {
                 stores.call(Role::Beat, [&](rdzv::Store& store) {
-                    evicted = store.add(o.keys.heartbeat(o.self.id), 1) >= kEvictedBeat;
+                    if (beat) evicted = store.add(o.keys.heartbeat(o.self.id), 1) >= kEvictedBeat;
                     for (const auto& e : sending) {
                         store.queue_push(o.keys.events(), o.auth.seal(o.keys.events(), e));
                     }
@@ -98,6 +103,10 @@ struct RdzvSession::Impl {
             }
             lock.lock();
             in_flight = false;
+            if (beat && error.empty()) {
+                next_beat = Clock::now() + o.settings.heartbeat;
+                beaten = true;
+            }
             if (evicted) {
                 beat_dead = true;
                 wake.notify_all();
@@ -119,9 +128,8 @@ struct RdzvSession::Impl {
                 if (tell) tell();
                 return;
             }
-            wake.notify_all();  // stop() may be waiting for the outbox to drain
-            wake.wait_for(lock, o.settings.heartbeat,
-                          [this] { return stopping || !outbox.empty(); });
+            wake.notify_all();  // stop() may wait for the outbox to drain, a join for a beat
+            wake.wait_until(lock, next_beat, [this] { return stopping || !outbox.empty(); });
         }
     }
 
@@ -205,10 +213,17 @@ struct RdzvSession::Impl {
     NodePlacement join_round(int my_seq) {
         const auto start = Clock::now();
         // The coordinator reads every member's counter in one MULTI_GET, which waits for each
-        // to exist: the first join makes sure this node's does. Later ones find it there.
+        // to exist: the first join waits for the beat thread's first ADD, which makes this
+        // node's (an ADD of its own would be one request more, and through etcd a conflict
+        // with the beat's). Later joins find it there.
         if (my_seq == 1) {
-            stores.call(Role::Join,
-                        [&](rdzv::Store& store) { store.add(o.keys.heartbeat(o.self.id), 1); });
+            std::unique_lock lock(mu);
+            wake.wait(lock, [this] { return beaten || beat_dead || stopping; });
+            if (!beaten) {  // the store failed the beat: this ADD says how, as before
+                lock.unlock();
+                stores.call(Role::Join,
+                            [&](rdzv::Store& store) { store.add(o.keys.heartbeat(o.self.id), 1); });
+            }
         }
         NodeInfo self = o.self;
         if (o.before_join) self.store_port = o.before_join();

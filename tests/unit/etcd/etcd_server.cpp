@@ -156,6 +156,44 @@ ClientOptions EtcdCluster::client_options() const {
     return o;
 }
 
+std::map<std::string, long> EtcdCluster::handled(int member) const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error("handled: socket failed");
+    timeval bound{5, 0};  // a member that does not answer fails the test, never hangs it
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(endpoint(member).port);
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string text;
+    const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0 &&
+        ::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+        char buf[65536];
+        for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 && text.size() < (64u << 20);)
+            text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    if (text.find("grpc_server_handled_total") == std::string::npos)
+        throw std::runtime_error("handled: no grpc_server_handled_total in etcd's /metrics");
+    std::map<std::string, long> out;
+    std::size_t at_line = 0;
+    while (at_line < text.size()) {
+        std::size_t end = text.find('\n', at_line);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(at_line, end - at_line);
+        at_line = end + 1;
+        if (line.rfind("grpc_server_handled_total{", 0) != 0) continue;
+        const auto m = line.find("grpc_method=\"");
+        const auto space = line.rfind(' ');
+        if (m == std::string::npos || space == std::string::npos) continue;
+        const auto name_end = line.find('"', m + 13);
+        out[line.substr(m + 13, name_end - m - 13)] += std::atol(line.c_str() + space + 1);
+    }
+    return out;
+}
+
 void EtcdCluster::kill(int member) {
     members_.at(static_cast<std::size_t>(member)).process.reset();
 }

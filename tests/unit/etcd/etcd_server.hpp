@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ class EtcdCluster {
     Endpoint endpoint(int member = 0) const;
     /// Options for a client of every member (with the client certificate under TLS).
     ClientOptions client_options() const;
+    /// The requests member `member` has handled so far, by gRPC method ("Put", "Txn", ...),
+    /// from its /metrics (plain HTTP only). Throws std::runtime_error when it cannot read them.
+    std::map<std::string, long> handled(int member = 0) const;
     /// SIGKILLs member `member` and reaps it.
     void kill(int member);
     /// The temporary directory (data directories, logs, certificates).

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,6 +79,12 @@ class Link {
         std::lock_guard lock(mu_);
         return connections_.size();
     }
+    /// How many ADDs to `key` went through this link.
+    int adds_to(const std::string& key) {
+        std::lock_guard lock(mu_);
+        auto it = adds_.find(key);
+        return it == adds_.end() ? 0 : it->second;
+    }
 
   private:
     friend class Connection;
@@ -85,6 +92,7 @@ class Link {
     std::atomic<bool> broken_{false};
     std::mutex mu_;
     std::vector<Connection*> connections_;
+    std::map<std::string, int> adds_;  ///< ADDs by key, under mu_
 };
 
 /// A Store over a fresh handle of the shared store, broken while its Link is cut.
@@ -110,7 +118,13 @@ class Connection final : public Store {
     std::string get(std::string_view k, ptrun::rdzv::Duration t) override {
         return live("get")->get(k, t);
     }
-    std::int64_t add(std::string_view k, std::int64_t d) override { return live("add")->add(k, d); }
+    std::int64_t add(std::string_view k, std::int64_t d) override {
+        {
+            std::lock_guard lock(link_.mu_);
+            link_.adds_[std::string(k)] += 1;
+        }
+        return live("add")->add(k, d);
+    }
     std::string compare_set(std::string_view k, std::string_view e, std::string_view d) override {
         return live("compare_set")->compare_set(k, e, d);
     }
@@ -501,6 +515,23 @@ TEST_CASE("rdzv in memory: success reported by every node completes the job",
     // The store host (a) waits for the others to leave before it stops the store.
     b.session->report_leaving(ps[0].round, "job complete");
     CHECK(cluster.coordinator->wait_drained("node-a:1:abcd", kWait));
+}
+
+TEST_CASE("rdzv in memory: a node beats on its heartbeat's period, not with every event",
+          "[launcher][rdzv_in_memory]") {
+    // Each ADD is a transaction through etcd: the first join does not add one of its own (it
+    // waits for the beat thread's first), and the reports between beats go without one.
+    TwoNodes job(Job{.heartbeat = 60s});
+    auto& [cluster, a, b, ps] = job;
+    a.session->report_success(ps[0].round);
+    b.session->report_success(ps[0].round);
+    for (auto* n : {&a, &b}) REQUIRE(n->ended.pop());
+    b.session->report_leaving(ps[0].round, "job complete");
+    REQUIRE(cluster.coordinator->wait_drained("node-a:1:abcd", kWait));
+    a.session->stop();
+    b.session->stop();
+    CHECK(a.link.adds_to(cluster.keys.heartbeat("node-a:1:abcd")) == 1);
+    CHECK(b.link.adds_to(cluster.keys.heartbeat("node-b:1:abcd")) == 1);
 }
 
 TEST_CASE("rdzv in memory: a node leaving a running round ends it as a lost node",
