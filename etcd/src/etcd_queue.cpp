@@ -140,6 +140,25 @@ void EtcdStore::queue_push(std::string_view key, std::string_view value) {
     impl_->fenced("queue_push", {}, {std::move(put)});
 }
 
+void EtcdStore::queue_push_many(std::string_view key, const std::vector<std::string>& values) {
+    if (values.size() == 1 && !impl_->options.fence) {  // a put costs etcd less than a txn
+        queue_push(key, values.front());
+        return;
+    }
+    for (std::size_t begin = 0; begin < values.size(); begin += kMaxTxnOps - 1) {
+        const std::size_t end = std::min(values.size(), begin + kMaxTxnOps - 1);  // + the fence
+        std::vector<Op> puts;
+        for (std::size_t i = begin; i < end; ++i) {
+            Op put;
+            put.kind = Op::Kind::Put;
+            put.key = impl_->queue_prefix(key) + impl_->item_suffix();
+            put.value = values[i];
+            puts.push_back(std::move(put));
+        }
+        impl_->fenced("queue_push_many", {}, std::move(puts));
+    }
+}
+
 std::string EtcdStore::queue_pop(std::string_view key, rdzv::Duration timeout) {
     const auto start = Clock::now();
     auto items = impl_->pop("queue_pop", key, 1, timeout);

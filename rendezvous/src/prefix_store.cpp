@@ -50,6 +50,10 @@ std::vector<std::string> PrefixStore::multi_get(const std::vector<std::string>& 
 std::vector<std::optional<std::string>> PrefixStore::peek(const std::vector<std::string>& keys) {
     return inner_.peek(full_keys(keys));
 }
+
+void PrefixStore::queue_push_many(std::string_view key, const std::vector<std::string>& values) {
+    inner_.queue_push_many(full_key(key), values);
+}
 void PrefixStore::multi_set(const std::vector<std::string>& keys,
                             const std::vector<std::string>& values) {
     inner_.multi_set(full_keys(keys), values);

@@ -94,9 +94,10 @@ struct RdzvSession::Impl {
             try {
                 stores.call(Role::Beat, [&](rdzv::Store& store) {
                     if (beat) evicted = store.add(o.keys.heartbeat(o.self.id), 1) >= kEvictedBeat;
-                    for (const auto& e : sending) {
-                        store.queue_push(o.keys.events(), o.auth.seal(o.keys.events(), e));
-                    }
+                    // Several at once in one request where the store can (etcd: a txn).
+                    std::vector<std::string> sealed;
+                    for (const auto& e : sending) sealed.push_back(o.auth.seal(o.keys.events(), e));
+                    if (!sealed.empty()) store.queue_push_many(o.keys.events(), sealed);
                 });
             } catch (const rdzv::StoreError& e) {
                 error = e.what();

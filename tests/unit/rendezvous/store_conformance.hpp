@@ -77,6 +77,13 @@ inline void check_store_verbs(Store& s, bool with_queues = true) {
         CHECK(s.queue_pop("q", 5s) == "first");
         CHECK(s.queue_pop("q", 5s) == "second");
         CHECK_THROWS_AS(s.queue_pop("q", 50ms), StoreTimeout);
+        // queue_push_many: in order, after what was there; nothing for none.
+        s.queue_push("q", "zero");
+        s.queue_push_many("q", {});
+        s.queue_push_many("q", {"one", std::string("t\0wo", 4), "three"});
+        CHECK(s.queue_len("q") == 4);
+        CHECK(s.queue_pop_batch("q", 10, 5s) ==
+              std::vector<std::string>{"zero", "one", std::string("t\0wo", 4), "three"});
         auto keys = s.list_keys();
         CHECK(static_cast<std::int64_t>(keys.size()) <= s.num_keys());
         CHECK(std::find(keys.begin(), keys.end(), "log") != keys.end());

@@ -53,6 +53,9 @@ class EtcdStore final : public rdzv::Store {
                                        rdzv::Duration timeout) override;
     /// One read-only transaction for the keys (a compare_set would be a write through raft).
     std::vector<std::optional<std::string>> peek(const std::vector<std::string>& keys) override;
+    /// One transaction for up to 127 items (fenced: with the fence's compare); one item alone
+    /// unfenced: a put.
+    void queue_push_many(std::string_view key, const std::vector<std::string>& values) override;
     void multi_set(const std::vector<std::string>& keys,
                    const std::vector<std::string>& values) override;
     void queue_push(std::string_view key, std::string_view value) override;

@@ -32,6 +32,7 @@ class PrefixStore final : public Store {
     std::vector<std::string> multi_get(const std::vector<std::string>& keys,
                                        Duration timeout) override;
     std::vector<std::optional<std::string>> peek(const std::vector<std::string>& keys) override;
+    void queue_push_many(std::string_view key, const std::vector<std::string>& values) override;
     void multi_set(const std::vector<std::string>& keys,
                    const std::vector<std::string>& values) override;
     void queue_push(std::string_view key, std::string_view value) override;

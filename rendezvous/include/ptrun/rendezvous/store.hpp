@@ -60,6 +60,9 @@ class Store {
                            const std::vector<std::string>& values) = 0;
     /// Pushes `value` onto the FIFO queue `key` and wakes one waiter on it.
     virtual void queue_push(std::string_view key, std::string_view value) = 0;
+    /// Pushes each of `values` onto queue `key`, in order. The default pushes them one by one;
+    /// stores that write several in one request (etcd) override it.
+    virtual void queue_push_many(std::string_view key, const std::vector<std::string>& values);
     /// Pops the front of queue `key`; blocks while it is empty, at most `timeout` (StoreTimeout).
     virtual std::string queue_pop(std::string_view key, Duration timeout) = 0;
     /// Length of queue `key` (0 if it never existed). Does not block.
