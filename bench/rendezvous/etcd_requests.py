@@ -6,12 +6,14 @@ Usage: /usr/bin/python3 bench/rendezvous/etcd_requests.py --nodes 1024 --repeat 
 Starts a one-member etcd (Debian's etcd-server, backends.py's Etcd), then per round and binary
 one job of N `ptrun --nnodes N --nproc-per-node 1 --rdzv-backend etcd-v2 ... true` agents
 (agents.py's run_once), reading etcd's /metrics before and after: its gRPC requests by method
-(grpc_server_handled_total) and the streams it opened. Prints a markdown row per job; etcd is
+(grpc_server_handled_total) and the streams it opened, and the CPU time etcd used (its
+/proc/PID/stat) and the agents used (their rusage). Prints a markdown row per job; etcd is
 stopped and its directory removed at the end."""
 import argparse
 import collections
 import os
 import re
+import resource
 import sys
 import tempfile
 import urllib.request
@@ -22,6 +24,19 @@ from agents import run_once  # noqa: E402
 from backends import Etcd  # noqa: E402
 
 HANDLED = re.compile(r'grpc_server_handled_total\{.*grpc_method="(\w+)".*\} (\S+)')
+
+
+def cpu_ms(pid):
+    """User + system CPU time process `pid` has used so far, in ms."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_ms():
+    """User + system CPU time of this process's reaped children so far, in ms."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r.ru_utime + r.ru_stime) * 1000
 
 
 def requests(etcd):
@@ -46,8 +61,9 @@ def main():
     a = ap.parse_args()
     methods = ["Txn", "Watch", "Put", "Range", "LeaseGrant", "LeaseKeepAlive", "LeaseRevoke"]
     print(f"{a.nodes} agents per job, one etcd member; load {os.getloadavg()[0]:.1f}\n")
-    print("| binary | s | " + " | ".join(methods) + " | per agent |")
-    print("|---|---:|" + "---:|" * (len(methods) + 1))
+    print("| binary | s | " + " | ".join(methods) + " | per agent | etcd CPU ms | etcd CPU per "
+          "request ms | agents' CPU ms |")
+    print("|---|---:|" + "---:|" * (len(methods) + 4))
     etcd = Etcd(a.etcd, 1)
     with tempfile.TemporaryDirectory(prefix="ptrun-bench-etcd-requests-") as scratch:
         try:
@@ -55,14 +71,18 @@ def main():
             for _ in range(a.repeat):
                 for ptrun in a.ptrun:
                     before = requests(etcd)
+                    etcd_before, agents_before = cpu_ms(etcd.procs[0].pid), children_cpu_ms()
                     took = run_once(os.path.abspath(ptrun), "etcd", a.nodes, etcd, scratch,
                                     a.timeout_s)
+                    etcd_cpu = cpu_ms(etcd.procs[0].pid) - etcd_before
+                    agents_cpu = children_cpu_ms() - agents_before
                     after = requests(etcd)
                     diff = {k: after[k] - before.get(k, 0) for k in after}
                     total = sum(diff.values())
                     print(f"| {ptrun} | {took:.2f} | "
                           + " | ".join(f"{diff.get(m, 0):,.0f}" for m in methods)
-                          + f" | {total / a.nodes:.1f} |", flush=True)
+                          + f" | {total / a.nodes:.1f} | {etcd_cpu:,.0f} | "
+                          f"{etcd_cpu / max(total, 1):.2f} | {agents_cpu:,.0f} |", flush=True)
         finally:
             etcd.stop()
     print(f"\nload after: {os.getloadavg()[0]:.1f}")
