@@ -23,6 +23,8 @@ using std::chrono::milliseconds;
 
 /// After a failed exchange with etcd, the pause before the next try.
 constexpr milliseconds kRetryPause{500};
+/// How long one watch of the leader key lasts before the campaign watches on from where it was.
+constexpr milliseconds kWatchChunk{60'000};
 
 }  // namespace
 
@@ -32,7 +34,8 @@ struct EtcdLeadership::Impl {
         lease = client.lease_grant(o.lease_ttl_s);
         take_or_read(alive_put());  // the alive key is there before any join follows
         client.limit_until(std::nullopt);
-        thread = std::thread([this] { loop(); });
+        renewer = std::thread([this] { renew_loop(); });
+        thread = std::thread([this] { campaign_loop(); });
     }
 
     ~Impl() {
@@ -43,6 +46,7 @@ struct EtcdLeadership::Impl {
         wake.notify_all();
         client.interrupt();
         thread.join();
+        renewer.join();
         slot.stop();
         try {
             etcd::Client last(o.client);  // the loop's client is interrupted
@@ -62,9 +66,9 @@ struct EtcdLeadership::Impl {
     }
 
     EtcdLeadershipOptions o;
-    etcd::Client client;
-    std::int64_t lease = 0;
-    std::mutex mu;  ///< guards stopping
+    etcd::Client client;  ///< both threads' (its unary calls are serialised, a watch has its own)
+    std::atomic<std::int64_t> lease{0};  ///< replaced by the renewer when it expired
+    std::mutex mu;                       ///< guards stopping
     std::condition_variable wake;
     bool stopping = false;
     /// The coordinator while this node leads. Once retired (wait_drained) the node campaigns no
@@ -73,34 +77,59 @@ struct EtcdLeadership::Impl {
     /// The revision from which the leader key is known to have kept its present holder (0:
     /// unknown): the next campaign watches on from there instead of asking etcd again (at 1,024
     /// waiting agents, a transaction per agent every renewal).
-    std::int64_t holder_since = 0;
-    std::thread thread;
+    std::int64_t holder_since = 0;  ///< the campaign thread's
+    std::thread renewer;            ///< keeps the lease alive
+    std::thread thread;             ///< campaigns, or waits while this node leads
 
     const RdzvKeys& keys() const { return o.coordinator.keys; }
     milliseconds renew_every() const { return milliseconds(o.lease_ttl_s * 1000 / 3); }
 
-    void loop() {
-        auto next_renewal = Clock::now() + renew_every();
+    /// Renews the lease every TTL/3 beside the campaign, whose watch of the leader stays open
+    /// across renewals (one stream per agent instead of one per agent and renewal).
+    void renew_loop() {
+        auto next = Clock::now() + renew_every();
         std::string last_error;
         while (true) {
             {
                 std::unique_lock lock(mu);
-                if (stopping) return;
+                if (wake.wait_until(lock, next, [this] { return stopping; })) return;
             }
             try {
-                if (Clock::now() >= next_renewal) {
-                    renew();
-                    next_renewal = Clock::now() + renew_every();
+                renew();
+                next = Clock::now() + renew_every();
+                if (!last_error.empty()) o.coordinator.logger->info("etcd answers again");
+                last_error.clear();
+            } catch (const rdzv::StoreError& e) {
+                {
+                    std::lock_guard lock(mu);
+                    if (stopping) return;  // the destructor interrupted the client
                 }
-                const auto left =
-                    std::max(milliseconds(1),
-                             std::chrono::duration_cast<milliseconds>(next_renewal - Clock::now()));
-                if (slot.running() || slot.retired()) {
+                if (e.what() != last_error) {
+                    o.coordinator.logger->warn("rendezvous leadership: {}", e.what());
+                    last_error = e.what();
+                }
+                next = Clock::now() + kRetryPause;
+            }
+        }
+    }
+
+    /// Takes the role when it is free, or waits while this node holds it (until its lease
+    /// expired: renew() stops the coordinator and wakes this thread).
+    void campaign_loop() {
+        std::string last_error;
+        while (true) {
+            try {
+                {
                     std::unique_lock lock(mu);
-                    wake.wait_for(lock, left, [this] { return stopping; });
-                } else {
-                    campaign(left);
+                    if (stopping) return;
+                    if (slot.running() || slot.retired()) {
+                        wake.wait_for(lock, renew_every(), [this] {
+                            return stopping || !(slot.running() || slot.retired());
+                        });
+                        continue;
+                    }
                 }
+                campaign(kWatchChunk);
                 if (!last_error.empty()) o.coordinator.logger->info("etcd answers again");
                 last_error.clear();
             } catch (const rdzv::StoreError& e) {
@@ -130,6 +159,10 @@ struct EtcdLeadership::Impl {
         slot.stop();
         lease = client.lease_grant(o.lease_ttl_s);
         client.put(keys().alive(o.self_id), o.self_id, lease);
+        {
+            std::lock_guard lock(mu);  // the campaign thread campaigns again at once
+        }
+        wake.notify_all();
     }
 
     /// The put of this node's alive key on its lease.

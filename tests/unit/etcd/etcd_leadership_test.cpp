@@ -93,3 +93,29 @@ TEST_CASE("etcd leadership: an agent starts with its lease and one transaction",
     CHECK(made("LeaseGrant") == 2);
     CHECK(made("Put") == 0);
 }
+
+TEST_CASE("etcd leadership: a waiting agent keeps one watch of the leader across its renewals",
+          "[etcd][leadership]") {
+    // Another node holds the role (its lease outlives the test); this agent renews its own lease
+    // every TTL/3 while it watches: one watch stream, not a new one after each renewal (at 1,024
+    // waiting agents, a stream per agent per renewal).
+    EtcdCluster etcd;
+    ptrun::etcd::Client client(etcd.client_options());
+    const auto keys = rdzv_keys("lead-test");
+    const auto holder = client.lease_grant(60);
+    client.put(keys.leader(), "someone", holder);
+    const auto before = etcd.started();
+    auto count = [](const std::map<std::string, long>& m, const std::string& method) {
+        return m.count(method) ? m.at(method) : 0L;
+    };
+    EtcdLeadership b(agent(etcd, "b"));  // lease TTL 2 s: renewed every ~0.67 s
+    REQUIRE(eventually(
+        [&] {
+            return count(etcd.started(), "LeaseKeepAlive") - count(before, "LeaseKeepAlive") >= 3;
+        },
+        10s));
+    CHECK_FALSE(b.leads());
+    CHECK(count(etcd.started(), "Watch") - count(before, "Watch") == 1);
+    client.lease_revoke(holder);  // the holder goes: b takes the role from its watch
+    REQUIRE(eventually([&] { return b.leads(); }, 5s));
+}

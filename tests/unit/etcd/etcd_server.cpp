@@ -156,9 +156,9 @@ ClientOptions EtcdCluster::client_options() const {
     return o;
 }
 
-std::map<std::string, long> EtcdCluster::handled(int member) const {
+std::map<std::string, long> EtcdCluster::by_method(const std::string& metric, int member) const {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error("handled: socket failed");
+    if (fd < 0) throw std::runtime_error("by_method: socket failed");
     timeval bound{5, 0};  // a member that does not answer fails the test, never hangs it
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
@@ -175,8 +175,8 @@ std::map<std::string, long> EtcdCluster::handled(int member) const {
             text.append(buf, static_cast<std::size_t>(n));
     }
     ::close(fd);
-    if (text.find("grpc_server_handled_total") == std::string::npos)
-        throw std::runtime_error("handled: no grpc_server_handled_total in etcd's /metrics");
+    if (text.find(metric + "{") == std::string::npos)
+        throw std::runtime_error("by_method: no " + metric + " in etcd's /metrics");
     std::map<std::string, long> out;
     std::size_t at_line = 0;
     while (at_line < text.size()) {
@@ -184,7 +184,7 @@ std::map<std::string, long> EtcdCluster::handled(int member) const {
         if (end == std::string::npos) end = text.size();
         const std::string line = text.substr(at_line, end - at_line);
         at_line = end + 1;
-        if (line.rfind("grpc_server_handled_total{", 0) != 0) continue;
+        if (line.rfind(metric + "{", 0) != 0) continue;
         const auto m = line.find("grpc_method=\"");
         const auto space = line.rfind(' ');
         if (m == std::string::npos || space == std::string::npos) continue;

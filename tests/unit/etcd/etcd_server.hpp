@@ -56,7 +56,16 @@ class EtcdCluster {
     ClientOptions client_options() const;
     /// The requests member `member` has handled so far, by gRPC method ("Put", "Txn", ...),
     /// from its /metrics (plain HTTP only). Throws std::runtime_error when it cannot read them.
-    std::map<std::string, long> handled(int member = 0) const;
+    std::map<std::string, long> handled(int member = 0) const {
+        return by_method("grpc_server_handled_total", member);
+    }
+    /// The calls member `member` has started so far, by gRPC method: a watch stream counts
+    /// when it opens ("handled" counts it when it ends).
+    std::map<std::string, long> started(int member = 0) const {
+        return by_method("grpc_server_started_total", member);
+    }
+    /// The sums of counter `metric` from member `member`'s /metrics by its grpc_method label.
+    std::map<std::string, long> by_method(const std::string& metric, int member = 0) const;
     /// SIGKILLs member `member` and reaps it.
     void kill(int member);
     /// The temporary directory (data directories, logs, certificates).
