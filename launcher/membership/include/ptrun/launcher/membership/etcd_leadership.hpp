@@ -2,7 +2,10 @@
 /// The etcd backend's coordinator role: every agent campaigns for it under a lease of its own
 /// (etcd's leader election: the leader key exists while its holder keeps the lease alive); the
 /// holder runs the Coordinator on a store fenced by that key, and another agent takes over
-/// within the lease's TTL when the holder dies, carrying on from the state it left in etcd.
+/// within the lease's TTL when the holder dies, carrying on from the state it left in etcd. Two
+/// threads: one renews the lease every TTL/3, the other campaigns (one transaction, which also
+/// writes the agent's alive key the first time) and then watches the leader key for as long as
+/// another node holds it, one watch stream across renewals.
 
 #include <chrono>
 #include <cstdint>
@@ -31,7 +34,8 @@ struct EtcdLeadershipOptions {
 
 class EtcdLeadership final : public RoundHost {
   public:
-    /// Grants this agent's lease and starts campaigning. Throws rdzv::StoreError when etcd
+    /// Grants this agent's lease, writes its alive key and campaigns once (this node may lead
+    /// when it returns), then goes on in the background. Throws rdzv::StoreError when etcd
     /// cannot be reached.
     explicit EtcdLeadership(EtcdLeadershipOptions options);
     /// Stops coordinating and revokes the lease: another agent takes over at once.
