@@ -136,12 +136,30 @@ EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, cons
                                                 rdzv::Duration timeout) {
     const auto start = Clock::now();
     std::unordered_map<std::string, std::size_t> index;  // full key -> its place in `keys`
+    bool watch_first = false;
+    {
+        std::lock_guard lock(missed_mu);
+        watch_first = !keys.empty() && missed == keys;
+    }
+    const auto timed_out = [&] {
+        {
+            std::lock_guard lock(missed_mu);
+            missed = keys;
+        }
+        return rdzv::StoreTimeout(operation, keys, since(start));
+    };
     for (;;) {
-        auto presence = read(keys);
-        if (presence.all()) return presence;
-        const auto left =
-            std::chrono::duration_cast<rdzv::Duration>(start + timeout - Clock::now());
-        if (left.count() <= 0) throw rdzv::StoreTimeout(operation, keys, since(start));
+        Presence presence;
+        auto left = std::chrono::ceil<rdzv::Duration>(start + timeout - Clock::now());
+        if (watch_first && left.count() > 0) {  // nothing known: the watch's catch-up reads all
+            presence.values.resize(keys.size());
+        } else {
+            presence = read(keys);
+            if (presence.all()) return presence;
+            left = std::chrono::ceil<rdzv::Duration>(start + timeout - Clock::now());
+        }
+        watch_first = false;
+        if (left.count() <= 0) throw timed_out();
         // One watch over the span of the missing keys (and their queues); any event there means
         // read again. Events after the read are not missed: the watch starts where etcd set it
         // up, and writes between the read and then are read again (the catch-up below).
@@ -179,6 +197,9 @@ EtcdStore::Impl::Presence EtcdStore::Impl::wait(std::string_view operation, cons
             }
         }
         if (!events.empty() && presence.all()) return presence;
+        // A watch that ends with nothing ran to the deadline (watch() returns no events only
+        // then, or when the catch-up completed the set): nothing came since its catch-up.
+        if (events.empty()) throw timed_out();
     }
 }
 

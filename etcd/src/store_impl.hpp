@@ -42,7 +42,10 @@ struct EtcdStore::Impl {
     };
     Presence read(const std::vector<std::string>& keys);
     /// Blocks until every key exists, at most `timeout` (then StoreTimeout naming `operation`):
-    /// reads, and watches the missing keys from the revision after the read.
+    /// reads, and watches the missing keys from the revision after the read. Keys whose last
+    /// wait here timed out (a join's admission, waited in chunks) are watched first and read
+    /// once the watch is set up: two requests where reading first takes three whenever anything
+    /// was written meanwhile (at scale, always).
     Presence wait(std::string_view operation, const std::vector<std::string>& keys,
                   rdzv::Duration timeout);
 
@@ -64,6 +67,8 @@ struct EtcdStore::Impl {
     Client client;
     std::string store_tag;  ///< 16 random hex digits, the first half of every item suffix
     std::atomic<std::uint64_t> pushed{0};
+    std::mutex missed_mu;
+    std::vector<std::string> missed;  ///< the keys of the last wait that timed out (missed_mu)
     std::mutex counters_mu;
     std::unordered_map<std::string, KeyValue> counters;  ///< note_counter's, by etcd key
     static constexpr std::size_t kCountersKept = 4'096;

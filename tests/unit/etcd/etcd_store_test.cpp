@@ -186,3 +186,36 @@ TEST_CASE("etcd EtcdStore with a fence writes while the fence key lives", "[etcd
     CHECK(unfenced.queue_len("q") == 1);  // the fenced pop took nothing
     CHECK(s.get("still", 1s) == "ok");    // reads need no fence
 }
+
+TEST_CASE("etcd EtcdStore waits again for keys it timed out on by watching first",
+          "[etcd][store]") {
+    // A join's admission is waited for in chunks: each chunk that ends without it costs a read
+    // and a watch, and the next one a watch and the read once it is set up (at scale the read
+    // before a watch is always read again, as something was written meanwhile); no read after
+    // a watch that ran to its deadline.
+    EtcdCluster etcd;
+    EtcdStore s(store_options(etcd));
+    auto count = [](const std::map<std::string, long>& m, const std::string& method) {
+        return m.count(method) ? m.at(method) : 0L;
+    };
+    auto before = etcd.handled();
+    auto watches = etcd.started();
+    CHECK_THROWS_AS(s.get("admit/1", 300ms), StoreTimeout);
+    CHECK(count(etcd.handled(), "Txn") - count(before, "Txn") == 1);
+    CHECK(count(etcd.started(), "Watch") - count(watches, "Watch") == 1);
+
+    before = etcd.handled();
+    watches = etcd.started();
+    CHECK_THROWS_AS(s.get("admit/1", 300ms), StoreTimeout);
+    CHECK(count(etcd.handled(), "Txn") - count(before, "Txn") == 1);  // the watch's catch-up
+    CHECK(count(etcd.started(), "Watch") - count(watches, "Watch") == 1);
+
+    // Set meanwhile: the catch-up read after the watch finds it.
+    EtcdStore writer(store_options(etcd));
+    writer.set("admit/1", "yes");
+    CHECK(s.get("admit/1", 5s) == "yes");
+    // A wait that may not wait still reads.
+    CHECK_THROWS_AS(s.get("other", 300ms), StoreTimeout);
+    writer.set("other", "here");
+    CHECK(s.get("other", 0ms) == "here");
+}
