@@ -44,6 +44,13 @@ void start_a_job(const fs::path& records) {
     Containment containment(options, quiet());
 }
 
+/// True when this process may make cgroups under `parent`; else says the test is skipped.
+bool cgroup_writable(const std::string& parent) {
+    if (!parent.empty() && cgroup_unusable_reason(parent).empty()) return true;
+    WARN("skipped: no cgroup v2 directory this process may write (" + parent + ")");
+    return false;
+}
+
 }  // namespace
 
 TEST_CASE("a dead job's record stays while its cgroup could not be removed",
@@ -79,10 +86,7 @@ TEST_CASE("a dead job's record naming a cgroup never made is forgotten",
 TEST_CASE("a dead job's cgroup is removed with cgroups its workers made below it",
           "[launcher][containment]") {
     const std::string parent = own_cgroup_dir();
-    if (parent.empty() || !cgroup_unusable_reason(parent).empty()) {
-        WARN("skipped: no cgroup v2 directory this process may write (" + parent + ")");
-        return;
-    }
+    if (!cgroup_writable(parent)) return;
     const fs::path job = fs::path(parent) / ("ptrun-test-dead-" + std::to_string(::getpid()));
     fs::create_directories(job / "attempt-1" / "worker" / "inner");
     fs::create_directories(job / "helpers");
@@ -102,10 +106,7 @@ TEST_CASE("a live job's cgroup is removed with cgroups its workers made below it
     // ptrun's own end (JobCgroup's destructor), not a later ptrun's cleanup: a worker that made a
     // cgroup below its own must not leave J, and so the job's record, behind.
     const std::string parent = own_cgroup_dir();
-    if (parent.empty() || !cgroup_unusable_reason(parent).empty()) {
-        WARN("skipped: no cgroup v2 directory this process may write (" + parent + ")");
-        return;
-    }
+    if (!cgroup_writable(parent)) return;
     const std::string name = "ptrun-test-live-" + std::to_string(::getpid());
     const fs::path job = job_cgroup_path(parent, name);
     std::string error;
