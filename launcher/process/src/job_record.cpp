@@ -85,8 +85,15 @@ std::unique_ptr<JobRecord> JobRecord::create(JobRecordData data,
         // record is never seen unlocked or empty.
         const std::string path = dir + "/" + data.tag + ".rec";
         const std::string fresh = dir + "/" + data.tag + ".new";
-        int fd = ::open(fresh.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0) continue;
+        const int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+        int fd = ::open(fresh.c_str(), flags, 0600);
+        if (fd < 0 && errno == ENOENT && private_dir(dir)) {
+            fd = ::open(fresh.c_str(), flags, 0600);  // another ptrun's end removed it meanwhile
+        }
+        if (fd < 0) {
+            ::rmdir(dir.c_str());  // when empty (made for this record): nothing left behind
+            continue;
+        }
         auto record = std::unique_ptr<JobRecord>(new JobRecord(fresh, fd, std::move(data)));
         if (::flock(fd, LOCK_EX | LOCK_NB) != 0) continue;  // the destructor removes it
         record->write();

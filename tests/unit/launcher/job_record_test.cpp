@@ -1,5 +1,7 @@
 #include "ptrun/launcher/process/job_record.hpp"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,4 +75,28 @@ TEST_CASE("job record: a directory others can enter is never used", "[launcher][
     CHECK_THAT(error, Catch::Contains(shared));
     std::ofstream(shared + "/1-dead.rec") << encode_record(sample());
     CHECK(find_dead_jobs({shared}).empty());
+}
+
+TEST_CASE("job record: a record that cannot be made leaves no directory behind",
+          "[launcher][containment]") {
+    // Out of descriptors (EMFILE): the directories were made, the record could not be opened in
+    // either; each one made for it goes again (an empty /tmp/ptrun-jobs-UID was left, which every
+    // later ptrun listed for dead jobs).
+    TempDir root;
+    const std::vector<std::string> dirs{(root.path / "first").string(),
+                                        (root.path / "second").string()};
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    int highest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the lowest free descriptor
+    REQUIRE(highest >= 0);
+    ::close(highest);
+    rlimit none = saved;
+    none.rlim_cur = static_cast<rlim_t>(highest);  // every descriptor from here on: EMFILE
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &none) == 0);
+    std::string error;
+    auto record = JobRecord::create(sample(), dirs, &error);
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    CHECK_FALSE(record);
+    CHECK_FALSE(fs::exists(dirs[0]));
+    CHECK_FALSE(fs::exists(dirs[1]));
 }
