@@ -26,6 +26,25 @@ constexpr milliseconds kRetryPause{500};
 /// How long one watch of the leader key lasts before the campaign watches on from where it was.
 constexpr milliseconds kWatchChunk{60'000};
 
+/// A retrying loop's failures, each said once until etcd answers again (which is said too).
+class FailureLog {
+  public:
+    explicit FailureLog(spdlog::logger& log) : log_(log) {}
+    void failed(const std::string& what) {
+        if (what == last_) return;
+        log_.warn("rendezvous leadership: {}", what);
+        last_ = what;
+    }
+    void answered() {
+        if (!last_.empty()) log_.info("etcd answers again");
+        last_.clear();
+    }
+
+  private:
+    spdlog::logger& log_;
+    std::string last_;
+};
+
 }  // namespace
 
 struct EtcdLeadership::Impl {
@@ -88,7 +107,7 @@ struct EtcdLeadership::Impl {
     /// across renewals (one stream per agent instead of one per agent and renewal).
     void renew_loop() {
         auto next = Clock::now() + renew_every();
-        std::string last_error;
+        FailureLog failures(*o.coordinator.logger);
         while (true) {
             {
                 std::unique_lock lock(mu);
@@ -97,17 +116,13 @@ struct EtcdLeadership::Impl {
             try {
                 renew();
                 next = Clock::now() + renew_every();
-                if (!last_error.empty()) o.coordinator.logger->info("etcd answers again");
-                last_error.clear();
+                failures.answered();
             } catch (const rdzv::StoreError& e) {
                 {
                     std::lock_guard lock(mu);
                     if (stopping) return;  // the destructor interrupted the client
                 }
-                if (e.what() != last_error) {
-                    o.coordinator.logger->warn("rendezvous leadership: {}", e.what());
-                    last_error = e.what();
-                }
+                failures.failed(e.what());
                 next = Clock::now() + kRetryPause;
             }
         }
@@ -116,7 +131,7 @@ struct EtcdLeadership::Impl {
     /// Takes the role when it is free, or waits while this node holds it (until its lease
     /// expired: renew() stops the coordinator and wakes this thread).
     void campaign_loop() {
-        std::string last_error;
+        FailureLog failures(*o.coordinator.logger);
         while (true) {
             try {
                 {
@@ -130,18 +145,14 @@ struct EtcdLeadership::Impl {
                     }
                 }
                 campaign(kWatchChunk);
-                if (!last_error.empty()) o.coordinator.logger->info("etcd answers again");
-                last_error.clear();
+                failures.answered();
             } catch (const rdzv::StoreError& e) {
                 holder_since = 0;  // ask again: a watch from there may be what failed (compacted)
                 {
                     std::lock_guard lock(mu);
                     if (stopping) return;  // the destructor interrupted the client
                 }
-                if (e.what() != last_error) {
-                    o.coordinator.logger->warn("rendezvous leadership: {}", e.what());
-                    last_error = e.what();
-                }
+                failures.failed(e.what());
                 std::unique_lock lock(mu);
                 wake.wait_for(lock, kRetryPause, [this] { return stopping; });
             }

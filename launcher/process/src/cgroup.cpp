@@ -81,6 +81,14 @@ std::vector<std::string> cgroup_tree(const std::string& dir) {
     return out;
 }
 
+/// Removes the cgroups of `tree` (cgroup_tree's: parents first) leaves first; true when its
+/// root is gone.
+bool remove_cgroups(const std::vector<std::string>& tree) {
+    for (auto dir = tree.rbegin(); dir != tree.rend(); ++dir) ::rmdir(dir->c_str());
+    struct stat st {};
+    return ::stat(tree.front().c_str(), &st) != 0;
+}
+
 void kill_at(const std::string& dir) {
     int fd = ::open((dir + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -273,10 +281,7 @@ bool JobCgroup::remove() {
     removed_ = ::rmdir(path_.c_str()) == 0 || errno == ENOENT;
     if (removed_ || errno != EBUSY) return removed_;
     // A worker made cgroups below its own: the whole tree, leaves first (as destroy_cgroup).
-    const auto tree = cgroup_tree(path_);
-    for (auto dir = tree.rbegin(); dir != tree.rend(); ++dir) ::rmdir(dir->c_str());
-    struct stat st {};
-    removed_ = ::stat(path_.c_str(), &st) != 0;
+    removed_ = remove_cgroups(cgroup_tree(path_));
     return removed_;
 }
 
@@ -289,9 +294,7 @@ int destroy_cgroup(const std::string& path, std::chrono::milliseconds within) {
     for (const auto& dir : tree) count += static_cast<int>(members(dir).size());
     kill_at(path);
     if (!wait_empty(path, Clock::now() + within)) return -1;
-    for (auto dir = tree.rbegin(); dir != tree.rend(); ++dir)
-        ::rmdir(dir->c_str());  // leaves first
-    return ::stat(path.c_str(), &st) == 0 ? -1 : count;
+    return remove_cgroups(tree) ? count : -1;
 }
 
 }  // namespace ptrun::launcher
