@@ -33,6 +33,7 @@ ProcessLauncher::ProcessLauncher(ContainmentOptions options, std::string inherit
       log_(std::move(log)) {}
 
 ProcessLauncher::~ProcessLauncher() {
+    slice_.reset();                        // on the thread that took it (the agent's)
     sigchld_.reset();                      // before the loop it was made on goes
     if (memory_) memory_->kill_workers();  // v2: outside the job's cgroup (its own)
     containment_.reset();                  // ends what is left
@@ -51,6 +52,7 @@ void ProcessLauncher::open(boost::asio::io_context& io, ChangeHandler changed) {
                     memory_->dir());
     }
     sigchld_ = std::make_unique<Sigchld>(io);
+    slice_ = std::make_unique<ShortSlice>();  // run() supervises on this thread
     open_ = true;
     wait_child();
 }
@@ -187,6 +189,7 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
     request.cgroup_procs_fd = -1;  // spawn_worker opens it where clone3 cannot place the child
     request.cgroup_errno = &cgroup_errno;
     request.reset_signals = reset_signals_ ? &*reset_signals_ : nullptr;
+    request.sched_attributes = slice_ ? slice_->original() : nullptr;
     Tracked tracked;
     tracked.started_us = kmsg_now_us();
     sys::Fd memory_procs;
@@ -212,12 +215,14 @@ pid_t ProcessLauncher::launch(SpawnRequest& request) {
         request.cgroup_errno = nullptr;
         request.memory_procs_fd = -1;
         request.reset_signals = nullptr;
+        request.sched_attributes = nullptr;
         if (tracked.memory) memory_->remove(*tracked.memory);
         throw;
     }
     request.cgroup_errno = nullptr;
     request.memory_procs_fd = -1;
     request.reset_signals = nullptr;
+    request.sched_attributes = nullptr;
     tracked_[pid] = std::move(tracked);
     attempt_.insert(pid);
     alive_.insert(pid);
@@ -256,6 +261,7 @@ pid_t ProcessLauncher::launch_helper(SpawnRequest& request,
                                      std::function<void(const WorkerExit&)> exited) {
     request.env[kJobTagVariable] = containment_->worker_tag(inherited_tag_);
     request.cgroup_dir_fd = containment_->helper_cgroup_dir_fd();
+    request.sched_attributes = slice_ ? slice_->original() : nullptr;
     const pid_t pid = spawn_worker(request);
     helpers_[pid] = std::move(exited);
     return pid;

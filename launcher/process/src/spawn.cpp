@@ -74,6 +74,7 @@ int exec_child(void* raw) {
         a->binding = placement::apply_binding(*r.binding);
         if (a->binding.failed != placement::BindingStep::None) ::_exit(127);
     }
+    if (r.sched_attributes) set_thread_sched_attributes(*r.sched_attributes);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);

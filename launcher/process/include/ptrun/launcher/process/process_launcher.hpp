@@ -18,6 +18,7 @@
 
 #include "ptrun/launcher/process/containment.hpp"
 #include "ptrun/launcher/process/memory_cgroup.hpp"
+#include "ptrun/launcher/process/short_slice.hpp"
 #include "ptrun/launcher/process/worker_launcher.hpp"
 
 namespace spdlog {
@@ -80,6 +81,8 @@ class ProcessLauncher final : public WorkerLauncher {
     std::string inherited_tag_;
     std::shared_ptr<spdlog::logger> log_;
     std::unique_ptr<Containment> containment_;  ///< made by open()
+    /// The supervising thread's short slice, from open() (on the agent's thread) to the end.
+    std::unique_ptr<ShortSlice> slice_;
     struct Sigchld;                             ///< the SIGCHLD signal_set on the agent's loop
     std::unique_ptr<Sigchld> sigchld_;
     ChangeHandler changed_;

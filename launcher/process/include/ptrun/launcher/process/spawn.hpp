@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ptrun/env/env_map.hpp"
+#include "ptrun/launcher/process/short_slice.hpp"
 #include "ptrun/placement/apply_binding.hpp"
 
 namespace ptrun::launcher {
@@ -54,6 +55,9 @@ struct SpawnRequest {
     /// The signals the child sets back to SIG_DFL before exec (signals_to_reset(), taken once by
     /// a caller that starts many workers); null: taken for this worker.
     const sigset_t* reset_signals = nullptr;
+    /// Non-null: the scheduling attributes the child sets before exec (ptrun's own, where it
+    /// holds a ShortSlice that workers must not inherit).
+    const SchedAttributes* sched_attributes = nullptr;
 };
 
 /// The signals a worker gets back at their default before exec: those with a handler in ptrun
