@@ -83,7 +83,7 @@ class ProcessLauncher final : public WorkerLauncher {
     std::unique_ptr<Containment> containment_;  ///< made by open()
     /// The supervising thread's short slice, from open() (on the agent's thread) to the end.
     std::unique_ptr<ShortSlice> slice_;
-    struct Sigchld;                             ///< the SIGCHLD signal_set on the agent's loop
+    struct Sigchld;  ///< the SIGCHLD signal_set on the agent's loop
     std::unique_ptr<Sigchld> sigchld_;
     ChangeHandler changed_;
     bool open_ = false;
