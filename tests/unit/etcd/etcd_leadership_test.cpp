@@ -84,14 +84,8 @@ TEST_CASE("etcd leadership: an agent starts with its lease and one transaction",
     REQUIRE(eventually([&] { return a.leads(); }, 5s));
     CHECK_FALSE(b.leads());
     const auto after = etcd.handled();
-    auto made = [&](const std::string& method) {
-        auto count = [&](const std::map<std::string, long>& m) {
-            return m.count(method) ? m.at(method) : 0L;
-        };
-        return count(after) - count(before);
-    };
-    CHECK(made("LeaseGrant") == 2);
-    CHECK(made("Put") == 0);
+    CHECK(EtcdCluster::calls_since(before, after, "LeaseGrant") == 2);
+    CHECK(EtcdCluster::calls_since(before, after, "Put") == 0);
 }
 
 TEST_CASE("etcd leadership: a waiting agent keeps one watch of the leader across its renewals",
@@ -105,17 +99,12 @@ TEST_CASE("etcd leadership: a waiting agent keeps one watch of the leader across
     const auto holder = client.lease_grant(60);
     client.put(keys.leader(), "someone", holder);
     const auto before = etcd.started();
-    auto count = [](const std::map<std::string, long>& m, const std::string& method) {
-        return m.count(method) ? m.at(method) : 0L;
-    };
     EtcdLeadership b(agent(etcd, "b"));  // lease TTL 2 s: renewed every ~0.67 s
     REQUIRE(eventually(
-        [&] {
-            return count(etcd.started(), "LeaseKeepAlive") - count(before, "LeaseKeepAlive") >= 3;
-        },
+        [&] { return EtcdCluster::calls_since(before, etcd.started(), "LeaseKeepAlive") >= 3; },
         10s));
     CHECK_FALSE(b.leads());
-    CHECK(count(etcd.started(), "Watch") - count(before, "Watch") == 1);
+    CHECK(EtcdCluster::calls_since(before, etcd.started(), "Watch") == 1);
     client.lease_revoke(holder);  // the holder goes: b takes the role from its watch
     REQUIRE(eventually([&] { return b.leads(); }, 5s));
 }

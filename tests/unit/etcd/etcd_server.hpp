@@ -66,6 +66,15 @@ class EtcdCluster {
     }
     /// The sums of counter `metric` from member `member`'s /metrics by its grpc_method label.
     std::map<std::string, long> by_method(const std::string& metric, int member = 0) const;
+    /// How many more calls of `method` counts `now` has than `before` (two of the maps above).
+    static long calls_since(const std::map<std::string, long>& before,
+                            const std::map<std::string, long>& now, const std::string& method) {
+        auto of = [&method](const std::map<std::string, long>& m) {
+            const auto it = m.find(method);
+            return it == m.end() ? 0L : it->second;
+        };
+        return of(now) - of(before);
+    }
     /// SIGKILLs member `member` and reaps it.
     void kill(int member);
     /// The temporary directory (data directories, logs, certificates).
