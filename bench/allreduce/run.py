@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "integration"))
@@ -51,7 +52,8 @@ def commands(args, n):
     if os.path.exists("/usr/bin/torchrun"):
         # --redirects/--tee 9:0 dodge torchrun 1.13's to_map(None) crash (as tests/integration do).
         cmds["gloo"] = ["/usr/bin/torchrun", "--standalone", "--nproc_per_node", str(n), "--redirects", "9:0",
-                        "--tee", "9:0", os.path.join(HERE, "torch_gloo_allreduce.py"), str(args.max_mib)]
+                        "--tee", "9:0", "--log_dir", args.torch_logs.name,
+                        os.path.join(HERE, "torch_gloo_allreduce.py"), str(args.max_mib)]
     if not TORCH2.skip_reason():  # torch 2.6's gloo under its own torchrun, in the Debian 13 root
         cmds["gloo2"] = TORCH2.command([*TORCH2.torchrun, "--standalone", "--nproc_per_node", str(n),
                                         os.path.join(HERE, "torch_gloo_allreduce.py"), str(args.max_mib)])
@@ -91,6 +93,9 @@ def main():
     ap.add_argument("--shared-below-ns", type=float, default=350.0,
                     help="a probe round trip below this means the CPUs share a cache")
     args = ap.parse_args()
+    # torchrun 1.13 keeps a torchelastic_* directory in /tmp per run unless given one: this run's
+    # (removed at exit).
+    args.torch_logs = tempfile.TemporaryDirectory(prefix="bench-torchrun-")
     ranks = [int(x) for x in args.ranks.split(",")]
     bests = {}  # placement -> (impl, n) -> size -> row with the lowest time
     probes = {}  # placement -> every round trip (ns) probed in it

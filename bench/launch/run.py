@@ -23,6 +23,7 @@ from torch_flavour import RootTorch  # noqa: E402  (Debian 13's torch 2.6, enter
 
 TORCHRUN = "/usr/bin/torchrun"
 TORCH_FIX = ["--redirects", "9:0", "--tee", "9:0"]  # torchrun 1.13 on Python 3.11, see README
+# (and --log_dir, added by main)
 
 
 def hyperfine(commands, runs, warmup):
@@ -58,6 +59,14 @@ def main():
     ap.add_argument("--quick", action="store_true", help="skip torchrun's default (5 s) monitor interval")
     ap.add_argument("--other-ptrun", help="a second ptrun binary to time beside --build's")
     a = ap.parse_args()
+    # torchrun 1.13 keeps a torchelastic_* directory in /tmp per run unless given one: this run's.
+    with tempfile.TemporaryDirectory(prefix="bench-torchrun-") as logs:
+        TORCH_FIX.extend(["--log_dir", logs])
+        run(a)
+
+
+def run(a):
+    """Everything main() measures, with its arguments `a`."""
     b = pathlib.Path(a.build)
     ptrun, floor = str(b / "launcher/ptrun"), str(b / "bench/bench_floor")
     worker = str(b / "bench/bench_restart_worker")

@@ -107,7 +107,8 @@ class Bench:
             return self.wrap([PTRUN, "--standalone", "--nproc-per-node", n,
                               "--max-restarts", str(restarts), JOB])
         if case == "torchrun":
-            fix = [] if self.a.torch2 else ["--redirects", "9:0", "--tee", "9:0"]
+            # torchrun 1.13 keeps a torchelastic_* directory in /tmp per run unless given one.
+            fix = [] if self.a.torch2 else ["--redirects", "9:0", "--tee", "9:0", "--log_dir", self.tmp]
             return self.wrap([TORCHRUN, "--standalone", "--nproc_per_node", n,
                               "--max_restarts", str(restarts), "--monitor_interval", "0.1",
                               *fix, JOB])
