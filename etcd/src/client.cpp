@@ -22,6 +22,49 @@ std::string prefix_end(const std::string& prefix) {
     return std::string(1, '\0');  // every key (etcd's "no end" for a prefix of 0xFF bytes)
 }
 
+Compare Compare::equal(std::string key, Target target, std::int64_t number) {
+    Compare c;
+    c.key = std::move(key);
+    c.target = target;
+    c.number = number;
+    return c;
+}
+
+Compare Compare::value_equal(std::string key, std::string value) {
+    Compare c;
+    c.key = std::move(key);
+    c.target = Target::Value;
+    c.value = std::move(value);
+    return c;
+}
+
+Op Op::put(std::string key, std::string value, std::int64_t lease) {
+    Op op;
+    op.kind = Kind::Put;
+    op.key = std::move(key);
+    op.value = std::move(value);
+    op.lease = lease;
+    return op;
+}
+
+Op Op::remove(std::string key, std::string range_end) {
+    Op op;
+    op.kind = Kind::Delete;
+    op.key = std::move(key);
+    op.range_end = std::move(range_end);
+    return op;
+}
+
+Op Op::range(std::string key, std::string range_end, std::int64_t limit, bool keys_only) {
+    Op op;
+    op.kind = Kind::Range;
+    op.key = std::move(key);
+    op.range_end = std::move(range_end);
+    op.limit = limit;
+    op.keys_only = keys_only;
+    return op;
+}
+
 // ---- Impl -------------------------------------------------------------------------------------
 
 Client::Impl::Impl(ClientOptions o) : options(std::move(o)) {

@@ -49,13 +49,10 @@ bool EtcdStore::Impl::is_queue_item(std::string_view key) {
 }
 
 std::vector<std::string> EtcdStore::Impl::keys() {
-    Op all;
-    all.kind = Op::Kind::Range;
     // An empty root is the whole key space (etcd spells it "\0" to "\0").
-    all.key = options.root.empty() ? std::string(1, '\0') : options.root;
-    all.range_end = prefix_end(options.root);
-    all.keys_only = true;
-    auto r = client.txn({}, {all});
+    auto all = Op::range(options.root.empty() ? std::string(1, '\0') : options.root,
+                         prefix_end(options.root), 0, /*keys_only=*/true);
+    auto r = client.txn({}, {std::move(all)});
     std::vector<std::string> out;
     if (r.ranges.empty()) return out;
     for (auto& kv : r.ranges.front()) {
@@ -106,15 +103,8 @@ std::vector<std::string> EtcdStore::Impl::pop(std::string_view operation, std::s
         std::vector<Compare> compares;
         std::vector<Op> deletes;
         for (const auto& item : items) {
-            Compare c;
-            c.key = item.key;
-            c.target = Compare::Target::Mod;
-            c.number = item.mod_revision;
-            compares.push_back(std::move(c));
-            Op del;
-            del.kind = Op::Kind::Delete;
-            del.key = item.key;
-            deletes.push_back(std::move(del));
+            compares.push_back(Compare::equal(item.key, Compare::Target::Mod, item.mod_revision));
+            deletes.push_back(Op::remove(item.key));
         }
         if (fenced(operation, std::move(compares), std::move(deletes)).succeeded) {
             std::vector<std::string> out;
@@ -133,11 +123,7 @@ void EtcdStore::queue_push(std::string_view key, std::string_view value) {
         impl_->client.put(item, std::string(value));
         return;
     }
-    Op put;
-    put.kind = Op::Kind::Put;
-    put.key = item;
-    put.value = std::string(value);
-    impl_->fenced("queue_push", {}, {std::move(put)});
+    impl_->fenced("queue_push", {}, {Op::put(item, std::string(value))});
 }
 
 void EtcdStore::queue_push_many(std::string_view key, const std::vector<std::string>& values) {
@@ -149,11 +135,7 @@ void EtcdStore::queue_push_many(std::string_view key, const std::vector<std::str
         const std::size_t end = std::min(values.size(), begin + kMaxTxnOps - 1);  // + the fence
         std::vector<Op> puts;
         for (std::size_t i = begin; i < end; ++i) {
-            Op put;
-            put.kind = Op::Kind::Put;
-            put.key = impl_->queue_prefix(key) + impl_->item_suffix();
-            put.value = values[i];
-            puts.push_back(std::move(put));
+            puts.push_back(Op::put(impl_->queue_prefix(key) + impl_->item_suffix(), values[i]));
         }
         impl_->fenced("queue_push_many", {}, std::move(puts));
     }
@@ -175,15 +157,11 @@ std::vector<std::string> EtcdStore::queue_pop_batch(std::string_view key, std::s
 }
 
 std::int64_t EtcdStore::queue_len(std::string_view key) {
-    Op items;
-    items.kind = Op::Kind::Range;
-    items.key = impl_->queue_prefix(key);
-    items.range_end = prefix_end(items.key);
-    items.keys_only = true;
-    auto r = impl_->client.txn({}, {items});
+    const auto prefix = impl_->queue_prefix(key);
+    auto r = impl_->client.txn({}, {Op::range(prefix, prefix_end(prefix), 0, /*keys_only=*/true)});
     if (r.ranges.empty()) return 0;
     return std::count_if(r.ranges.front().begin(), r.ranges.front().end(),
-                         [&](const KeyValue& kv) { return Impl::is_item_of(items.key, kv.key); });
+                         [&](const KeyValue& kv) { return Impl::is_item_of(prefix, kv.key); });
 }
 
 }  // namespace ptrun::etcd

@@ -16,38 +16,10 @@ rdzv::Duration since(Clock::time_point start) {
     return std::chrono::duration_cast<rdzv::Duration>(Clock::now() - start);
 }
 
-Op put_op(std::string key, std::string value) {
-    Op op;
-    op.kind = Op::Kind::Put;
-    op.key = std::move(key);
-    op.value = std::move(value);
-    return op;
-}
-
-Op range_op(std::string key, std::string range_end = "", std::int64_t limit = 0,
-            bool keys_only = false) {
-    Op op;
-    op.kind = Op::Kind::Range;
-    op.key = std::move(key);
-    op.range_end = std::move(range_end);
-    op.limit = limit;
-    op.keys_only = keys_only;
-    return op;
-}
-
-Compare compare(std::string key, Compare::Target target, std::int64_t number) {
-    Compare c;
-    c.key = std::move(key);
-    c.target = target;
-    c.result = Compare::Result::Equal;
-    c.number = number;
-    return c;
-}
-
 /// The key `kv` is unchanged since it was read (or still absent when it was absent).
 Compare unchanged(const std::string& key, const std::optional<KeyValue>& kv) {
-    return kv ? compare(key, Compare::Target::Mod, kv->mod_revision)
-              : compare(key, Compare::Target::Version, 0);
+    return kv ? Compare::equal(key, Compare::Target::Mod, kv->mod_revision)
+              : Compare::equal(key, Compare::Target::Version, 0);
 }
 
 std::optional<KeyValue> first(const std::vector<KeyValue>& kvs) {
@@ -77,8 +49,8 @@ TxnResult EtcdStore::Impl::fenced(std::string_view operation, std::vector<Compar
                                   std::vector<Op> success, std::vector<Op> failure) {
     if (!options.fence) return client.txn(compares, success, failure);
     const auto& fence = *options.fence;
-    compares.push_back(compare(fence.key, Compare::Target::Create, fence.create_revision));
-    failure.push_back(range_op(fence.key, "", 0, /*keys_only=*/true));
+    compares.push_back(Compare::equal(fence.key, Compare::Target::Create, fence.create_revision));
+    failure.push_back(Op::range(fence.key, "", 0, /*keys_only=*/true));
     auto result = client.txn(compares, success, failure);
     if (result.succeeded || result.ranges.empty()) return result;
     const auto& now = result.ranges.back();
@@ -107,9 +79,9 @@ EtcdStore::Impl::Presence EtcdStore::Impl::read(const Keys& keys) {
         const std::size_t end = std::min(keys.size(), begin + kPerTxn);
         std::vector<Op> ops;
         for (std::size_t i = begin; i < end; ++i) {
-            ops.push_back(range_op(full(keys[i])));
+            ops.push_back(Op::range(full(keys[i])));
             const auto q = queue_prefix(keys[i]);
-            ops.push_back(range_op(q, prefix_end(q), 1, /*keys_only=*/true));
+            ops.push_back(Op::range(q, prefix_end(q), 1, /*keys_only=*/true));
         }
         const auto r = client.txn({}, ops);
         if (r.ranges.size() != ops.size()) {
@@ -218,7 +190,7 @@ void EtcdStore::set(std::string_view key, std::string_view value) {
         impl_->client.put(impl_->full(key), std::string(value));
         return;
     }
-    impl_->fenced("set", {}, {put_op(impl_->full(key), std::string(value))});
+    impl_->fenced("set", {}, {Op::put(impl_->full(key), std::string(value))});
 }
 
 std::string EtcdStore::get(std::string_view key, rdzv::Duration timeout) {
@@ -255,8 +227,8 @@ std::int64_t EtcdStore::add(std::string_view key, std::int64_t delta) {
             throw rdzv::StoreError("add: counter at key " +
                                    rdzv::describe_keys({std::string(key)}) + " would overflow");
         }
-        auto r = impl_->fenced("add", {unchanged(k, current)}, {put_op(k, std::to_string(after))},
-                               {range_op(k)});
+        auto r = impl_->fenced("add", {unchanged(k, current)}, {Op::put(k, std::to_string(after))},
+                               {Op::range(k)});
         if (r.succeeded) {
             impl_->note_counter(k, after, r.revision);
             return after;
@@ -271,18 +243,11 @@ std::string EtcdStore::compare_set(std::string_view key, std::string_view expect
     // First try: the value is `expected` (an empty `expected`: the key is absent). When that
     // fails, the failure branch's read decides; an empty value matching an empty `expected`
     // takes a second transaction on that exact version.
-    Compare c;
-    c.key = k;
-    if (expected.empty()) {
-        c.target = Compare::Target::Version;
-        c.number = 0;
-    } else {
-        c.target = Compare::Target::Value;
-        c.value = std::string(expected);
-    }
+    auto c = expected.empty() ? Compare::equal(k, Compare::Target::Version, 0)
+                              : Compare::value_equal(k, std::string(expected));
     for (;;) {
         auto r =
-            impl_->fenced("compare_set", {c}, {put_op(k, std::string(desired))}, {range_op(k)});
+            impl_->fenced("compare_set", {c}, {Op::put(k, std::string(desired))}, {Op::range(k)});
         if (r.succeeded) return std::string(desired);
         const auto current = first(r.ranges.front());
         if (current ? current->value != expected : !expected.empty()) {
@@ -305,10 +270,7 @@ void EtcdStore::wait(const std::vector<std::string>& keys, rdzv::Duration timeou
 bool EtcdStore::delete_key(std::string_view key) {
     const auto k = impl_->full(key);
     if (!impl_->options.fence) return impl_->client.delete_range(k) > 0;
-    Op del;
-    del.kind = Op::Kind::Delete;
-    del.key = k;
-    auto r = impl_->fenced("delete_key", {}, {range_op(k, "", 0, true), del});
+    auto r = impl_->fenced("delete_key", {}, {Op::range(k, "", 0, true), Op::remove(k)});
     return !r.ranges.front().empty();
 }
 
@@ -322,8 +284,8 @@ void EtcdStore::append(std::string_view key, std::string_view value) {
     for (;;) {
         std::string after = current ? current->value : std::string();
         after.append(value);
-        auto r = impl_->fenced("append", {unchanged(k, current)}, {put_op(k, std::move(after))},
-                               {range_op(k)});
+        auto r = impl_->fenced("append", {unchanged(k, current)}, {Op::put(k, std::move(after))},
+                               {Op::range(k)});
         if (r.succeeded) return;
         current = first(r.ranges.front());
     }
@@ -354,7 +316,7 @@ void EtcdStore::multi_set(const std::vector<std::string>& keys,
     for (std::size_t begin = 0; begin < keys.size(); begin += kMaxTxnOps) {
         std::vector<Op> puts;
         for (std::size_t i = begin; i < std::min(keys.size(), begin + kMaxTxnOps); ++i) {
-            puts.push_back(put_op(impl_->full(keys[i]), values[i]));
+            puts.push_back(Op::put(impl_->full(keys[i]), values[i]));
         }
         impl_->fenced("multi_set", {}, std::move(puts));
     }

@@ -177,31 +177,17 @@ struct EtcdLeadership::Impl {
     }
 
     /// The put of this node's alive key on its lease.
-    etcd::Op alive_put() const {
-        etcd::Op put;
-        put.key = keys().alive(o.self_id);
-        put.value = o.self_id;
-        put.lease = lease;
-        return put;
-    }
+    etcd::Op alive_put() const { return etcd::Op::put(keys().alive(o.self_id), o.self_id, lease); }
 
     /// One transaction: takes the role if nobody holds it (this node leads from then on), else
     /// reads its holder and notes from when it is known (holder_since); `also`, if any, is
     /// written either way.
     void take_or_read(std::optional<etcd::Op> also = std::nullopt) {
         const auto key = keys().leader();
-        etcd::Compare vacant;  // nobody holds the role: the key was never created
-        vacant.key = key;
-        vacant.target = etcd::Compare::Target::Create;
-        vacant.number = 0;
-        etcd::Op take;
-        take.key = key;
-        take.value = o.self_id;
-        take.lease = lease;
-        etcd::Op read;
-        read.kind = etcd::Op::Kind::Range;
-        read.key = key;
-        std::vector<etcd::Op> taken{take}, held{read};
+        // Nobody holds the role: the key was never created.
+        const auto vacant = etcd::Compare::equal(key, etcd::Compare::Target::Create, 0);
+        std::vector<etcd::Op> taken{etcd::Op::put(key, o.self_id, lease)};
+        std::vector<etcd::Op> held{etcd::Op::range(key)};
         if (also) {
             taken.push_back(*also);
             held.push_back(*also);

@@ -13,24 +13,6 @@ using namespace ptrun::etcd::test;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-Op put_op(std::string key, std::string value) {
-    Op op;
-    op.key = std::move(key);
-    op.value = std::move(value);
-    return op;
-}
-
-Op range_op(std::string key) {
-    Op op;
-    op.kind = Op::Kind::Range;
-    op.key = std::move(key);
-    return op;
-}
-
-}  // namespace
-
 TEST_CASE("etcd Client puts, ranges and deletes keys", "[etcd][client]") {
     EtcdCluster etcd;
     Client c(etcd.client_options());
@@ -71,29 +53,20 @@ TEST_CASE("etcd Client puts, ranges and deletes keys", "[etcd][client]") {
 TEST_CASE("etcd Client txn takes the success or the failure branch", "[etcd][client]") {
     EtcdCluster etcd;
     Client c(etcd.client_options());
-    Compare absent;
-    absent.key = "/x";
-    absent.target = Compare::Target::Version;
-    absent.number = 0;
-    auto first = c.txn({absent}, {put_op("/x", "1"), range_op("/x")}, {range_op("/x")});
+    const auto absent = Compare::equal("/x", Compare::Target::Version, 0);
+    auto first = c.txn({absent}, {Op::put("/x", "1"), Op::range("/x")}, {Op::range("/x")});
     CHECK(first.succeeded);
     REQUIRE(first.ranges.size() == 1);
     CHECK(first.ranges[0].at(0).value == "1");
-    auto second = c.txn({absent}, {put_op("/x", "2")}, {range_op("/x")});
+    auto second = c.txn({absent}, {Op::put("/x", "2")}, {Op::range("/x")});
     CHECK_FALSE(second.succeeded);
     REQUIRE(second.ranges.size() == 1);
     CHECK(second.ranges[0].at(0).value == "1");
 
-    Compare value;
-    value.key = "/x";
-    value.target = Compare::Target::Value;
-    value.value = "1";
-    Op del;
-    del.kind = Op::Kind::Delete;
-    del.key = "/x";
-    CHECK(c.txn({value}, {del}).succeeded);
+    const auto value = Compare::value_equal("/x", "1");
+    CHECK(c.txn({value}, {Op::remove("/x")}).succeeded);
     CHECK(c.range("/x").kvs.empty());
-    CHECK_FALSE(c.txn({value}, {put_op("/x", "again")}).succeeded);  // absent: no value matches
+    CHECK_FALSE(c.txn({value}, {Op::put("/x", "again")}).succeeded);  // absent: no value matches
 }
 
 TEST_CASE("etcd Client leases: grant, keepalive, and revoke deletes their keys", "[etcd][client]") {
@@ -254,6 +227,6 @@ TEST_CASE("etcd Client reports a request etcd refuses", "[etcd][client]") {
     EtcdCluster etcd;
     Client c(etcd.client_options());
     std::vector<Op> ops;
-    for (int i = 0; i < 129; ++i) ops.push_back(put_op("/many/" + std::to_string(i), "v"));
+    for (int i = 0; i < 129; ++i) ops.push_back(Op::put("/many/" + std::to_string(i), "v"));
     CHECK_THROWS_WITH(c.txn({}, ops), Catch::Contains("too many operations in txn request"));
 }

@@ -61,6 +61,11 @@ struct Compare {
     Result result = Result::Equal;
     std::int64_t number = 0;  ///< for Version, Create, Mod
     std::string value;        ///< for Value
+
+    /// `key`'s `target` (Version, Create or Mod) equals `number`.
+    static Compare equal(std::string key, Target target, std::int64_t number);
+    /// `key`'s value equals `value`.
+    static Compare value_equal(std::string key, std::string value);
 };
 
 /// One operation of a transaction.
@@ -73,6 +78,14 @@ struct Op {
     std::string range_end;   ///< Delete, Range: "" = the key alone
     std::int64_t limit = 0;  ///< Range: at most this many keys (0: all)
     bool keys_only = false;  ///< Range: leave the values out (KeyValue::value is "")
+
+    /// Put `value` at `key`, attached to `lease` (0: none).
+    static Op put(std::string key, std::string value, std::int64_t lease = 0);
+    /// Delete [key, range_end) ("" = the key alone).
+    static Op remove(std::string key, std::string range_end = "");
+    /// Read [key, range_end) ("" = the key alone), at most `limit` keys (0: all).
+    static Op range(std::string key, std::string range_end = "", std::int64_t limit = 0,
+                    bool keys_only = false);
 };
 
 struct TxnResult {
