@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 
@@ -26,6 +27,10 @@ void empty_directory(int dir, int depth) noexcept {
             if (entry->d_type != DT_DIR) {
                 if (::unlinkat(dir, name, 0) == 0 || entry->d_type != DT_UNKNOWN) continue;
             }
+            // An empty directory (a rank's that its worker never wrote in) goes at once; only
+            // one with something in it is opened and listed.
+            if (::unlinkat(dir, name, AT_REMOVEDIR) == 0) continue;
+            if (errno != ENOTEMPTY && errno != EEXIST) continue;  // POSIX allows either
             if (depth >= kMaxDepth) continue;
             const int sub = ::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub < 0) continue;

@@ -116,14 +116,10 @@ sigset_t signals_to_reset() {
 }
 
 pid_t spawn_worker(const SpawnRequest& r) {
-    std::vector<std::string> args = r.argv;
-    std::vector<std::string> env_strings;
-    env_strings.reserve(r.env.size());
-    for (const auto& [k, v] : r.env) env_strings.push_back(k + "=" + v);
-    auto argv = sys::c_array(args);
-    auto envp = sys::c_array(env_strings);
+    auto argv = sys::c_array(r.argv);
+    auto env = sys::env_block(r.env);
 
-    ChildArgs child{&r, argv.data(), envp.data(), ::getpid(), {}, {}, 0, 0, 0, {}, -1};
+    ChildArgs child{&r, argv.data(), env.pointers.data(), ::getpid(), {}, {}, 0, 0, 0, {}, -1};
     child.reset = r.reset_signals ? *r.reset_signals : signals_to_reset();
     sigset_t all;
     sigfillset(&all);

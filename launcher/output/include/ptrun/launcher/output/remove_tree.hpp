@@ -1,6 +1,7 @@
 #pragma once
 /// Removing a run directory in one pass: every directory opened once and listed with getdents64
-/// (std::filesystem::remove_all opens each one twice, a part of every launch's end).
+/// (std::filesystem::remove_all opens each one twice, a part of every launch's end); an empty
+/// directory is removed without being opened.
 
 #include <string>
 
