@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -68,6 +67,12 @@ constexpr int kExitNoStatus = 3;     // ptrun status: nothing, or not ptrun, ans
 constexpr std::chrono::milliseconds kStatusDeadline{5'000};
 /// How long `scontrol requeue` may take (slurmctld answers in well under a second).
 constexpr std::chrono::milliseconds kRequeueDeadline{30'000};
+
+/// `text` on standard output, whole (ptrun writes no iostreams: cli11.hpp says why).
+void print_out(std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+}
 
 /// The console's level from torchrun's LOGLEVEL (unset: info); throws UsageError naming it.
 spdlog::level::level_enum console_level(const ptrun::env::EnvMap& env) {
@@ -265,7 +270,7 @@ int launch(const std::vector<std::string>& args) {
     auto env = ptrun::env::from_environ(environ);
     auto parsed = parse_command_line(args, env);
     if (auto* info = std::get_if<InfoRequest>(&parsed)) {
-        std::cout << info->text;
+        print_out(info->text);
         return 0;
     }
     if (wants_hosts(std::get<LaunchOptions>(parsed))) {
@@ -305,9 +310,9 @@ int launch(const std::vector<std::string>& args) {
         for (auto& row : explain_rows(local, config, env)) rows.push_back(std::move(row));
         rows.push_back(explain_containment_row(env));
         rows.push_back(explain_memory_limit_row(config, options));
-        std::cout << explain(config, per_rank ? &per_rank->placement : nullptr, options,
-                             find_interpreter(config, env, installation), rows);
-        for (const auto& warning : local.warnings) std::cout << "warning: " << warning << "\n";
+        print_out(explain(config, per_rank ? &per_rank->placement : nullptr, options,
+                          find_interpreter(config, env, installation), rows));
+        for (const auto& warning : local.warnings) print_out("warning: " + warning + "\n");
         return 0;
     }
     return run_job(plan, std::move(local), env, defaults.warnings,

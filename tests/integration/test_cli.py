@@ -1,9 +1,11 @@
 """torchrun habits on the command line: the last of a repeated flag wins (wrapper scripts append
 overrides), `--` before PROGRAM, --help's usage line, --explain's aligned columns."""
 import os
+import re
+import subprocess
 import unittest
 
-from harness import PtrunTestCase, read_dumps, run_ptrun
+from harness import PTRUN, PtrunTestCase, read_dumps, run_ptrun
 
 
 class TorchrunHabits(PtrunTestCase):
@@ -98,6 +100,26 @@ class TorchrunHabits(PtrunTestCase):
             self.assertIn("(--nnodes MAX)", rows["spares"])
         res = run_ptrun(["--explain", "--nnodes", "2", "--node-rank", "0", "--master-addr", "h", "x"])
         self.assertNotIn("spares", res.stdout)  # static: no spares
+
+class Start(unittest.TestCase):
+    def test_no_standard_streams_are_built_at_start(self):
+        # GCC 12's <iostream> puts a std::ios_base::Init in each translation unit including it: the
+        # eight standard streams and the classic locale, built at every start of ptrun, 0.1-0.5 ms
+        # of a launch (bench/RESULTS.md). ptrun writes no iostreams; only CLI11's parser builds them,
+        # when it runs (launcher/cli/src/cli11.hpp).
+        callers, function = set(), ""
+        with subprocess.Popen(["objdump", "-d", "--no-show-raw-insn", PTRUN], stdout=subprocess.PIPE,
+                              text=True) as dump:
+            for line in dump.stdout:
+                if line.endswith(">:\n"):
+                    function = line
+                elif "_ZNSt8ios_base4InitC1Ev" in line and "call" in line:
+                    callers.add(re.sub(r"^[0-9a-f]+ <(.*)>:\n$", r"\1", function))
+        self.assertEqual(dump.returncode, 0)
+        unexpected = {c for c in callers if "parse_command_line_with_cli11" not in c and "sync_with_stdio" not in c}
+        self.assertEqual(unexpected, set(), "functions that build the standard streams")
+        self.assertTrue(any("parse_command_line_with_cli11" in c for c in callers), callers)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,8 +1,8 @@
 #include "ptrun/launcher/cli/cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <array>
 
+#include "cli11.hpp"  // before anything that could include <iostream>
 #include "ptrun/launcher/cli/completion_script.hpp"
 #include "ptrun/launcher/cli/info_option.hpp"
 #include "ptrun/launcher/cli/option_prefix.hpp"
@@ -89,6 +89,7 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<st
 
 std::variant<LaunchOptions, InfoRequest> parse_command_line_with_cli11(
     const std::vector<std::string>& whole, const env::EnvMap& env) {
+    cli11_streams();
     CLI::App app{
         "ptrun [OPTIONS] PROGRAM [ARGS...]: a fast, torchrun-compatible launcher for distributed "
         "training",

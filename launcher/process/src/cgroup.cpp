@@ -8,10 +8,12 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 namespace ptrun::launcher {
@@ -115,9 +117,12 @@ void kill_at(const std::string& dir) {
 
 std::string own_cgroup_dir() {
     std::string path;
-    std::istringstream cg(read_small("/proc/self/cgroup"));
-    for (std::string line; std::getline(cg, line);) {
-        if (line.rfind("0::", 0) == 0) path = line.substr(3);
+    const std::string cgroups = read_small("/proc/self/cgroup");
+    for (std::size_t at = 0; at < cgroups.size();) {
+        const auto end = std::min(cgroups.find('\n', at), cgroups.size());
+        const std::string_view line(cgroups.data() + at, end - at);
+        if (line.substr(0, 3) == "0::") path = std::string(line.substr(3));
+        at = end + 1;
     }
     if (path.empty()) return {};
     // Where systemd and most distributions mount it (unified, then hybrid): no mountinfo to parse.
