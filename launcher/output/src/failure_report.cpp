@@ -1,21 +1,21 @@
 #include "ptrun/launcher/output/failure_report.hpp"
 
-#include <ctime>
+#include <cstdio>
 #include <fstream>
 
 #include "ptrun/launcher/output/error_file.hpp"
 #include "ptrun/launcher/output/printable.hpp"
 #include "ptrun/launcher/output/usage_table.hpp"
+#include "ptrun/launcher/output/utc_fields.hpp"
 
 namespace ptrun::launcher {
 namespace {
 
-std::string utc(std::chrono::system_clock::time_point t) {
-    std::time_t secs = std::chrono::system_clock::to_time_t(t);
-    std::tm tm{};
-    ::gmtime_r(&secs, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+std::string utc(std::chrono::system_clock::time_point time) {
+    const auto t = utc_fields(time);
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02u:%02u:%02u UTC", t.year, t.month, t.day,
+                  t.hour, t.minute, t.second);
     return buf;
 }
 

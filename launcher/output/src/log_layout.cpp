@@ -16,6 +16,7 @@
 #include "ptrun/launcher/cli/usage_error.hpp"
 #include "ptrun/launcher/output/remove_tree.hpp"
 #include "ptrun/launcher/output/run_log.hpp"
+#include "ptrun/launcher/output/utc_fields.hpp"
 #include "ptrun/launcher/process/environment_error.hpp"
 #include "ptrun/sys/private_dir.hpp"
 
@@ -35,24 +36,19 @@ std::string name_part(std::string text) {
 
 /// <run-id>_<host>_<UTC time>_XXXXXX, for mkdtemp.
 std::string run_dir_pattern(const std::string& run_id, const std::string& host) {
-    // By hand from the calendar: gmtime_r and strftime load the time zone (/etc/localtime).
-    using namespace std::chrono;
-    const auto now = floor<seconds>(system_clock::now());
-    const auto day = floor<days>(now);
-    const year_month_day ymd{day};
-    const hh_mm_ss hms{now - day};
+    const auto now = utc_fields(std::chrono::system_clock::now());  // gmtime_r would read the zone
     std::string stamp;  // YYYYMMDDTHHMMSSZ; digits by hand, as printf's code is not loaded yet
     auto digits = [&stamp](long value, std::size_t width) {
         std::string d = std::to_string(value);
         stamp += std::string(d.size() < width ? width - d.size() : 0, '0') + d;
     };
-    digits(static_cast<int>(ymd.year()), 4);
-    digits(static_cast<unsigned>(ymd.month()), 2);
-    digits(static_cast<unsigned>(ymd.day()), 2);
+    digits(now.year, 4);
+    digits(now.month, 2);
+    digits(now.day, 2);
     stamp += 'T';
-    digits(hms.hours().count(), 2);
-    digits(hms.minutes().count(), 2);
-    digits(hms.seconds().count(), 2);
+    digits(now.hour, 2);
+    digits(now.minute, 2);
+    digits(now.second, 2);
     return name_part(run_id) + "_" + name_part(host.substr(0, host.find('.'))) + "_" + stamp +
            "Z_XXXXXX";
 }

@@ -5,22 +5,20 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
-#include <ctime>
+
+#include "ptrun/launcher/output/utc_fields.hpp"
 
 namespace ptrun::launcher {
 
 std::string utc_now_text() { return utc_text(std::chrono::system_clock::now()); }
 
 std::string utc_text(std::chrono::system_clock::time_point time) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch());
-    const std::time_t seconds = static_cast<std::time_t>(ms.count() / 1000);
-    std::tm tm{};
-    ::gmtime_r(&seconds, &tm);
+    const auto t = utc_fields(time);
     char text[96];
-    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<int>(ms.count() % 1000));
+    std::snprintf(text, sizeof text, "%04d-%02u-%02uT%02u:%02u:%02u.%03uZ", t.year, t.month, t.day,
+                  t.hour, t.minute, t.second, t.millisecond);
     return text;
 }
 
