@@ -2,13 +2,14 @@
 """bench/launch/ab.py: two ptrun binaries, A and B, timed interleaved on bench/launch's no-op
 launch (`ptrun --nproc-per-node N true`, as run.py), for a difference of about 1%.
 
-Usage: /usr/bin/python3 bench/launch/ab.py A B [--runs 400] [--nproc 1,4,8] [--seed 1]
+Usage: /usr/bin/python3 bench/launch/ab.py A B [--runs 400] [--nproc 1,4,8] [--seed 1] [--as-built]
 
 Per N: 5 warm-up runs of each, then `--runs` rounds of one run of each, A then B in even rounds
 and B then A in odd ones (so drift and the order within a pair fall on both alike). Each run is
 timed here from posix_spawn to its reaping (stdout and stderr to /dev/null). Prints per N the
 median and mean ms of each and B / A of both, with a 95% bootstrap interval (2000 resamples of the
-runs, the pairs kept together) for each ratio."""
+runs, the pairs kept together) for each ratio. A and B are timed as installed copies
+(installed.py: how a file was written changes what mapping it costs), unless --as-built."""
 import argparse
 import os
 import random
@@ -16,6 +17,9 @@ import shutil
 import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from installed import InstalledCopies  # noqa: E402
 
 
 def run_once(argv, devnull, env=None):
@@ -48,15 +52,23 @@ def main():
     ap.add_argument("--runs", type=int, default=400)
     ap.add_argument("--nproc", default="1,4,8")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--as-built", action="store_true", help="time A and B where they are, not copies")
     args = ap.parse_args()
+    with InstalledCopies(args.as_built) as copies:
+        compare(args, copies.copy(args.a, "a"), copies.copy(args.b, "b"))
+
+
+def compare(args, a_path, b_path):
+    """The interleaved runs of `a_path` and `b_path` and their table, with main's `args`."""
     true = shutil.which("true")
     rng = random.Random(args.seed)
     devnull = os.open(os.devnull, os.O_WRONLY)
-    print(f"A: `{args.a}`, B: `{args.b}`; {args.runs} interleaved runs each per N, ms\n")
+    how = "where they are" if args.as_built else "installed copies (installed.py)"
+    print(f"A: `{args.a}`, B: `{args.b}`, {how}; {args.runs} interleaved runs each per N, ms\n")
     print("| N | A median | B median | B / A median [95%] | A mean | B mean | B / A mean [95%] |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for n in (int(x) for x in args.nproc.split(",")):
-        cmd = {k: [p, "--nproc-per-node", str(n), true] for k, p in (("a", args.a), ("b", args.b))}
+        cmd = {k: [p, "--nproc-per-node", str(n), true] for k, p in (("a", a_path), ("b", b_path))}
         for _ in range(5):
             run_once(cmd["a"], devnull)
             run_once(cmd["b"], devnull)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench/launch/parts.py: what each part of a no-op launch costs, against the fork/exec floor.
 
-Usage: /usr/bin/python3 bench/launch/parts.py [--build build] [--runs 300] [--nproc 1,8]
+Usage: /usr/bin/python3 bench/launch/parts.py [--build build] [--runs 300] [--nproc 1,8] [--as-built]
 
 Per N, interleaved in a new random order each round (so drift falls on all alike), each timed from
 posix_spawn to its reaping, output to /dev/null:
@@ -24,6 +24,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ab import run_once  # noqa: E402  (one timed run, as ab.py times it)
+from installed import InstalledCopies  # noqa: E402
 
 
 def main():
@@ -31,14 +32,22 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--nproc", default="1,8")
+    ap.add_argument("--as-built", action="store_true",
+                    help="time ptrun and the floor in the build tree, not installed copies")
     a = ap.parse_args()
     b = pathlib.Path(a.build)
-    ptrun, floor = str(b / "launcher/ptrun"), str(b / "bench/bench_floor")
+    with InstalledCopies(a.as_built) as copies:
+        parts(a, copies.copy(str(b / "launcher/ptrun"), "bin"), copies.copy(str(b / "bench/bench_floor"), "bin"))
+
+
+def parts(a, ptrun, floor):
+    """main's table for the binaries `ptrun` and `floor`, with its arguments `a`."""
     true = shutil.which("true")
     devnull = os.open(os.devnull, os.O_WRONLY)
     base = {k: v for k, v in os.environ.items() if k != "PTRUN_CGROUP"}
     rng = random.Random(1)
-    print(f"{a.runs} interleaved runs of each case per N, median ms; `nproc` {os.cpu_count()}, "
+    how = "the build tree's files" if a.as_built else "installed copies (installed.py)"
+    print(f"{a.runs} interleaved runs of each case per N, median ms; {how}; `nproc` {os.cpu_count()}, "
           f"affinity {sorted(os.sched_getaffinity(0))}, load {os.getloadavg()[0]:.1f}\n")
     print("| N | true | floor | ptrun --version | ptrun, no cgroup | ptrun | binary's start | "
           "job cgroup | rest of the run | ptrun / floor | no cgroup / floor |")

@@ -2,12 +2,13 @@
 """bench/launch: launch wall time and restart latency of ptrun, torchrun and a floor, side by side.
 
 Usage: /usr/bin/python3 bench/launch/run.py [--build build] [--runs 40] [--torch-runs 5] [--quick]
-                                            [--other-ptrun PATH]
+                                            [--other-ptrun PATH] [--as-built]
 Prints a markdown report (ratios to the floor and to torchrun) for bench/RESULTS.md.
 Needs hyperfine and Debian's torchrun (scripts/install-deps.sh installs both). With the Debian 13
 root (scripts/torch2-root.sh) it adds torchrun 2.6 in the same run; --other-ptrun adds a second
 ptrun binary (e.g. another linking) to the launch table, interleaved with the first. A table of
---numa-binding node against the same launch unbound says what binding costs per worker."""
+--numa-binding node against the same launch unbound says what binding costs per worker. ptrun, the
+floor and --other-ptrun are timed as installed copies (installed.py), unless --as-built."""
 import argparse
 import json
 import os
@@ -17,6 +18,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from installed import InstalledCopies  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "integration"))
 from torch_flavour import RootTorch  # noqa: E402  (Debian 13's torch 2.6, entered per command)
@@ -58,17 +62,23 @@ def main():
     ap.add_argument("--torch-runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="skip torchrun's default (5 s) monitor interval")
     ap.add_argument("--other-ptrun", help="a second ptrun binary to time beside --build's")
+    ap.add_argument("--as-built", action="store_true", help="time the build tree's files, not installed copies")
     a = ap.parse_args()
     # torchrun 1.13 keeps a torchelastic_* directory in /tmp per run unless given one: this run's.
-    with tempfile.TemporaryDirectory(prefix="bench-torchrun-") as logs:
+    with tempfile.TemporaryDirectory(prefix="bench-torchrun-") as logs, InstalledCopies(a.as_built) as copies:
         TORCH_FIX.extend(["--log_dir", logs])
-        run(a)
+        run(a, copies)
 
 
-def run(a):
-    """Everything main() measures, with its arguments `a`."""
+def run(a, copies):
+    """Everything main() measures, with its arguments `a`, timing the `copies` of the binaries."""
     b = pathlib.Path(a.build)
-    ptrun, floor = str(b / "launcher/ptrun"), str(b / "bench/bench_floor")
+    ptrun = copies.copy(str(b / "launcher/ptrun"), "bin")
+    floor = copies.copy(str(b / "bench/bench_floor"), "bin")
+    if a.other_ptrun:
+        a.other_ptrun = copies.copy(a.other_ptrun, "other")
+    how = "the build tree's files" if a.as_built else "installed copies of ptrun and the floor (installed.py)"
+    print(f"Timing {how}.\n")
     worker = str(b / "bench/bench_restart_worker")
     true = shutil.which("true")
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
@@ -138,7 +148,7 @@ def torchrun2(torch2, ptrun, worker, true, a, env):
     command enters the root; that entry alone (`true` through torch2-run.sh) is measured too and
     subtracted. ptrun's figure is the one measured above, outside the root."""
     env2 = {**env, **torch2.env()}
-    os.environ.setdefault("PTRUN_BUILD_DIR", str(pathlib.Path(ptrun).resolve().parents[1]))
+    os.environ.setdefault("PTRUN_BUILD_DIR", str(pathlib.Path(a.build).resolve()))
     enter = hyperfine([torch2.command([true])], max(5, a.torch_runs), 1)[0]
     print(f"\n### torchrun 2.6 (Debian 13 root), median ms; entering the root ({enter*1e3:.0f} ms) subtracted\n")
     print("| N | ptrun ms | torchrun 2.6 ms (its default monitor interval, 0.1 s) | torchrun 2.6 / ptrun |")
