@@ -477,7 +477,9 @@ int run_job(const ptrun::launcher::LaunchPlan& plan, ptrun::launcher::LocalPlace
             std::unique_ptr<ptrun::launcher::LauncherPipeWatch> launcher_watch) {
     using namespace ptrun::launcher;
     const auto& config = config_of(plan);
-    auto command = make_worker_command(config, env, this_installation());
+    // Where ptrun is installed matters to Python workers only (the runner, the wheel's python).
+    auto command = make_worker_command(config, env,
+                                       runs_python(config) ? this_installation() : Installation{});
     auto console = std::make_shared<Console>();  // ptrun's stdout/stderr: writes never block ptrun
     auto logger = make_logger(config.hostname, console, env);
     for (const auto& warning : warnings) logger->warn("{}", warning);

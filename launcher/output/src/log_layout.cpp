@@ -228,14 +228,15 @@ std::string LogLayout::worker_dir(Root& root, int local_rank) {
     std::string failed;
     int err = 0;
     if (root.attempt != attempt_) {  // the attempt's directory once, then one mkdir per worker
-        if (requested_.empty() && ::access(root.run.c_str(), F_OK) != 0 && errno == ENOENT) {
+        err = make_dirs(root.run, attempt_, failed);
+        if (err == ENOENT && requested_.empty()) {
             // A worker's clean-up removed ptrun's temporary directory: made again.
             if (!sys::ensure_private_dir(root.path) || !sys::ensure_private_dir(root.run)) {
                 throw EnvironmentError(
                     errno_message("cannot make '" + root.run + "' again", errno));
             }
+            err = make_dirs(root.run, attempt_, failed);
         }
-        err = make_dirs(root.run, attempt_, failed);
         if (err == 0) root.attempt = attempt_;
     }
     std::string rest = attempt_;

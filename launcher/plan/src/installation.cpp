@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 #include <system_error>
 
@@ -31,10 +32,10 @@ Installation find_installation(const std::string& exe_path) {
 }
 
 Installation this_installation() {
-    std::error_code ec;
-    const auto exe = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return {};
-    return find_installation(exe.string());
+    char exe[PATH_MAX];  // readlink alone: read_symlink would lstat /proc/self/exe first
+    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe);
+    if (n <= 0 || static_cast<std::size_t>(n) == sizeof exe) return {};
+    return find_installation(std::string(exe, static_cast<std::size_t>(n)));
 }
 
 }  // namespace ptrun::launcher

@@ -59,12 +59,12 @@ std::string find_executable(const std::string& name, const std::string& path_var
     }
 }
 
-namespace {
-
 bool runs_python(const LaunchConfig& c) {
     bool is_script = c.program.size() > 3 && c.program.compare(c.program.size() - 3, 3, ".py") == 0;
     return !c.no_python && (c.module || is_script);
 }
+
+namespace {
 
 std::string absolute(const std::string& path) {
     std::error_code ec;

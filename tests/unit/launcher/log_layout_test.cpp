@@ -55,3 +55,19 @@ TEST_CASE("log layout: runs of one job in the same second get directories of the
     for (char c : name.substr(name.size() - 6)) CHECK(std::isalnum(static_cast<unsigned char>(c)));
     CHECK(fs::read_symlink(tmp.path / "logs" / "latest").filename() == name);
 }
+
+TEST_CASE("log layout: a temporary error root a worker removed is made again for the next attempt",
+          "[launcher][logs]") {
+    LogLayout layout("", "job", "node1", "", 1);
+    layout.begin_attempt(0, 0);
+    const auto first = layout.error_dir(0);
+    CHECK(fs::is_directory(first));
+    const auto root = layout.temporary_error_root();
+    REQUIRE_FALSE(root.empty());
+    fs::remove_all(root);  // what a worker's `rm -rf /dev/shm/ptrun-*` does
+    layout.begin_attempt(1, 0);
+    const auto second = layout.error_dir(0);
+    CHECK(fs::is_directory(second));
+    CHECK(second.find("attempt_1") != std::string::npos);
+    CHECK(mode_of(root) == 0700);
+}

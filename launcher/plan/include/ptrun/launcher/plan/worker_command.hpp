@@ -42,6 +42,10 @@ struct Interpreter {
 std::optional<Interpreter> find_interpreter(const LaunchConfig& config, const env::EnvMap& env,
                                             const Installation& installation = {});
 
+/// Whether the program runs through Python (a .py script or -m MODULE, without --no-python): only
+/// then does make_worker_command look at the installation.
+bool runs_python(const LaunchConfig& config);
+
 /// `PROGRAM.py` -> python3 -u RUNNER -- PROGRAM.py; `-m mod` -> python3 -u RUNNER -m mod, or
 /// without the runner (--no-runner, or none installed) python3 -u PROGRAM.py / python3 -u -m mod;
 /// anything else, or with --no-python, is exec'd directly. The interpreter is find_interpreter's.
