@@ -23,6 +23,7 @@
 #include "buffer_budget.hpp"
 #include "epoll_set.hpp"
 #include "ptrun/rendezvous/errors.hpp"
+#include "ptrun/rendezvous/tcp_listener.hpp"
 #include "server_connection.hpp"
 #include "store_relay.hpp"
 #include "store_state.hpp"
@@ -173,27 +174,17 @@ void TcpStoreServer::Impl::start() {
 }
 
 bool TcpStoreServer::Impl::try_bind(const tcp::endpoint& endpoint, std::string& error) {
+    // Close-on-exec from the start (listen_tcp): worker processes forked by an embedding
+    // launcher must not inherit the listener (it would outlive a stopped server and keep the
+    // port bound).
+    const int fd = listen_tcp(endpoint.address().to_string(), endpoint.port(), error);
+    if (fd < 0) return false;
     boost::system::error_code ec;
-    // Opened here with SOCK_CLOEXEC: worker processes forked by an embedding launcher must not
-    // inherit the listener (it would outlive a stopped server and keep the port bound).
-    const int fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        error = std::strerror(errno);
-        return false;
-    }
     acceptor_.assign(endpoint.protocol(), fd, ec);
-    if (ec) ::close(fd);
-    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec && endpoint.address().is_v6()) {
-        acceptor_.set_option(boost::asio::ip::v6_only(false), ec);  // "::" is dual-stack
-    }
-    if (!ec) acceptor_.bind(endpoint, ec);
-    if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
-    if (!ec) acceptor_.non_blocking(true, ec);
+    if (!ec) acceptor_.non_blocking(true, ec);  // it is: asio learns it
     if (!ec) return true;
+    ::close(fd);
     error = ec.message();
-    boost::system::error_code ignored;
-    acceptor_.close(ignored);
     return false;
 }
 

@@ -13,10 +13,12 @@ class TcpStoreServer;
 
 namespace ptrun::launcher {
 
+class AgentStoreServer;  // the server, made at once or at the first connection (agent_store.cpp)
+
 /// A running agent store and the endpoint workers use to reach it.
 struct AgentStore {
-    std::unique_ptr<rdzv::TcpStoreServer> server;
-    StoreEndpoint endpoint;  ///< its reset() wipes the store between attempts
+    std::shared_ptr<AgentStoreServer> server;  ///< shared with the endpoint's calls
+    StoreEndpoint endpoint;                    ///< its reset() wipes the store between attempts
     AgentStore();
     AgentStore(AgentStore&&) noexcept;
     ~AgentStore();
@@ -24,9 +26,10 @@ struct AgentStore {
 
 /// Starts the store on --master-port (or the c10d endpoint's port, else an ephemeral one). It
 /// listens on loopback only when MASTER_ADDR is a loopback name or address (always with
-/// --standalone), else on every interface. `at_first_connection`: its thread starts when the
-/// agent sees the first connection (StoreEndpoint::start), else at once. Throws
-/// rdzv::StoreError naming host and port.
+/// --standalone), else on every interface. `at_first_connection`: only the listening socket is
+/// made now; the server (its event loop, epoll sets and thread) when the agent sees the first
+/// connection (StoreEndpoint::start), so that workers that never connect cost none of it; else
+/// the server serves at once. Throws rdzv::StoreError naming host and port.
 AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog::logger> logger,
                              bool at_first_connection = true);
 
