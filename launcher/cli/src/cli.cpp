@@ -13,6 +13,9 @@
 namespace ptrun::launcher {
 namespace {
 
+/// What --version prints.
+std::string version_line() { return "ptrun " + std::string(kVersion) + "\n"; }
+
 /// CLI11's names for `spec`: "-m,--module", "--nproc-per-node,--nproc_per_node".
 std::string flag_names(const OptionSpec& spec) {
     std::string names;
@@ -81,6 +84,10 @@ LaunchOptions launch_options(const GivenOptions& given, std::vector<std::string>
 std::variant<LaunchOptions, InfoRequest> parse_command_line(const std::vector<std::string>& args,
                                                             const env::EnvMap& env) {
     const auto whole = expand_option_prefixes(args);  // --nproc_per_nod=2, as torchrun takes it
+    if (whole.size() == 1 &&
+        whole[0] == "--" + std::string(info_option_spec(InfoOption::Version).dashed)) {
+        return InfoRequest{version_line()};  // as scripts ask it: no option table to build
+    }
     if (auto plain = parse_plain_command_line(whole)) {
         return launch_options(*plain, std::move(plain->rest), env);
     }
@@ -137,7 +144,7 @@ std::variant<LaunchOptions, InfoRequest> parse_command_line_with_cli11(
     } catch (const CLI::ParseError& e) {
         throw UsageError(e.what());
     }
-    if (want_version) return InfoRequest{"ptrun " + std::string(kVersion) + "\n"};
+    if (want_version) return InfoRequest{version_line()};
     if (print_completion->count() > 0) return InfoRequest{completion_script(completion_shell)};
 
     GivenOptions given;

@@ -121,4 +121,9 @@ TEST_CASE("cli answers --help and --version", "[launcher][cli]") {
                Catch::Contains("--rdzv-endpoint,--rdzv_endpoint"));
     auto version = parse_command_line({"--version"}, {});
     CHECK_THAT(std::get<InfoRequest>(version).text, Catch::StartsWith("ptrun "));
+    // Alone it is answered without CLI11, and as CLI11 answers it beside other options.
+    auto among = parse_command_line({"--nproc-per-node", "2", "--version"}, {});
+    CHECK(std::get<InfoRequest>(among).text == std::get<InfoRequest>(version).text);
+    auto full = parse_command_line_with_cli11({"--version"}, {});
+    CHECK(std::get<InfoRequest>(full).text == std::get<InfoRequest>(version).text);
 }
