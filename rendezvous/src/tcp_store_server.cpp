@@ -181,10 +181,16 @@ bool TcpStoreServer::Impl::try_bind(const tcp::endpoint& endpoint, std::string& 
     if (fd < 0) return false;
     boost::system::error_code ec;
     acceptor_.assign(endpoint.protocol(), fd, ec);
-    if (!ec) acceptor_.non_blocking(true, ec);  // it is: asio learns it
+    if (ec) {
+        ::close(fd);  // not the acceptor's
+        error = ec.message();
+        return false;
+    }
+    acceptor_.non_blocking(true, ec);  // it is: asio learns it
     if (!ec) return true;
-    ::close(fd);
     error = ec.message();
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);  // the acceptor's now: closed once, by it
     return false;
 }
 
