@@ -22,6 +22,7 @@
 
 #include "agent_rounds.hpp"
 #include "agent_watch.hpp"
+#include "ptrun/env/worker_env.hpp"
 #include "ptrun/launcher/agent/agent.hpp"
 #include "ptrun/launcher/agent/decide.hpp"
 #include "ptrun/launcher/agent/generation_board.hpp"
@@ -514,11 +515,15 @@ class Agent::Impl {
     /// Spawns this node's workers for the current attempt and placement; when their files or
     /// pipes cannot be made (EnvironmentError), starts none, says why and finishes with 1.
     void start_attempt();
-    /// Every worker's identity, environment and error-file directory, before any is spawned.
-    std::vector<SpawnRequest> prepare_attempt();
-    /// Local rank `lr`'s spawn request for the running attempt and generation (its Worker's
-    /// identity is set on the way).
-    SpawnRequest worker_request(int lr);
+    /// Begins the attempt's directories, makes every worker's error-file directory and sets
+    /// every Worker's identity, before any worker is spawned; local rank i's is the i-th.
+    /// Throws EnvironmentError.
+    std::vector<env::WorkerIdentity> identify_workers();
+    /// Sets local rank `lr`'s Worker identity for the running attempt and generation, its error
+    /// files in `error_dir`, and returns it.
+    env::WorkerIdentity worker_identity(int lr, const std::string& error_dir);
+    /// Local rank `lr`'s spawn request (its environment from `id`).
+    SpawnRequest worker_request(int lr, const env::WorkerIdentity& id);
     /// Opens local rank `lr`'s log files and pipes and spawns it (a failed exec is its exit 127).
     /// Throws EnvironmentError naming the local rank when the system refuses the process.
     void spawn(int lr, SpawnRequest& request);

@@ -66,7 +66,7 @@ void Agent::Impl::replace_worker(int lr) {
     logs.begin_generation(lr, state.generation);
     workers[static_cast<std::size_t>(lr)] = Worker{};
     try {
-        auto request = worker_request(lr);
+        auto request = worker_request(lr, worker_identity(lr, logs.error_dir(lr)));
         if (watch) watch_worker(static_cast<std::size_t>(lr), request);
         spawn(lr, request);
         if (config.report_bindings) report_binding(lr, request);

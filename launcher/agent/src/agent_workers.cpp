@@ -45,13 +45,26 @@ void Agent::Impl::start_attempt() {
     followers.unwatch_all();                            // the last attempt's log files
     launcher->begin_attempt();
     try {
-        auto requests = prepare_attempt();  // every directory first: a full disk starts nobody
+        const auto ids = identify_workers();  // every directory first: a full disk starts nobody
         launcher->note_temp_dir(logs.temporary_error_root());
-        if (watch) watch_attempt(requests);
+        // The watchdog's files are made for every worker before any starts, too; without them,
+        // each request (its environment) is built right before its worker starts, so that
+        // building the next one overlaps this one's exec instead of delaying the first worker.
+        std::vector<SpawnRequest> requests;
+        if (watch) {
+            for (int lr = 0; lr < config.nproc_per_node; ++lr) {
+                requests.push_back(worker_request(lr, ids[static_cast<std::size_t>(lr)]));
+            }
+            watch_attempt(requests);
+        }
         check_open_files_for_attempt();  // too few descriptors: refused before any worker runs
-        for (std::size_t i = 0; i < requests.size(); ++i) {
-            spawn(static_cast<int>(i), requests[i]);
-            if (config.report_bindings) report_binding(static_cast<int>(i), requests[i]);
+        for (int lr = 0; lr < config.nproc_per_node; ++lr) {
+            const auto i = static_cast<std::size_t>(lr);
+            SpawnRequest built;
+            if (!watch) built = worker_request(lr, ids[i]);
+            auto& request = watch ? requests[i] : built;
+            spawn(lr, request);
+            if (config.report_bindings) report_binding(lr, request);
         }
         launcher->attempt_spawned();  // overlaps the workers' exec (nothing is reaped before it)
         if (watch) watch_started();
@@ -61,15 +74,17 @@ void Agent::Impl::start_attempt() {
     }
 }
 
-std::vector<SpawnRequest> Agent::Impl::prepare_attempt() {
+std::vector<env::WorkerIdentity> Agent::Impl::identify_workers() {
     logs.begin_attempt(state.restart_count, placement.round);
-    std::vector<SpawnRequest> requests;
-    requests.reserve(static_cast<std::size_t>(config.nproc_per_node));
-    for (int lr = 0; lr < config.nproc_per_node; ++lr) requests.push_back(worker_request(lr));
-    return requests;
+    std::vector<env::WorkerIdentity> ids;
+    ids.reserve(static_cast<std::size_t>(config.nproc_per_node));
+    for (int lr = 0; lr < config.nproc_per_node; ++lr) {
+        ids.push_back(worker_identity(lr, logs.error_dir(lr)));
+    }
+    return ids;
 }
 
-SpawnRequest Agent::Impl::worker_request(int lr) {
+env::WorkerIdentity Agent::Impl::worker_identity(int lr, const std::string& error_dir) {
     const int world = config.nproc_per_node;
     const auto& p = placement;
     auto& w = workers[static_cast<std::size_t>(lr)];
@@ -77,7 +92,9 @@ SpawnRequest Agent::Impl::worker_request(int lr) {
     w.end.host = config.hostname;
     w.end.local_rank = lr;
     w.end.rank = p.rank_base + lr;
-    w.end.error_file = logs.error_dir(lr) + "/error.json";
+    w.end.error_file = error_dir + "/error.json";
+    // The runner sums up an uncaught ImportError there, for the report's interpreter hint.
+    w.end.exception_file = command.runner.empty() ? "" : error_dir + "/exception.txt";
     env::WorkerIdentity id;
     id.local_rank = lr;
     id.rank = w.end.rank;
@@ -110,16 +127,18 @@ SpawnRequest Agent::Impl::worker_request(int lr) {
     if (local.scheduled) apply_placement(*local.scheduled, id);  // one task per rank
     w.end.rank = id.rank;  // the worker's RANK and LOCAL_RANK, for reports
     w.end.local_rank = id.local_rank;
+    return id;
+}
+
+SpawnRequest Agent::Impl::worker_request(int lr, const env::WorkerIdentity& id) {
+    const auto& w = workers[static_cast<std::size_t>(lr)];
     SpawnRequest request{command.exec_path, command.argv_for(lr), env::worker_env(id, parent_env)};
     if (config.restart_policy == RestartPolicyKind::Failed) {
         namespace keys = env::generation_keys;
         request.env[std::string(keys::kPolicyEnv)] = keys::kFailedPolicy;
         request.env[std::string(keys::kGenerationEnv)] = std::to_string(state.generation);
     }
-    // The runner sums up an uncaught ImportError there, for the report's interpreter hint.
-    w.end.exception_file.clear();
-    if (!command.runner.empty()) {
-        w.end.exception_file = logs.error_dir(lr) + "/exception.txt";
+    if (!w.end.exception_file.empty()) {
         request.env["PTRUN_ERROR_SUMMARY_FILE"] = w.end.exception_file;
     }
     apply_to_env(local, lr, request.env);
