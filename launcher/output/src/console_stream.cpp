@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,10 @@
 
 namespace ptrun::launcher {
 
+namespace {
+constexpr unsigned kMemoryDevicesMajor = 1;  // Linux devices.txt: /dev/null, /dev/zero, ...
+}  // namespace
+
 ConsoleStream::ConsoleStream(int fd, std::string name, std::size_t max_queued)
     : fd_(fd), name_(std::move(name)), max_queued_(max_queued), out_fd_(fd) {}
 
@@ -22,6 +27,8 @@ void ConsoleStream::open_locked() {
     opened_ = true;
     struct stat st {};
     if (fd_ < 0 || ::fstat(fd_, &st) != 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return;
+    // The memory devices (/dev/null, /dev/full, ...: major 1) never make a writer wait either.
+    if (S_ISCHR(st.st_mode) && major(st.st_rdev) == kMemoryDevicesMajor) return;
     if (S_ISSOCK(st.st_mode)) {
         mode_ = Mode::Socket;
         return;

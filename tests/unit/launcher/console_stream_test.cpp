@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -98,4 +100,43 @@ TEST_CASE("console stream: stdout and stderr into one pipe never cut each other'
     }
     CHECK(lines > 0);
     CHECK(cut == 0);
+}
+
+namespace {
+
+/// How many descriptors this process holds (/proc/self/fd's entries, its own listing's included).
+int open_descriptors() {
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        (void)entry;
+        ++n;
+    }
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("console stream: a pipe gets a non-blocking description of its own, /dev/null none",
+          "[launcher][console]") {
+    int fds[2];
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    REQUIRE(null >= 0);
+    {
+        const int before = open_descriptors();
+        ConsoleStream to_null(null, "stderr", 4096);
+        to_null.write("to /dev/null\n");
+        CHECK(to_null.flush(std::chrono::seconds(5)));
+        CHECK(open_descriptors() == before);  // written to as given: it never blocks
+        ConsoleStream to_pipe(fds[1], "stderr", 4096);
+        to_pipe.write("to a pipe\n");
+        CHECK(to_pipe.flush(std::chrono::seconds(5)));
+        CHECK(open_descriptors() == before + 1);  // its own O_NONBLOCK description
+    }
+    CHECK((::fcntl(fds[1], F_GETFL) & O_NONBLOCK) == 0);  // the shared one untouched
+    char buf[64];
+    CHECK(::read(fds[0], buf, sizeof buf) == 10);
+    ::close(null);
+    ::close(fds[0]);
+    ::close(fds[1]);
 }
