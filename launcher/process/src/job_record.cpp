@@ -25,9 +25,8 @@ bool existing_private_dir(const std::string& dir) {
 /// True when `dir` is a real directory (not a link) owned by this user with no access for others,
 /// creating it when missing.
 bool private_dir(const std::string& dir) {
-    if (existing_private_dir(dir)) return true;
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
-    return existing_private_dir(dir);
+    if (::mkdir(dir.c_str(), 0700) == 0) return true;  // made here: this user's, 0700 or less
+    return errno == EEXIST && existing_private_dir(dir);
 }
 
 std::string read_fd(int fd) {
@@ -119,8 +118,11 @@ JobRecord::~JobRecord() {
 
 void JobRecord::write() {
     const std::string text = encode_record(data_);
-    if (::ftruncate(fd_, 0) != 0) return;
-    [[maybe_unused]] auto n = ::pwrite(fd_, text.data(), text.size(), 0);
+    // Over the old text; cut only when shorter (a record grows: truncating to 0 first would free
+    // tmpfs' page and take a new one for every update).
+    if (::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) return;
+    if (text.size() < written_ && ::ftruncate(fd_, static_cast<off_t>(text.size())) != 0) return;
+    written_ = text.size();
 }
 
 void JobRecord::set_cgroup(const std::string& path) {

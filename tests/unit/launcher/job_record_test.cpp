@@ -100,3 +100,25 @@ TEST_CASE("job record: a record that cannot be made leaves no directory behind",
     CHECK_FALSE(fs::exists(dirs[0]));
     CHECK_FALSE(fs::exists(dirs[1]));
 }
+
+TEST_CASE("job record: each update leaves exactly the current text, longer or shorter",
+          "[launcher][containment]") {
+    TempDir root;
+    const std::vector<std::string> dirs{(root.path / "records").string()};
+    std::string error;
+    auto record = JobRecord::create(sample(), dirs, &error);
+    REQUIRE(record);
+    auto expected = sample();
+    const std::string file = dirs[0] + "/" + expected.tag + ".rec";
+    auto text_of = [](const std::string& path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    CHECK(text_of(file) == encode_record(expected));
+    record->add_temp_dir("/dev/shm/ptrun-def456");
+    expected.temp_dirs.push_back("/dev/shm/ptrun-def456");
+    CHECK(text_of(file) == encode_record(expected));  // longer: written over the old text
+    record->set_cgroup("/c");
+    expected.cgroup = "/c";
+    CHECK(text_of(file) == encode_record(expected));  // shorter: nothing of the old text left
+}

@@ -56,6 +56,7 @@ class JobRecord {
     int fd_ = -1;
     JobRecordData data_;
     bool keep_ = false;
+    std::size_t written_ = 0;  ///< bytes of the record in the file
 };
 
 /// A record whose ptrun is gone: its lock could be taken. Removing it (remove()) ends the claim.
