@@ -91,14 +91,17 @@ bool tmpfs_has_room(const char* path, int nproc) {
 }
 
 /// mkdir -p of `rest` below an existing `base`; 0, or the errno with the path that failed.
-int make_dirs(const std::string& base, const std::string& rest, std::string& failed) {
+int make_dirs(const std::string& base, const std::string& rest, std::string& failed,
+              std::vector<std::string>& made) {
     std::string path = base;
     std::size_t start = 0;
     while (start < rest.size()) {
         auto slash = rest.find('/', start);
         auto end = slash == std::string::npos ? rest.size() : slash;
         path += "/" + rest.substr(start, end - start);
-        if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+        if (::mkdir(path.c_str(), 0755) == 0) {
+            made.push_back(path);
+        } else if (errno != EEXIST) {
             failed = path;
             return errno;
         }
@@ -118,7 +121,18 @@ LogLayout::LogLayout(std::string log_dir, std::string run_id, std::string host, 
       nproc_(nproc) {}
 
 LogLayout::~LogLayout() {
-    for (const auto& root : temp_roots_) remove_tree(root);
+    for (const auto& root : temp_roots_) {
+        if (!remove_made(root)) remove_tree(root);
+    }
+}
+
+bool LogLayout::remove_made(const std::string& root) const {
+    const std::string prefix = root + "/";
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+        if (it->compare(0, prefix.size(), prefix) != 0) continue;
+        if (::rmdir(it->c_str()) != 0 && errno != ENOENT) return false;  // a worker's file in it
+    }
+    return ::rmdir(root.c_str()) == 0;
 }
 
 std::string LogLayout::prepare() {
@@ -189,6 +203,7 @@ void LogLayout::make_run_dir(Root& root) {
     root.run = root.temporary ? make_temp(pattern) : make_run_temp(pattern);
     if (root.run.empty())
         throw EnvironmentError(errno_message("cannot create a directory in " + root.path, errno));
+    made_.push_back(root.run);
 }
 
 void LogLayout::open_error_root() {
@@ -199,6 +214,7 @@ void LogLayout::open_error_root() {
         if (!errors_.path.empty())
             errors_.run = make_temp(errors_.path + "/" + run_dir_pattern(run_id_, host_));
         if (!errors_.path.empty()) temp_roots_.push_back(errors_.path);
+        if (!errors_.run.empty()) made_.push_back(errors_.run);
         errors_.tmpfs = !errors_.run.empty();
         errors_.temporary = true;
         if (errors_.tmpfs) return;
@@ -228,14 +244,14 @@ std::string LogLayout::worker_dir(Root& root, int local_rank) {
     std::string failed;
     int err = 0;
     if (root.attempt != attempt_) {  // the attempt's directory once, then one mkdir per worker
-        err = make_dirs(root.run, attempt_, failed);
+        err = make_dirs(root.run, attempt_, failed, made_);
         if (err == ENOENT && requested_.empty()) {
             // A worker's clean-up removed ptrun's temporary directory: made again.
             if (!sys::ensure_private_dir(root.path) || !sys::ensure_private_dir(root.run)) {
                 throw EnvironmentError(
                     errno_message("cannot make '" + root.run + "' again", errno));
             }
-            err = make_dirs(root.run, attempt_, failed);
+            err = make_dirs(root.run, attempt_, failed, made_);
         }
         if (err == 0) root.attempt = attempt_;
     }
@@ -246,10 +262,14 @@ std::string LogLayout::worker_dir(Root& root, int local_rank) {
             if (lr == local_rank) rest += "_generation_" + std::to_string(generation);
         }
     }
-    if (err == 0 && local_rank >= 0 && ::mkdir((root.run + "/" + rest).c_str(), 0755) != 0 &&
-        errno != EEXIST) {
-        err = errno;
-        failed = root.run + "/" + rest;
+    if (err == 0 && local_rank >= 0) {
+        const std::string path = root.run + "/" + rest;
+        if (::mkdir(path.c_str(), 0755) == 0) {
+            made_.push_back(path);
+        } else if (errno != EEXIST) {
+            err = errno;
+            failed = path;
+        }
     }
     if (err == 0) return root.run + "/" + rest;
     if (root.tmpfs && is_out_of_space(err)) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "temp_dir.hpp"
@@ -70,4 +71,40 @@ TEST_CASE("log layout: a temporary error root a worker removed is made again for
     CHECK(fs::is_directory(second));
     CHECK(second.find("attempt_1") != std::string::npos);
     CHECK(mode_of(root) == 0700);
+}
+
+TEST_CASE("log layout: the temporary error root goes at exit, with what workers wrote in it",
+          "[launcher][logs]") {
+    std::string empty_root;
+    {  // nothing written: its directories alone, two attempts of two workers
+        LogLayout layout("", "job", "node1", "", 2);
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            layout.begin_attempt(attempt, 0);
+            CHECK(fs::is_directory(layout.error_dir(0)));
+            CHECK(fs::is_directory(layout.error_dir(1)));
+        }
+        empty_root = layout.temporary_error_root();
+        REQUIRE_FALSE(empty_root.empty());
+    }
+    CHECK_FALSE(fs::exists(empty_root));
+    // A worker's error file, a directory of its own, and a worker's directory replaced by a link
+    // to a directory outside the root: the root goes whole, the link's target stays.
+    test::TempDir elsewhere;
+    const auto outside = elsewhere.path / "kept";
+    fs::create_directory(outside);
+    std::string written_root;
+    {
+        LogLayout layout("", "job", "node1", "", 3);
+        layout.begin_attempt(0, 0);
+        const auto dir0 = layout.error_dir(0);
+        const auto dir1 = layout.error_dir(1);
+        const auto dir2 = layout.error_dir(2);
+        std::ofstream(dir0 + "/error.json") << "{}";
+        fs::create_directories(dir1 + "/cache/x");
+        fs::remove(dir2);
+        fs::create_directory_symlink(outside, dir2);
+        written_root = layout.temporary_error_root();
+    }
+    CHECK_FALSE(fs::exists(written_root));
+    CHECK(fs::is_directory(outside));
 }

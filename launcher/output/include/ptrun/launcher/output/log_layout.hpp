@@ -74,6 +74,9 @@ class LogLayout {
     void open_error_root();
     void open_temp_log_root();
     void make_run_dir(Root& root);
+    /// Removes the directories made below the temporary root `root`, then `root`, one rmdir each;
+    /// false as soon as one is not empty (a worker's file) or not a directory.
+    bool remove_made(const std::string& root) const;
     /// Local rank's directory of the current attempt in `root`; -1: the attempt's directory.
     std::string worker_dir(Root& root, int local_rank);
 
@@ -89,6 +92,9 @@ class LogLayout {
     /// Local ranks replaced in the current attempt and the generation of their replacement.
     std::vector<std::pair<int, int>> generations_;
     std::vector<std::string> temp_roots_;  ///< removed at exit
+    /// The directories made (run, attempt and worker directories), in the order made: at exit,
+    /// removed deepest first without listing them when nothing else was put there.
+    std::vector<std::string> made_;
 };
 
 }  // namespace ptrun::launcher
