@@ -315,7 +315,7 @@ int launch(const std::vector<std::string>& args) {
         for (const auto& warning : local.warnings) print_out("warning: " + warning + "\n");
         return 0;
     }
-    return run_job(plan, std::move(local), env, defaults.warnings,
+    return run_job(plan, std::move(local), std::move(env), defaults.warnings,
                    std::move(launcher_watch));  // says its own errors
 }
 

@@ -41,12 +41,15 @@ int Agent::Impl::run() {
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
     watch_launcher();
-    start_store_at_first_connection();
     if (rounds) {
+        start_store_at_first_connection();
         record(Phase::RendezvousJoin, -1);
         rounds->join();
     } else {
         start_attempt();
+        // After the spawns: a worker connects once it runs, into the listening socket's backlog,
+        // and the loop below is the first to look.
+        if (!finished) start_store_at_first_connection();
     }
     if (!finished) io.run();
     return exit_code;
