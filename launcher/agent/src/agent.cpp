@@ -37,6 +37,7 @@ int Agent::Impl::run() {
         finish(1);
         return exit_code;
     }
+    if (!may_open_run_log()) console->run_log.discard();  // lines are not stamped for nothing
     signals.add(SIGCONT);  // `fg` of ptrun: a worker waiting for the terminal may have it now
     for (int s : config.signals_to_handle) signals.add(s);
     wait_signal();
@@ -76,6 +77,21 @@ void Agent::Impl::start_store_at_first_connection() {
                                [start](boost::system::error_code ec) {
                                    if (ec != asio::error::operation_aborted) start();
                                });
+}
+
+bool Agent::Impl::may_open_run_log() const {
+    // A run directory comes with --log-dir, a log file (--redirects, --tee, filters, a filtered
+    // rank's output) or the watchdog's stack files of a hang report.
+    if (!config.log_dir.empty() || watch || !config.stdout_filters.empty() ||
+        !config.stderr_filters.empty()) {
+        return true;
+    }
+    for (int lr = 0; lr < config.nproc_per_node; ++lr) {
+        for (auto stream : {StdMask::Out, StdMask::Err}) {
+            if (route_of(stream, lr).to_file) return true;
+        }
+    }
+    return false;
 }
 
 void Agent::Impl::open_run_log() {

@@ -163,6 +163,9 @@ class Agent::Impl {
     /// Starts RUN_DIR/ptrun.log (what ptrun said so far first) once the run directory exists
     /// (with --log-dir from the start, else with the first log file); says so when it cannot.
     void open_run_log();
+    /// False when no run directory can come in this run, so no run log either: no --log-dir,
+    /// no log file for any local rank, no filters, no watchdog.
+    bool may_open_run_log() const;
 
   private:
     const LaunchConfig& config;

@@ -60,6 +60,7 @@ std::string RunLog::open(const std::string& path) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
     path_ = path;
+    discarded_ = false;
     std::string first;
     if (dropped_ > 0) {
         first = stamp_lines("(" + std::to_string(dropped_) +
@@ -72,7 +73,16 @@ std::string RunLog::open(const std::string& path) {
     return "";
 }
 
+void RunLog::discard() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fd_ >= 0) return;
+    discarded_ = true;
+    std::string().swap(backlog_);
+    dropped_ = 0;
+}
+
 void RunLog::write(std::string_view text) {
+    if (discarded_) return;
     const std::string stamped = stamp_lines(text, utc_now_text());
     if (stamped.empty()) return;
     std::lock_guard<std::mutex> lock(mu_);

@@ -72,3 +72,20 @@ TEST_CASE("RunLog: a directory that cannot hold it is said, and writes go nowher
     log.write("nothing breaks");
     CHECK(log.path().empty());
 }
+
+TEST_CASE("RunLog: discarded, it keeps nothing until opened, and an open log ignores discard",
+          "[launcher][run_log]") {
+    ptrun::launcher::test::TempDir dir;
+    RunLog log;
+    log.write("kept, then discarded");
+    log.discard();
+    log.write("not kept");
+    const std::string path = dir.path.string() + "/ptrun.log";
+    CHECK(log.open(path).empty());  // a run directory after all: written from here on
+    log.write("written");
+    log.discard();  // an open log stays open
+    log.write("written too");
+    const std::string text = read_all(path);
+    CHECK_THAT(text, !Catch::Contains("kept") && !Catch::Contains("discarded"));
+    CHECK_THAT(text, Catch::Contains(" written\n") && Catch::Contains(" written too\n"));
+}

@@ -4,6 +4,7 @@
 /// code). Lines written before the run directory exists are kept (bounded) and written first.
 /// Any thread may write.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -34,6 +35,9 @@ class RunLog {
     /// with the current UTC time, "2026-11-27T13:05:01.123Z ". Terminal control sequences (the
     /// status line, colours) are not kept. After a failed write the log stops (writes_failed()).
     void write(std::string_view text);
+    /// This run has no run directory (no --log-dir, no log files): what was kept goes, and later
+    /// lines are neither stamped nor kept. open() after it still opens the log.
+    void discard();
     /// The file written to, "" before open().
     std::string path() const;
     /// errno of the first failed write, 0 when none.
@@ -43,6 +47,7 @@ class RunLog {
     void append_locked(const std::string& stamped);
 
     mutable std::mutex mu_;
+    std::atomic<bool> discarded_{false};  ///< discard() and no open() since: write() returns
     int fd_ = -1;
     std::string path_;
     std::string backlog_;
