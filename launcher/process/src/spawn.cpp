@@ -156,7 +156,8 @@ pid_t spawn_worker(const SpawnRequest& r) {
         throw EnvironmentError(errno_message("cannot start a worker", clone_errno));
     }
     if (pid < 0) throw SpawnError(std::string("clone: ") + std::strerror(clone_errno));
-    ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it
+    // The worker's group exists: the child made it (setpgid(0, 0)) before its exec, and vfork
+    // resumes ptrun only after the exec (or the child's end).
     if (child.cgroup_errno != 0 && r.cgroup_errno) *r.cgroup_errno = child.cgroup_errno;
     if (child.memory_errno != 0) {
         throw SpawnError(
