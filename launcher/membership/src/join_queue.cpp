@@ -22,15 +22,24 @@ void JoinQueue::put(const JoinEvent& join) {
 bool JoinQueue::erase(const std::string& id) {
     auto it = position_.find(id);
     if (it == position_.end()) return false;
-    joins_.erase(joins_.begin() + static_cast<std::ptrdiff_t>(it->second));
-    reindex();
+    erase_at(it->second);
     return true;
 }
 
 void JoinQueue::erase_if(const std::function<bool(const JoinEvent&)>& drop) {
-    const auto before = joins_.size();
-    std::erase_if(joins_, drop);
-    if (joins_.size() != before) reindex();
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < joins_.size(); ++i) {
+        if (drop(joins_[i])) {
+            position_.erase(joins_[i].node.id);
+            continue;
+        }
+        if (kept != i) {
+            joins_[kept] = std::move(joins_[i]);
+            position_.find(joins_[kept].node.id)->second = kept;
+        }
+        ++kept;
+    }
+    joins_.resize(kept);
 }
 
 std::vector<JoinEvent> JoinQueue::take(std::size_t count,
@@ -39,6 +48,7 @@ std::vector<JoinEvent> JoinQueue::take(std::size_t count,
     const auto n = static_cast<std::ptrdiff_t>(std::min(count, joins_.size()));
     std::vector<JoinEvent> taken(std::make_move_iterator(joins_.begin()),
                                  std::make_move_iterator(joins_.begin() + n));
+    for (const auto& j : taken) position_.erase(j.node.id);
     joins_.erase(joins_.begin(), joins_.begin() + n);
     reindex();
     return taken;
@@ -50,9 +60,9 @@ std::vector<JoinEvent> JoinQueue::take_all() {
 }
 
 JoinEvent JoinQueue::take_at(const_iterator it) {
-    JoinEvent taken = *it;
-    joins_.erase(joins_.begin() + (it - joins_.cbegin()));
-    reindex();
+    const auto i = static_cast<std::size_t>(it - joins_.cbegin());
+    JoinEvent taken = std::move(joins_[i]);
+    erase_at(i, taken.node.id);
     return taken;
 }
 
@@ -62,10 +72,16 @@ void JoinQueue::assign(std::vector<JoinEvent> joins) {
     for (auto& j : joins) put(j);
 }
 
+void JoinQueue::erase_at(std::size_t i) { erase_at(i, joins_[i].node.id); }
+
+void JoinQueue::erase_at(std::size_t i, const std::string& id) {
+    position_.erase(id);
+    joins_.erase(joins_.begin() + static_cast<std::ptrdiff_t>(i));
+    for (std::size_t k = i; k < joins_.size(); ++k) position_.find(joins_[k].node.id)->second = k;
+}
+
 void JoinQueue::reindex() {
-    position_.clear();
-    position_.reserve(joins_.size());
-    for (std::size_t i = 0; i < joins_.size(); ++i) position_.emplace(joins_[i].node.id, i);
+    for (std::size_t i = 0; i < joins_.size(); ++i) position_.find(joins_[i].node.id)->second = i;
 }
 
 }  // namespace ptrun::launcher

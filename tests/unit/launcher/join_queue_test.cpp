@@ -1,6 +1,8 @@
 #include "ptrun/launcher/membership/join_queue.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <string>
 
 using namespace ptrun::launcher;
 
@@ -63,4 +65,37 @@ TEST_CASE("join queue: take admits the preferred first, then the others, in join
     CHECK(q.take_all().size() == 2);
     CHECK(q.empty());
     CHECK_FALSE(q.contains("new2"));
+}
+
+TEST_CASE("join queue: 16,384 nodes, erased and taken in every way, each found in its place",
+          "[join_queue]") {
+    JoinQueue q;
+    constexpr int kNodes = 16384;
+    for (int i = 0; i < kNodes; ++i) q.put(join("n" + std::to_string(i), i));
+    std::vector<std::string> expected;
+    for (int i = 0; i < kNodes; ++i) expected.push_back("n" + std::to_string(i));
+    auto drop_expected = [&](const std::string& id) {
+        expected.erase(std::find(expected.begin(), expected.end(), id));
+    };
+    for (int i = 0; i < kNodes; i += 97) {  // one by one, from everywhere in the queue
+        CHECK(q.erase("n" + std::to_string(i)));
+        drop_expected("n" + std::to_string(i));
+    }
+    q.erase_if([](const JoinEvent& j) { return j.seq % 5 == 1; });
+    std::erase_if(expected, [](const std::string& id) { return std::stoi(id.substr(1)) % 5 == 1; });
+    const auto at = q.take_at(q.begin() + 1000);
+    drop_expected(at.node.id);
+    const auto taken = q.take(3000, [](const JoinEvent& j) { return j.seq % 2 == 0; });
+    // take leaves the preferred before the others, each in join order
+    std::stable_partition(expected.begin(), expected.end(),
+                          [](const std::string& id) { return std::stoi(id.substr(1)) % 2 == 0; });
+    for (const auto& j : taken) drop_expected(j.node.id);
+    REQUIRE(ids(q) == expected);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const auto* found = q.find(expected[i]);
+        REQUIRE(found != nullptr);
+        CHECK(found == &*(q.begin() + static_cast<std::ptrdiff_t>(i)));
+    }
+    CHECK_FALSE(q.contains(at.node.id));
+    for (const auto& j : taken) CHECK_FALSE(q.contains(j.node.id));
 }

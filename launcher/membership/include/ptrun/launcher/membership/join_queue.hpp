@@ -42,6 +42,11 @@ class JoinQueue {
     const_iterator end() const { return joins_.end(); }
 
   private:
+    /// Removes the join at index `i` (node `id`'s: a copy, or the moved-from join's saved id);
+    /// the joins after it move up one place, in the index too (no rebuild, no allocation).
+    void erase_at(std::size_t i);
+    void erase_at(std::size_t i, const std::string& id);
+    /// The index's places after the joins were reordered; the index holds exactly their ids.
     void reindex();
 
     std::vector<JoinEvent> joins_;
