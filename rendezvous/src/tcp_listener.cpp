@@ -59,6 +59,10 @@ int listen_tcp(const std::string& ip, std::uint16_t port, std::string& error) {
     return fd;
 }
 
+std::string listen_failure(const std::string& host, std::uint16_t port, const std::string& why) {
+    return "store server: cannot listen on " + host + ":" + std::to_string(port) + ": " + why;
+}
+
 std::uint16_t bound_port(int fd) {
     sockaddr_storage address{};
     socklen_t length = sizeof address;

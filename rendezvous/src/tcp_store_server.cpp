@@ -217,7 +217,7 @@ void TcpStoreServer::Impl::listen() {
         log_->warn("rdzv store: cannot listen on {} ({}); falling back to 0.0.0.0", where, error);
         if (try_bind(tcp::endpoint(tcp::v4(), options_.port), error)) return;
     }
-    throw StoreError("store server: cannot listen on " + where + ": " + error);
+    throw StoreError(listen_failure(options_.host, options_.port, error));
 }
 
 void TcpStoreServer::Impl::adopt(int fd) {

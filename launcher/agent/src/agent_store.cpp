@@ -79,8 +79,7 @@ AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog:
         std::string error;
         sys::Fd listener(rdzv::listen_tcp(options.host, options.port, error));
         if (!listener) {
-            throw rdzv::StoreError("store server: cannot listen on " + options.host + ":" +
-                                   std::to_string(options.port) + ": " + error);
+            throw rdzv::StoreError(rdzv::listen_failure(options.host, options.port, error));
         }
         store.server = std::make_shared<AgentStoreServer>(std::move(options), std::move(listener));
     } else {

@@ -14,6 +14,9 @@ namespace ptrun::rdzv {
 /// why (an `ip` that is no literal included).
 int listen_tcp(const std::string& ip, std::uint16_t port, std::string& error);
 
+/// How a store server says it cannot listen: "store server: cannot listen on HOST:PORT: WHY".
+std::string listen_failure(const std::string& host, std::uint16_t port, const std::string& why);
+
 /// The port the socket `fd` is bound to; 0 when it cannot be read.
 std::uint16_t bound_port(int fd);
 
