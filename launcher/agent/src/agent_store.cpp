@@ -86,13 +86,11 @@ AgentStore start_agent_store(const LaunchConfig& config, std::shared_ptr<spdlog:
         store.server = std::make_shared<AgentStoreServer>(std::move(options));
     }
     const auto server = store.server;
-    store.endpoint = StoreEndpoint{config.master_addr,
-                                   server->port(),
-                                   true,
-                                   [server] { server->clear(); },
-                                   [server] { return server->numbers(); },
-                                   -1,
-                                   {}};
+    store.endpoint = StoreEndpoint{.host = config.master_addr,
+                                   .port = server->port(),
+                                   .agent_hosted = true,
+                                   .reset = [server] { server->clear(); },
+                                   .stats = [server] { return server->numbers(); }};
     if (at_first_connection) {
         store.endpoint.listening_fd = server->listening_fd();
         store.endpoint.start = [server] { server->start(); };

@@ -111,7 +111,7 @@ MultiNode start_etcd_multi_node(const LaunchConfig& c, const std::string& random
                               " within join_timeout: " + e.what());
     }
     mn.workers_store = StoreEndpoint{
-        "", 0, true, {}, [store = mn.round_store.get()] { return store->stats(); }, -1, {}};
+        .agent_hosted = true, .stats = [store = mn.round_store.get()] { return store->stats(); }};
     logger->info(
         "rendezvous through {} (lease {} s): each round's group rank 0 hosts its "
         "workers' store",

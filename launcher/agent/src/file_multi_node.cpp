@@ -45,7 +45,7 @@ MultiNode start_file_multi_node(const LaunchConfig& c, const std::string& random
         throw RendezvousError("cannot reach the " + name + ": " + e.what());
     }
     mn.workers_store = StoreEndpoint{
-        "", 0, true, {}, [store = mn.round_store.get()] { return store->stats(); }, -1, {}};
+        .agent_hosted = true, .stats = [store = mn.round_store.get()] { return store->stats(); }};
     logger->info(
         "rendezvous through the file {} (no rendezvous port): each round's group rank 0 hosts "
         "its workers' store on {}",

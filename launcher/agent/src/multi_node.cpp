@@ -196,7 +196,7 @@ MultiNode start_multi_node(const LaunchConfig& c, const std::string& random_id,
                               format_endpoint(store.host, store.port) +
                               " within join_timeout: " + e.what());
     }
-    mn.workers_store = StoreEndpoint{store.host, store.port, true, {}, {}, -1, {}};
+    mn.workers_store = StoreEndpoint{.host = store.host, .port = store.port, .agent_hosted = true};
     if (auto* server = mn.server.get()) {
         mn.workers_store.stats = [server] { return store_numbers(*server); };
     }

@@ -12,8 +12,8 @@ AgentStore open_workers_store(const LaunchConfig& config, const FixedPlacement& 
         return start_agent_store(config, std::move(logger), /*at_first_connection=*/false);
     }
     AgentStore remote;
-    remote.endpoint =
-        StoreEndpoint{config.master_addr, config.master_port.value_or(0), true, {}, {}, -1, {}};
+    remote.endpoint = StoreEndpoint{
+        .host = config.master_addr, .port = config.master_port.value_or(0), .agent_hosted = true};
     return remote;
 }
 

@@ -27,20 +27,20 @@ namespace ptrun::launcher {
 
 /// Where the workers find their store (MASTER_ADDR / MASTER_PORT).
 struct StoreEndpoint {
-    std::string host;
+    std::string host{};
     std::uint16_t port = 0;
     bool agent_hosted = false;  ///< TORCHELASTIC_USE_AGENT_STORE
     /// Called before every attempt after the first, once the previous attempt's workers are gone:
     /// gives the next attempt a fresh store namespace (torch 2.5+ workers no longer prefix keys).
-    std::function<void()> reset;
+    std::function<void()> reset{};
     /// Where this node hosts the store: its connections, keys and bytes now (/metrics); empty
     /// elsewhere. Blocks for the store thread's answer.
-    std::function<watchdog::StoreNumbers()> stats;
+    std::function<watchdog::StoreNumbers()> stats{};
     /// Where this node hosts a store whose thread starts at its first connection (workers that
     /// never connect, e.g. a no-op, cost no thread): its listening socket, which the agent
     /// watches, and the call that starts it. -1 / empty: the store serves already.
     int listening_fd = -1;
-    std::function<void()> start;
+    std::function<void()> start{};
 };
 
 struct Console;
