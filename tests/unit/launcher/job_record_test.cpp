@@ -104,12 +104,12 @@ TEST_CASE("job record: a record that cannot be made leaves no directory behind",
 TEST_CASE("job record: each update leaves exactly the current text, longer or shorter",
           "[launcher][containment]") {
     TempDir root;
-    const std::vector<std::string> dirs{(root.path / "records").string()};
-    std::string error;
-    auto record = JobRecord::create(sample(), dirs, &error);
+    const std::string dir = (root.path / "records").string();
+    std::string why;
+    auto record = JobRecord::create(sample(), {dir}, &why);
     REQUIRE(record);
     auto expected = sample();
-    const std::string file = dirs[0] + "/" + expected.tag + ".rec";
+    const std::string file = dir + "/" + expected.tag + ".rec";
     auto text_of = [](const std::string& path) {
         std::ifstream in(path);
         return std::string(std::istreambuf_iterator<char>(in), {});
