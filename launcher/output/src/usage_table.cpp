@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstdio>
+
+#include "ptrun/launcher/output/one_decimal.hpp"
 
 namespace ptrun::launcher {
 namespace {
 
 std::string one_decimal(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    std::string s = buf;
+    std::string s = one_decimal_text(v);
     if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
     return s;
 }
