@@ -1,7 +1,7 @@
 #pragma once
 /// A number with one decimal, as printf's "%.1f" writes it, from the double's bits: printf's
-/// exact multi-precision path took ~2,500 instructions a number, ~65 K for the usage table that
-/// ends every run.
+/// exact multi-precision path took ~1,600 instructions a number (callgrind), ~40 K for the usage
+/// table that ends an 8-worker run; this takes ~200.
 
 #include <string>
 
