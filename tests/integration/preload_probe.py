@@ -1,6 +1,6 @@
 """What a worker sees of itself, as JSON in OUT_DIR/rank_R_attempt_A.json (test_preload.py):
 whether torch was already imported when the script began, its parentage, process group, death
-signal, descriptors, cgroup, argv, path, environment (os.environ and C's environ), rlimits, umask, signal mask and
+signal, descriptors (before its process group), cgroup, argv, path, environment (os.environ and C's environ), rlimits, umask, signal mask and
 dispositions, random draws.
 Usage: preload_probe.py OUT_DIR [--fail-rank R] (R exits 1 in attempt 0 after an all_reduce)
 [--sleep] (after writing, waits for a signal)."""
@@ -47,13 +47,15 @@ def main():
     out_dir = sys.argv[1]
     import torch
     import torch.distributed as dist
+    # Before the process group: gloo's and the store client's own descriptors open and close on
+    # their threads' schedule (a CI run once listed one fewer in an exec'd worker).
+    fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
     dist.init_process_group("gloo")
     t = torch.ones(1)
     dist.all_reduce(t)
     rank, attempt = int(os.environ["RANK"]), int(os.environ["TORCHELASTIC_RESTART_COUNT"])
     with open("/proc/self/cgroup") as f:
         cgroup = f.read().strip()
-    fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
     seen = {
         "torch_at_start": TORCH_AT_START, "pid": os.getpid(), "ppid": os.getppid(),
         "pgid": os.getpgid(0), "pdeathsig": pdeathsig(), "fds": fds, "cgroup": cgroup,
