@@ -22,7 +22,7 @@ void JoinQueue::put(const JoinEvent& join) {
 bool JoinQueue::erase(const std::string& id) {
     auto it = position_.find(id);
     if (it == position_.end()) return false;
-    erase_at(it->second);
+    erase_at(it->second, id);
     return true;
 }
 
@@ -71,8 +71,6 @@ void JoinQueue::assign(std::vector<JoinEvent> joins) {
     position_.clear();
     for (auto& j : joins) put(j);
 }
-
-void JoinQueue::erase_at(std::size_t i) { erase_at(i, joins_[i].node.id); }
 
 void JoinQueue::erase_at(std::size_t i, const std::string& id) {
     position_.erase(id);

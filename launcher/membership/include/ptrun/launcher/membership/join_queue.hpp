@@ -42,9 +42,8 @@ class JoinQueue {
     const_iterator end() const { return joins_.end(); }
 
   private:
-    /// Removes the join at index `i` (node `id`'s: a copy, or the moved-from join's saved id);
-    /// the joins after it move up one place, in the index too (no rebuild, no allocation).
-    void erase_at(std::size_t i);
+    /// Removes the join at index `i`, node `id`'s (a string not in the join itself: it may have
+    /// been moved out); the joins after it move up one place, in the index too (no rebuild).
     void erase_at(std::size_t i, const std::string& id);
     /// The index's places after the joins were reordered; the index holds exactly their ids.
     void reindex();
