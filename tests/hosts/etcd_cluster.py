@@ -1,6 +1,7 @@
 """A real etcd cluster (Debian's etcd-server) with one member per namespaced host, for the tests of
 the etcd rendezvous backend. Members are started and stopped by the test; nothing is left behind:
 stop() kills every member still running and removes their data directories."""
+import json
 import os
 import shutil
 import signal
@@ -60,6 +61,36 @@ class EtcdCluster:
                                   "sys.exit(0 if b'true' in r.read() else 1)"),
                              env=ENV, capture_output=True, timeout=10)
         return res.returncode == 0
+
+    def status(self, h):
+        """`etcdctl endpoint status` of member h: its member ID and the leader's (hex, as etcdctl
+        move-leader takes them)."""
+        res = subprocess.run(argv("nsexec", h, "/usr/bin/etcdctl", "--endpoints",
+                                  f"http://{self.ips[h]}:{CLIENT_PORT}", "endpoint", "status",
+                                  "-w", "json"),
+                             env=ENV, capture_output=True, text=True, timeout=10)
+        if res.returncode != 0:
+            raise AssertionError(f"etcdctl endpoint status on e{h}: {res.stderr}")
+        [status] = json.loads(res.stdout)
+        header = status["Status"]["header"]
+        return {"member": f"{header['member_id']:x}", "leader": f"{status['Status']['leader']:x}"}
+
+    def make_leader(self, h, deadline=30):
+        """Moves the raft leadership to member h (etcdctl move-leader) and waits until every
+        member names it leader."""
+        target = self.status(h)["member"]
+        end = time.monotonic() + deadline
+        while True:
+            leaders = {self.status(m)["leader"] for m in self.hosts}
+            if leaders == {target}:
+                return
+            if time.monotonic() > end:
+                raise AssertionError(f"e{h} ({target}) not the leader within {deadline}s: {leaders}")
+            current = next(m for m in self.hosts if self.status(m)["member"] in leaders)
+            subprocess.run(argv("nsexec", current, "/usr/bin/etcdctl", "--endpoints",
+                                f"http://{self.ips[current]}:{CLIENT_PORT}", "move-leader", target),
+                           env=ENV, capture_output=True, text=True, timeout=10)
+            time.sleep(0.1)  # an election has no event to wait on; bounded by the deadline
 
     def kill(self, h, sig=signal.SIGKILL):
         """kill -9 (or `sig`) member h and reaps it."""

@@ -212,12 +212,16 @@ class EtcdBackend(unittest.TestCase):
         self.assertEqual(self.etcd_keys(f"/ptrun/rdzv/{self.id()}/"), [], "keys left in etcd")
         self.assert_no_workers()
 
-    def test_one_etcd_member_killed_changes_nothing(self):
+    def test_the_etcd_leader_killed_changes_nothing(self):
         worker = self.fake("--hang", "--usr1-exit", "0")
         agents = self.start([1, 2, 3], "3", worker, ["--max-restarts", "1"])
         self.notifier.wait_lines(6)
+        # The first endpoint every agent lists, and the raft leader: etcd elects another within
+        # its election timeout (1-2 s by default), beyond lost_after here; no write goes through
+        # meanwhile, a heartbeat neither.
+        self.etcd.make_leader(1)
         before = self.beats(2)
-        self.etcd.kill(1)  # the first endpoint every agent lists
+        self.etcd.kill(1)
         # Every agent beats 4 more times (2 s: beyond lost_after, 1.5 s) through the other members.
         self.beats(2, until=lambda now: len(now) == 3 and all(now[k] >= before.get(k, 0) + 4 for k in now))
         for a in agents:

@@ -111,6 +111,8 @@ struct Coordinator::Impl {
     RejectLog rejects;
     WarningLimiter malformed;  ///< events that passed authentication but do not decode
     std::map<int, std::string> round_tokens;  ///< coordinator thread only
+    /// A store call failed since the last one answered (coordinator thread).
+    bool failed = false;
     std::thread thread;
 
     std::string saved_state;  ///< what was last written under state_key (coordinator thread)
@@ -249,9 +251,11 @@ struct Coordinator::Impl {
                     std::lock_guard lock(mu);
                     if (auto d = core.deadline()) wake = std::min(wake, *d);
                 }
-                auto left = std::chrono::duration_cast<milliseconds>(wake - Clock::now());
+                const auto asked = Clock::now();
+                auto left = std::chrono::duration_cast<milliseconds>(wake - asked);
                 if (left > milliseconds(0)) {
                     pop_events(left);
+                    store_answered(asked, left);
                     if (std::exchange(lost, false)) {
                         o.logger->info("rendezvous coordinator reconnected to its store");
                     }
@@ -273,11 +277,23 @@ struct Coordinator::Impl {
                         e.what());
                 }
                 lost = true;
+                failed = true;
                 pause_after_lost();
             } catch (const rdzv::StoreError& e) {
                 if (!stopping) o.logger->warn("rendezvous coordinator: {}", e.what());
+                failed = true;
             }
         }
+    }
+
+    /// Tells the core that a store call made at `asked` and bound to answer within `bound`
+    /// answered now: late (a stalled store), or the first answer after failures, no node's
+    /// silence counts until now.
+    void store_answered(Clock::time_point asked, milliseconds bound) {
+        const auto now = Clock::now();
+        std::lock_guard lock(mu);
+        if (std::exchange(failed, false)) core.on_store_back(now);
+        core.on_store_answer(asked, bound, now);
     }
 
     /// Waits min(heartbeat, kLostPause), or less when the coordinator stops.
@@ -373,7 +389,9 @@ struct Coordinator::Impl {
         try {
             // One MULTI_GET for every member (each added to its counter before joining), not a
             // round trip per member: at 4,096 nodes those took longer than a heartbeat interval.
+            const auto asked = Clock::now();
             auto values = client->multi_get(keys, std::min(o.heartbeat, kBeatReadWait));
+            store_answered(asked, milliseconds(0));
             for (std::size_t i = 0; i < ids.size(); ++i) {
                 if (auto n = counter_value(values[i])) counters[ids[i]] = *n;
             }

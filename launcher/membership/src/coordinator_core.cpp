@@ -293,9 +293,8 @@ std::vector<CoordinatorCommand> CoordinatorCore::on_beats(
             continue;
         }
         const auto changed = beats_[m.id].second;
-        if (now - changed <= policy_.lost_after || succeeded_.count(m.id)) continue;
-        const auto silent =
-            seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(now - changed));
+        if (!too_silent(changed, now) || succeeded_.count(m.id)) continue;
+        const auto silent = silence_text(changed, now);
         if (newcomers_.count(m.id) && !showed_.count(m.id)) {
             // Taken in while it was already gone (a spare that died since its last beat): it
             // never ran a worker, so this is no failure and costs no restart.
@@ -345,6 +344,26 @@ bool CoordinatorCore::replace_lost(NodeInfo lost, const std::string& why, Steady
     return true;
 }
 
+void CoordinatorCore::on_store_answer(SteadyTime asked, std::chrono::milliseconds bound,
+                                      SteadyTime answered) {
+    if (answered - asked > bound + policy_.heartbeat / 4) on_store_back(answered);
+}
+
+void CoordinatorCore::on_store_back(SteadyTime answered) {
+    store_back_ = std::max(store_back_, answered);
+}
+
+std::string CoordinatorCore::silence_text(SteadyTime changed, SteadyTime now) const {
+    using std::chrono::duration_cast;
+    using std::chrono::milliseconds;
+    std::string text = seconds_text(duration_cast<milliseconds>(now - changed));
+    if (store_back_ > changed && store_back_ < now) {
+        text += ", " + seconds_text(duration_cast<milliseconds>(now - store_back_)) +
+                " of it after the rendezvous store answered again";
+    }
+    return text;
+}
+
 bool CoordinatorCore::note_beat(const std::string& id,
                                 const std::map<std::string, std::int64_t>& counters,
                                 SteadyTime now) {
@@ -362,11 +381,10 @@ void CoordinatorCore::drop_silent_waiting(const std::map<std::string, std::int64
         const bool awaited =
             expected_.count(p.node.id) > 0;  // a survivor back: drop_silent_expected
         if (note_beat(p.node.id, counters, now) || awaited ||
-            now - beats_[p.node.id].second <= policy_.lost_after) {
+            !too_silent(beats_[p.node.id].second, now)) {
             return false;
         }
-        const auto silent = seconds_text(
-            std::chrono::duration_cast<std::chrono::milliseconds>(now - beats_[p.node.id].second));
+        const auto silent = silence_text(beats_[p.node.id].second, now);
         out.push_back(RejectJoin{p.node.id, p.seq,
                                  "node " + p.node.hostname + " sent no heartbeat for " + silent +
                                      " while it waited: dropped from the rendezvous"});
@@ -386,7 +404,7 @@ void CoordinatorCore::drop_silent_expected(const std::map<std::string, std::int6
             changed = now;
             continue;
         }
-        if (now - changed <= policy_.lost_after) continue;
+        if (!too_silent(changed, now)) continue;
         lost_notes_.push_back(absence_note(id, now, true));
         expected_.erase(id);
     }
@@ -401,7 +419,7 @@ std::string CoordinatorCore::absence_note(const std::string& id, SteadyTime now,
     auto beat = beats_.find(id);
     if (beat == beats_.end()) return "node " + host + " did not rejoin";
     const auto last_beat = beat->second.second;
-    const auto silent = seconds_text(duration_cast<milliseconds>(now - last_beat));
+    const auto silent = silence_text(last_beat, now);
     std::string note = lost ? "node " + host + " is lost: no heartbeat for " + silent
                             : "node " + host +
                                   " did not rejoin before the round closed (last "

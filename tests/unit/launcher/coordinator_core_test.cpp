@@ -197,6 +197,65 @@ TEST_CASE("coordinator: a silent member is lost after lost_after, survivors re-f
     CHECK(round->assignment.restart_count == 1);
 }
 
+TEST_CASE("coordinator: silence while the store stalled counts from when it answered again",
+          "[launcher][coordinator]") {
+    // CI, hosts.etcd: the etcd leader killed, the election held every write for ~1.6 s (beyond
+    // lost_after there, 1.5 s); the coordinator's own pop came back that late, read the counters
+    // before the agents' delayed beats landed, and declared a live node lost.
+    CoordinatorCore c(policy(1, 2, 3));
+    join(c, "a", t0, 1, 3);
+    join(c, "b", t0, 1, 3);
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
+    // A pop bound to 1 s asked at t0 + 1 s answers at t0 + 4 s: the store stalled.
+    c.on_store_answer(t0 + 1s, 1s, t0 + 4s);
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 4s).empty());
+    CHECK(c.on_beats({{"a", 2}, {"b", 1}}, t0 + 6s).empty());  // b: 2 s since the store's answer
+    CHECK(c.on_beats({{"a", 3}, {"b", 1}}, t0 + 7s).empty());  // ... 3 s: not beyond lost_after
+    // A node that stays silent is still lost, lost_after after the store answered again, and the
+    // message says both how long it was silent and how much of it counted.
+    auto end = find<EndRound>(c.on_beats({{"a", 4}, {"b", 1}}, t0 + 7500ms));
+    REQUIRE(end);
+    CHECK(end->end.reason == EndReason::NodeLost);
+    CHECK(end->end.host == "host-b");
+    CHECK_THAT(end->end.message,
+               Catch::Contains("sent no heartbeat for 6.5 s, 3.5 s of it after the rendezvous "
+                               "store answered again"));
+}
+
+TEST_CASE(
+    "coordinator: a store answering within its bound, or a quarter heartbeat later, "
+    "changes nothing",
+    "[launcher][coordinator]") {
+    CoordinatorCore c(policy(1, 2, 3));
+    join(c, "a", t0, 1, 3);
+    join(c, "b", t0, 1, 3);
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
+    c.on_store_answer(t0 + 1s, 1s, t0 + 2s);       // on time
+    c.on_store_answer(t0 + 2s, 0ms, t0 + 2250ms);  // a read a quarter heartbeat long
+    auto end = find<EndRound>(c.on_beats({{"a", 2}, {"b", 1}}, t0 + 4500ms));
+    REQUIRE(end);
+    CHECK(end->end.host == "host-b");
+    CHECK_THAT(end->end.message, Catch::Contains("sent no heartbeat for 3.5 s"));
+    CHECK_THAT(end->end.message, !Catch::Contains("answered again"));
+}
+
+TEST_CASE("coordinator: after failed store calls, silence counts from the first answer",
+          "[launcher][coordinator][spares]") {
+    CoordinatorCore c(policy(1, 2, 1));
+    running_with_a_spare(c);
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}, {"c", 1}}, t0 + 1s).empty());
+    c.on_store_back(t0 + 5s);  // calls failed until then: nobody could beat
+    auto out = c.on_beats({{"a", 1}, {"b", 1}, {"c", 1}}, t0 + 5s);
+    CHECK(out.empty());
+    CHECK(c.spares() == std::vector<std::string>{"c"});
+    out = c.on_beats({{"a", 2}, {"b", 2}, {"c", 1}}, t0 + 8500ms);  // c: 3.5 s since then
+    auto gone = find<RejectJoin>(out);
+    REQUIRE(gone);
+    CHECK(gone->id == "c");
+    CHECK_THAT(gone->message, Catch::Contains("sent no heartbeat for 7.5 s, 3.5 s of it after"));
+    CHECK(find<EndRound>(out) == std::nullopt);
+}
+
 TEST_CASE(
     "coordinator: a node arriving mid-run is admitted at a new round up to MAX (not a restart)",
     "[launcher][coordinator]") {

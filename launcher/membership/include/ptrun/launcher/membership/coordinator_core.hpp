@@ -9,6 +9,7 @@
 /// than MAX (scale-up; not a restart), or every member succeeding (complete). A failure round
 /// beyond max restarts ends the job (`final`).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -95,6 +96,13 @@ class CoordinatorCore {
                                             SteadyTime now);
     /// Time passed: closes a round whose last call is over.
     std::vector<CoordinatorCommand> on_tick(SteadyTime now);
+    /// A store call made at `asked`, which should have answered within `bound` (a blocking
+    /// pop's timeout; zero for a read), answered at `answered`. Later by more than a quarter
+    /// heartbeat, the store served nobody meanwhile (an etcd election, a frozen store host):
+    /// no node could beat either, so silence counts for lost_after from `answered` on.
+    void on_store_answer(SteadyTime asked, std::chrono::milliseconds bound, SteadyTime answered);
+    /// The store failed the coordinator's calls and answered again at `answered`: as above.
+    void on_store_back(SteadyTime answered);
 
     /// When on_tick next has something to do (the last call's end), if anything.
     std::optional<SteadyTime> deadline() const { return last_call_end_; }
@@ -148,6 +156,14 @@ class CoordinatorCore {
     /// such spare, restarts exhausted, or the lost member held the round's workers' store).
     bool replace_lost(NodeInfo lost, const std::string& why, SteadyTime now,
                       std::vector<CoordinatorCommand>& out);
+    /// True when a node whose counter last changed at `changed` has been silent too long:
+    /// lost_after counted from `changed`, or from when the store answered again after a stall.
+    bool too_silent(SteadyTime changed, SteadyTime now) const {
+        return now - std::max(changed, store_back_) > policy_.lost_after;
+    }
+    /// How long a node whose counter last changed at `changed` has been silent, as "1.6 s", and
+    /// when the store stalled since, how much of it came after the store answered again.
+    std::string silence_text(SteadyTime changed, SteadyTime now) const;
     /// Reads `id`'s counter from `counters` into beats_; true when it changed.
     bool note_beat(const std::string& id, const std::map<std::string, std::int64_t>& counters,
                    SteadyTime now);
@@ -182,6 +198,7 @@ class CoordinatorCore {
     std::set<std::string> newcomers_;
     std::set<std::string> showed_;
     std::optional<SteadyTime> last_call_end_;
+    SteadyTime store_back_{};         ///< when the store last answered again after a stall
     std::set<std::string> expected_;  ///< survivors of the last round, until they are all back
     /// How the last round ended, and when: what a node lost since then is set against.
     struct LastEnd {
