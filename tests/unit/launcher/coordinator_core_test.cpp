@@ -51,6 +51,13 @@ std::vector<CoordinatorCommand> join(CoordinatorCore& c, const std::string& id, 
     return c.on_event(e, at);
 }
 
+/// a and b form round 0 of a --nnodes 1:2 job (--max-restarts 3) and beat once, at t0 + 1 s.
+void running_pair(CoordinatorCore& c) {
+    join(c, "a", t0, 1, 3);
+    join(c, "b", t0, 1, 3);
+    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
+}
+
 /// a and b form round 0 of a --nnodes 2 job (--max-restarts 1); c joins it as a spare.
 void running_with_a_spare(CoordinatorCore& c) {
     join(c, "a", t0, 1, 1);
@@ -180,9 +187,7 @@ TEST_CASE("coordinator: a member leaving after its checkpoint ends the job as a 
 TEST_CASE("coordinator: a silent member is lost after lost_after, survivors re-form at MIN",
           "[launcher][coordinator]") {
     CoordinatorCore c(policy(1, 2, 3));
-    join(c, "a", t0, 1, 3);
-    join(c, "b", t0, 1, 3);
-    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
+    running_pair(c);
     CHECK(c.on_beats({{"a", 2}, {"b", 1}}, t0 + 3s).empty());
     auto out = c.on_beats({{"a", 3}, {"b", 1}}, t0 + 4500ms);
     auto end = find<EndRound>(out);
@@ -203,9 +208,7 @@ TEST_CASE("coordinator: silence while the store stalled counts from when it answ
     // lost_after there, 1.5 s); the coordinator's own pop came back that late, read the counters
     // before the agents' delayed beats landed, and declared a live node lost.
     CoordinatorCore c(policy(1, 2, 3));
-    join(c, "a", t0, 1, 3);
-    join(c, "b", t0, 1, 3);
-    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
+    running_pair(c);
     // A pop bound to 1 s asked at t0 + 1 s answers at t0 + 4 s: the store stalled.
     c.on_store_answer(t0 + 1s, 1s, t0 + 4s);
     CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 4s).empty());
@@ -227,9 +230,7 @@ TEST_CASE(
     "changes nothing",
     "[launcher][coordinator]") {
     CoordinatorCore c(policy(1, 2, 3));
-    join(c, "a", t0, 1, 3);
-    join(c, "b", t0, 1, 3);
-    CHECK(c.on_beats({{"a", 1}, {"b", 1}}, t0 + 1s).empty());
+    running_pair(c);
     c.on_store_answer(t0 + 1s, 1s, t0 + 2s);       // on time
     c.on_store_answer(t0 + 2s, 0ms, t0 + 2250ms);  // a read a quarter heartbeat long
     auto end = find<EndRound>(c.on_beats({{"a", 2}, {"b", 1}}, t0 + 4500ms));
