@@ -81,12 +81,13 @@ class EtcdCluster:
         target = self.status(h)["member"]
         end = time.monotonic() + deadline
         while True:
-            leaders = {self.status(m)["leader"] for m in self.hosts}
+            statuses = {m: self.status(m) for m in self.hosts}
+            leaders = {s["leader"] for s in statuses.values()}
             if leaders == {target}:
                 return
             if time.monotonic() > end:
                 raise AssertionError(f"e{h} ({target}) not the leader within {deadline}s: {leaders}")
-            current = next(m for m in self.hosts if self.status(m)["member"] in leaders)
+            current = next(m for m, s in statuses.items() if s["member"] in leaders)
             subprocess.run(argv("nsexec", current, "/usr/bin/etcdctl", "--endpoints",
                                 f"http://{self.ips[current]}:{CLIENT_PORT}", "move-leader", target),
                            env=ENV, capture_output=True, text=True, timeout=10)
