@@ -499,20 +499,27 @@ exec(compile(open({TORCH_DDP_SCRIPT!r}).read(), {TORCH_DDP_SCRIPT!r}, 'exec'))
         self.assertTrue(text.rstrip().endswith("ptrun exits with code 0"), text[-500:])
 
     def test_the_store_host_names_a_rank_of_another_node_that_never_steps(self):
-        """PTRUN_READY_DEADLINE=1: ranks 0-2 step, rank 3 (node2) never does; node1 names it in the
+        """PTRUN_READY_DEADLINE=3: ranks 0-2 step, rank 3 (node2) never does; node1 names it in the
         job's one not-ready line, from node2's timeline sent at node2's first step."""
         script = os.path.join(self.dir, "all_but_3.py")
         gate = os.path.join(self.dir, "gate")
+        # Ranks 0-2 step together, once every rank has imported torch: the deadline runs from the
+        # first step, and under CI's load four imports of torch end seconds apart (a CI run: rank
+        # 1 stepped, rank 0 had not 1 s later).
+        imported = os.path.join(self.dir, "imported_")
         with open(script, "w") as f:
-            f.write(f"""import os, time, torch
+            f.write(f"""import glob, os, time, torch
 opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+open({imported!r} + os.environ['RANK'], 'w').close()
+end = time.monotonic() + 60
+while len(glob.glob({imported!r} + '*')) < 4 and time.monotonic() < end:
+    time.sleep(0.05)
 if os.environ['RANK'] != '3':
     opt.step()
-end = time.monotonic() + 60
 while not os.path.exists({gate!r}) and time.monotonic() < end:
     time.sleep(0.05)
 """)
-        env = {"PYTHON_EXEC": TORCH_PYTHON, "PTRUN_READY_DEADLINE": "1"}
+        env = {"PYTHON_EXEC": TORCH_PYTHON, "PTRUN_READY_DEADLINE": "3"}
         for h in (1, 2):
             args = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", f"node1:{self.port}",
                     "--rdzv-id", "deadline", "--rdzv-conf", FAST, script]
